@@ -1,0 +1,73 @@
+/* Configuration trees: the job as the user wrote it (a Lua table today), detached from Lua so
+ * the engine can validate and read it anywhere.  Layer types, updaters and the job declare the
+ * fields they accept as schemas; validation reports unknown fields with a "did you mean". */
+#ifndef SINGA_CONF_H
+#define SINGA_CONF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "singa/error.h"
+
+typedef enum singa_conf_kind {
+    SINGA_CONF_BOOL,
+    SINGA_CONF_NUM,
+    SINGA_CONF_STR,
+    SINGA_CONF_LIST,  /* items only */
+    SINGA_CONF_TABLE, /* keys[i] names items[i] */
+} singa_conf_kind;
+
+typedef struct singa_conf singa_conf;
+struct singa_conf {
+    singa_conf_kind kind;
+    bool b;
+    double num;
+    char *str;
+    size_t n;
+    char **keys;
+    singa_conf **items;
+};
+
+singa_conf *singa_conf_new(singa_conf_kind kind);
+void singa_conf_free(singa_conf *c);
+/* Appends an item (key NULL for lists); takes ownership of item. Returns -1 on out of memory. */
+int singa_conf_add(singa_conf *c, const char *key, singa_conf *item);
+singa_conf *singa_conf_new_num(double v);
+singa_conf *singa_conf_new_str(const char *s);
+singa_conf *singa_conf_new_bool(bool v);
+singa_conf *singa_conf_clone(const singa_conf *c);
+
+const singa_conf *singa_conf_get(const singa_conf *table, const char *key);
+double singa_conf_num(const singa_conf *table, const char *key, double def);
+int singa_conf_int(const singa_conf *table, const char *key, int def);
+bool singa_conf_bool(const singa_conf *table, const char *key, bool def);
+const char *singa_conf_str(const singa_conf *table, const char *key, const char *def);
+/* A field that may be one string or a list of strings: count and i-th element. */
+size_t singa_conf_strs_len(const singa_conf *table, const char *key);
+const char *singa_conf_strs_at(const singa_conf *table, const char *key, size_t i);
+const char *singa_conf_kind_name(singa_conf_kind kind);
+
+typedef enum singa_field_type {
+    SINGA_FIELD_INT,
+    SINGA_FIELD_NUM,
+    SINGA_FIELD_BOOL,
+    SINGA_FIELD_STR,
+    SINGA_FIELD_STRS,   /* a string or a list of strings */
+    SINGA_FIELD_TABLE,  /* a table with its own schema, checked by its owner */
+    SINGA_FIELD_TABLES, /* a list of tables */
+    SINGA_FIELD_NUMS,   /* a number or a list of numbers */
+} singa_field_type;
+
+typedef struct singa_field {
+    const char *name;
+    singa_field_type type;
+} singa_field;
+
+/* Checks that every key of table is declared in one of the NULL-terminated schemas (each an
+ * array ending with {NULL}) with a value of the declared type.  `what` names the table in
+ * messages, e.g. "layer 'fc1' (kInnerProduct)". */
+int singa_conf_check(const singa_conf *table, const singa_field *const *schemas, const char *what,
+                     singa_err *err);
+/* The declared name closest to `name` (edit distance <= 2 plus a little for long names), or NULL. */
+const char *singa_suggest(const char *name, const char *const *candidates, size_t n);
+
+#endif

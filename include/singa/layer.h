@@ -1,0 +1,93 @@
+/* The layer abstraction (SINGA's Layer): source layers, a feature blob, a gradient blob and
+ * Params; ComputeFeature is `forward`, ComputeGradient is `backward`.  A layer type is a small
+ * vtable registered by name, so built-in layers and plugins are found the same way. */
+#ifndef SINGA_LAYER_H
+#define SINGA_LAYER_H
+
+#include <stdint.h>
+#include "singa/conf.h"
+#include "singa/param.h"
+#include "singa/tensor.h"
+
+typedef enum singa_phase {
+    SINGA_PHASE_TRAIN = 1,
+    SINGA_PHASE_VALIDATION = 2,
+    SINGA_PHASE_TEST = 4,
+} singa_phase;
+
+const char *singa_phase_name(singa_phase phase); /* "kTrain", ... */
+
+typedef struct singa_layer singa_layer;
+typedef struct singa_net singa_net;
+
+enum {
+    SINGA_LAYER_INPUT = 1, /* reads records from outside; has a data cursor and a batch size */
+    SINGA_LAYER_LOSS = 2,  /* reports metrics and starts the backward pass itself */
+};
+
+#define SINGA_CURSOR_LEN 4
+
+typedef struct singa_layer_type {
+    const char *name;
+    const singa_field *fields; /* type-specific fields, ending with {NULL} */
+    int min_src, max_src;      /* max_src < 0: no limit */
+    unsigned flags;
+    size_t state_size;         /* bytes of zeroed per-layer state at layer->state */
+    /* Shapes data (and grad) from the sources, declares params, checks fields' values. */
+    int (*setup)(singa_layer *l, singa_err *err);
+    int (*forward)(singa_layer *l, singa_phase phase, singa_err *err);
+    /* Adds dL/d(source data) into each source's grad (see singa_layer_grad_beta) and writes
+     * param gradients.  NULL for layers no gradient passes through. */
+    void (*backward)(singa_layer *l);
+    void (*destroy)(singa_layer *l);
+    /* Input layers: where reading stands, for checkpoints. */
+    void (*get_cursor)(const singa_layer *l, int64_t cursor[SINGA_CURSOR_LEN]);
+    int (*set_cursor)(singa_layer *l, const int64_t cursor[SINGA_CURSOR_LEN], singa_err *err);
+} singa_layer_type;
+
+struct singa_layer {
+    const singa_layer_type *type;
+    char *name;
+    const singa_conf *conf;
+    singa_net *net;
+    singa_layer **src;
+    int nsrc;
+    singa_tensor data; /* feature blob: one row per instance */
+    singa_tensor grad; /* allocated only when needs_grad */
+    singa_tensor aux;  /* input layers: one label per row */
+    singa_param **params;
+    int nparams;
+    bool needs_grad;   /* some param lies before this layer, so its gradient is wanted */
+    bool grad_written; /* a destination has written grad during this backward pass */
+    void *state;
+};
+
+/* Allocates l->data with this shape (and l->grad when needed). */
+int singa_layer_shape(singa_layer *l, int ndim, const int *shape, singa_err *err);
+/* The beta for writing into src->grad: 0 for the first writer of a pass, then 1, so several
+ * destinations add up their gradients without a separate zeroing pass. */
+float singa_layer_grad_beta(singa_layer *src);
+/* Declares the index-th param of l; `suffix` names it "<layer>_<suffix>" unless the layer's
+ * param list names it.  default_init is the init type used when the user gives none. */
+singa_param *singa_layer_param(singa_layer *l, int index, const char *suffix, int ndim,
+                               const int *shape, int fan_in, int fan_out, const char *default_init,
+                               singa_err *err);
+/* Records a metric (e.g. "loss") for this forward pass of the net. */
+void singa_layer_metric(singa_layer *l, const char *name, double value);
+/* Formats "layer 'name' (type): " + message. */
+int singa_layer_err(const singa_layer *l, singa_err *err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The set of known layer types: built-ins plus what plugins add. */
+typedef struct singa_registry singa_registry;
+singa_registry *singa_registry_new(void);
+void singa_registry_free(singa_registry *reg);
+int singa_registry_add(singa_registry *reg, const singa_layer_type *type, singa_err *err);
+const singa_layer_type *singa_registry_find(const singa_registry *reg, const char *name);
+/* For "did you mean" and listings. */
+size_t singa_registry_names(const singa_registry *reg, const char **names, size_t cap);
+
+/* Fields every layer accepts (name, type, srclayer, param, exclude, ...). */
+extern const singa_field singa_layer_common_fields[];
+
+#endif

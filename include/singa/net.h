@@ -1,0 +1,31 @@
+/* NeuralNet: the layers of one phase, built from the layer list by their srclayer names and
+ * kept in topological order. */
+#ifndef SINGA_NET_H
+#define SINGA_NET_H
+
+#include "singa/layer.h"
+#include "singa/metrics.h"
+#include "singa/rng.h"
+
+struct singa_net {
+    singa_phase phase;
+    singa_layer **layers; /* topological order */
+    int nlayers;
+    singa_params *params; /* shared with the other phases' nets */
+    singa_rng *rng;       /* the job's generator (dropout masks, param init) */
+    uint64_t seed;
+    singa_metrics metrics;
+};
+
+/* Builds the net for `phase` from netconf (the job's `neuralnet` table). */
+int singa_net_create(singa_net **out, const singa_conf *netconf, singa_phase phase,
+                     const singa_registry *reg, singa_params *params, singa_rng *rng,
+                     uint64_t seed, singa_err *err);
+void singa_net_free(singa_net *net);
+int singa_net_forward(singa_net *net, singa_err *err);
+void singa_net_backward(singa_net *net);
+singa_layer *singa_net_find(const singa_net *net, const char *name);
+/* Instances per step: the batch size of the first input layer (0 if none). */
+int singa_net_batchsize(const singa_net *net);
+
+#endif

@@ -1,0 +1,46 @@
+/* Params: a value blob and a gradient blob, shared by name between the train, validation and
+ * test nets, and between layers with `share_from`.  Layers write gradients through
+ * grad_alpha/grad_beta (grad = grad_alpha * dL/dw + grad_beta * grad) so an updater may have
+ * the backward pass write straight into its own state instead of a separate gradient buffer. */
+#ifndef SINGA_PARAM_H
+#define SINGA_PARAM_H
+
+#include "singa/conf.h"
+#include "singa/rng.h"
+#include "singa/tensor.h"
+
+typedef struct singa_param singa_param;
+struct singa_param {
+    char *name;
+    int id;              /* position in its store */
+    char *layer;         /* the layer that declared it, for messages */
+    singa_tensor data;   /* a view of owner->data when shared */
+    singa_tensor grad;
+    float grad_alpha, grad_beta;
+    float lr_scale, wd_scale;
+    int fan_in, fan_out;
+    singa_conf *init;    /* the user's init table, or NULL for the layer's default */
+    const char *default_init;
+    singa_param *owner;  /* the param named by share_from, or NULL */
+    int nsharers;        /* params whose owner is this one */
+};
+
+typedef struct singa_params {
+    singa_param **items;
+    int n, cap;
+} singa_params;
+
+void singa_params_init(singa_params *ps);
+void singa_params_free(singa_params *ps);
+singa_param *singa_params_find(const singa_params *ps, const char *name);
+/* Adds a param named `name` of the given shape, or returns the existing one of that name if the
+ * shape matches (that is how the phases' nets share params). */
+singa_param *singa_params_declare(singa_params *ps, const char *name, const char *layer, int ndim,
+                                  const int *shape, singa_err *err);
+/* Fills p->data by its init method (kConstant, kUniform, kGaussian, kGaussianSqrtFanIn,
+ * kUniformSqrtFanIn, kUniformSqrtFanInOut). */
+int singa_param_init_values(singa_param *p, singa_rng *rng, singa_err *err);
+extern const singa_field singa_param_fields[];
+extern const singa_field singa_init_fields[];
+
+#endif

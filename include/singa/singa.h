@@ -1,0 +1,20 @@
+/* libsinga: the singa-tui engine. */
+#ifndef SINGA_SINGA_H
+#define SINGA_SINGA_H
+
+#define SINGA_VERSION "0.1.0"
+
+#include "singa/checkpoint.h"
+#include "singa/conf.h"
+#include "singa/error.h"
+#include "singa/job.h"
+#include "singa/layer.h"
+#include "singa/metrics.h"
+#include "singa/net.h"
+#include "singa/param.h"
+#include "singa/rng.h"
+#include "singa/tensor.h"
+#include "singa/updater.h"
+#include "singa/gradcheck.h"
+
+#endif

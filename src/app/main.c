@@ -1,0 +1,150 @@
+/* singa-tui: runs Lua jobs.  `-e FILE` runs a script headless (unlike the `lua` program, where
+ * -e runs a string).  Script errors are reported with file:line and a traceback. */
+#include <lauxlib.h>
+#include <lualib.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "lua/lsinga.h"
+#include "singa/singa.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: singa-tui [options] -e FILE [ARGS...]\n"
+            "\n"
+            "  -e FILE         run the Lua script FILE headless; ARGS are visible to it as `arg`\n"
+            "                  (note: in the `lua` program -e runs a string; here it runs a file)\n"
+            "  --metrics FILE  write one record per display, test and validation result to FILE:\n"
+            "                  CSV if FILE ends in .csv, otherwise JSON lines\n"
+            "  --help          show this help\n"
+            "  --version       show the version\n"
+            "\n"
+            "A job script calls singa.train{...}: see README.md for the job format.\n"
+            "The interactive workbench (singa-tui FILE without -e) is not part of this build yet.\n");
+}
+
+static int msghandler(lua_State *L)
+{
+    const char *msg = lua_tostring(L, 1);
+    if (!msg)
+        msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+    luaL_traceback(L, L, msg, 1);
+    return 1;
+}
+
+/* package.path gains the lua/ folder beside the program, $SINGA_LUA_PATH and the installed one. */
+static void set_paths(lua_State *L)
+{
+    char exe[PATH_MAX] = "", dir[PATH_MAX] = ".";
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = 0;
+        snprintf(dir, sizeof dir, "%s", exe);
+        char *slash = strrchr(dir, '/');
+        if (slash)
+            *slash = 0;
+        /* libtool keeps the real binary in .libs/ during development */
+        size_t len = strlen(dir);
+        if (len > 6 && strcmp(dir + len - 6, "/.libs") == 0)
+            dir[len - 6] = 0;
+    }
+    const char *env = getenv("SINGA_LUA_PATH");
+    lua_getglobal(L, "package");
+    lua_pushfstring(L, "%s%s%s/lua/?.lua;%s/?.lua;", env ? env : "", env ? "/?.lua;" : "", dir,
+                    SINGA_LUADIR);
+    lua_getfield(L, -2, "path");
+    lua_concat(L, 2);
+    lua_setfield(L, -2, "path");
+    lua_getfield(L, -1, "preload");
+    lua_pushcfunction(L, luaopen_singa_core);
+    lua_setfield(L, -2, "singa.core");
+    lua_pop(L, 2);
+}
+
+static int run_script(lua_State *L, const char *file, int argc, char **argv, int first)
+{
+    lua_createtable(L, argc - first, 1);
+    lua_pushstring(L, file);
+    lua_rawseti(L, -2, 0);
+    for (int i = first; i < argc; i++) {
+        lua_pushstring(L, argv[i]);
+        lua_rawseti(L, -2, i - first + 1);
+    }
+    lua_setglobal(L, "arg");
+    lua_pushcfunction(L, msghandler);
+    int base = lua_gettop(L);
+    int rc = luaL_loadfilex(L, file, "t");
+    if (rc == LUA_OK) {
+        for (int i = first; i < argc; i++)
+            lua_pushstring(L, argv[i]);
+        rc = lua_pcall(L, argc - first, 0, base);
+    }
+    if (rc != LUA_OK) {
+        fflush(stdout);
+        fprintf(stderr, "singa-tui: %s\n", lua_tostring(L, -1));
+        return 1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *script = NULL, *metrics = NULL;
+    int first_arg = argc;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            return 0;
+        } else if (strcmp(argv[i], "--version") == 0) {
+            printf("singa-tui %s (%s, OpenBLAS, ZeroMQ)\n", SINGA_VERSION, LUA_RELEASE);
+            return 0;
+        } else if (strcmp(argv[i], "--metrics") == 0 && i + 1 < argc) {
+            metrics = argv[++i];
+        } else if (strcmp(argv[i], "-e") == 0 && i + 1 < argc) {
+            script = argv[++i];
+            first_arg = i + 1;
+            break;
+        } else {
+            fprintf(stderr, "singa-tui: %s '%s'\n",
+                    argv[i][0] == '-' ? "unknown or incomplete option" : "the interactive workbench is not part of this build; run the job headless with: singa-tui -e",
+                    argv[i]);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (!script) {
+        usage(stderr);
+        return 2;
+    }
+    singa_lua_opts opts = {.progress_line = isatty(STDOUT_FILENO)};
+    if (metrics) {
+        if (!(opts.metrics = fopen(metrics, "w"))) {
+            perror(metrics);
+            return 2;
+        }
+        size_t len = strlen(metrics);
+        opts.metrics_csv = len > 4 && strcmp(metrics + len - 4, ".csv") == 0;
+        if (opts.metrics_csv)
+            fputs("step,phase,group,loss,accuracy,images_per_sec\n", opts.metrics);
+    }
+    lua_State *L = luaL_newstate();
+    if (!L) {
+        fprintf(stderr, "singa-tui: cannot create a Lua state (out of memory)\n");
+        return 1;
+    }
+    luaL_openlibs(L);
+    set_paths(L);
+    singa_lua_set_opts(L, &opts);
+    int rc = run_script(L, script, argc, argv, first_arg);
+    lua_close(L);
+    if (opts.metrics && fclose(opts.metrics) != 0) {
+        perror(metrics);
+        rc = 1;
+    }
+    return rc;
+}

@@ -1,0 +1,92 @@
+/* Branch-free float approximations (Cephes' expf and tanhf polynomials) written so that GCC
+ * vectorises the loops; errors are within a few ulp, far below what training notices. */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "core/vmath.h"
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(SINGA_NO_CLONES)
+#define KERNEL __attribute__((target_clones("default", "arch=haswell", "arch=skylake-avx512")))
+#else
+#define KERNEL
+#endif
+
+static inline float fast_exp(float x)
+{
+    x = fminf(fmaxf(x, -87.0f), 88.0f);
+    float n = floorf(x * 1.44269504088896341f + 0.5f);
+    float r = x - n * 0.693359375f + n * 2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
+    int32_t bits = ((int32_t)n + 127) << 23;
+    float scale;
+    memcpy(&scale, &bits, sizeof scale);
+    return p * scale;
+}
+
+static inline float fast_tanh(float x)
+{
+    float ax = fabsf(x), s = x * x;
+    float small = ((((-5.70498872745e-3f * s + 2.06390887954e-2f) * s - 5.37397155531e-2f) * s +
+                    1.33314422036e-1f) * s - 3.33332819422e-1f) * s * x + x;
+    float big = 1.0f - 2.0f / (fast_exp(2.0f * ax) + 1.0f);
+    big = copysignf(big, x);
+    return ax < 0.625f ? small : big;
+}
+
+KERNEL void singa_vtanh(float *restrict y, const float *restrict x, size_t n, float in_scale,
+                        float out_scale)
+{
+    for (size_t i = 0; i < n; i++)
+        y[i] = out_scale * fast_tanh(in_scale * x[i]);
+}
+
+KERNEL void singa_vtanh_grad(float *restrict dx, const float *restrict dy, const float *restrict y,
+                             size_t n, float in_scale, float out_scale, float beta)
+{
+    float inv = 1.0f / out_scale;
+    for (size_t i = 0; i < n; i++)
+        dx[i] = beta * dx[i] + dy[i] * in_scale * (out_scale - y[i] * y[i] * inv);
+}
+
+KERNEL void singa_vsigmoid(float *restrict y, const float *restrict x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        y[i] = 1.0f / (1.0f + fast_exp(-x[i]));
+}
+
+KERNEL void singa_vsigmoid_grad(float *restrict dx, const float *restrict dy,
+                                const float *restrict y, size_t n, float beta)
+{
+    for (size_t i = 0; i < n; i++)
+        dx[i] = beta * dx[i] + dy[i] * y[i] * (1.0f - y[i]);
+}
+
+KERNEL void singa_vrelu(float *restrict y, const float *restrict x, size_t n, float slope)
+{
+    for (size_t i = 0; i < n; i++)
+        y[i] = x[i] > 0.0f ? x[i] : slope * x[i];
+}
+
+KERNEL void singa_vrelu_grad(float *restrict dx, const float *restrict dy, const float *restrict y,
+                             size_t n, float slope, float beta)
+{
+    for (size_t i = 0; i < n; i++)
+        dx[i] = beta * dx[i] + (y[i] > 0.0f ? dy[i] : slope * dy[i]);
+}
+
+KERNEL float singa_vexp_shift(float *restrict y, const float *restrict x, size_t n, float shift)
+{
+    float sum = 0.0f;
+    for (size_t i = 0; i < n; i++) {
+        y[i] = fast_exp(x[i] - shift);
+        sum += y[i];
+    }
+    return sum;
+}

@@ -1,0 +1,225 @@
+/* kIDXData: MNIST-format IDX files (plain or gzip).  The whole set stays in memory as bytes and
+ * each batch is converted to floats on the way out, so a data set costs its file size, not four
+ * times it.  Shuffling draws a fresh permutation per epoch from (seed, layer name, epoch), so the
+ * cursor (epoch, position) is all a checkpoint needs to continue the same sequence. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "layers/layers.h"
+#include "singa/net.h"
+
+typedef struct idx_file {
+    uint8_t *bytes;
+    int ndim;
+    int dims[4];
+    size_t count, record; /* number of records and bytes per record */
+} idx_file;
+
+typedef struct idx_state {
+    idx_file images, labels;
+    int batch;
+    bool shuffle;
+    uint32_t *perm;
+    int64_t epoch, pos;
+} idx_state;
+
+static const singa_field fields[] = {
+    {"images", SINGA_FIELD_STR},  {"labels", SINGA_FIELD_STR},      {"batchsize", SINGA_FIELD_INT},
+    {"shuffle", SINGA_FIELD_BOOL}, {"random_skip", SINGA_FIELD_INT}, {NULL, 0},
+};
+
+static int read_full(gzFile f, void *buf, size_t n)
+{
+    size_t got = 0;
+    while (got < n) {
+        int r = gzread(f, (char *)buf + got, (unsigned)(n - got > (1u << 30) ? (1u << 30) : n - got));
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    return got == n ? 0 : -1;
+}
+
+static int idx_load(singa_layer *l, idx_file *f, const char *field, const char *path, singa_err *err)
+{
+    errno = 0;
+    gzFile gz = gzopen(path, "rb");
+    if (!gz)
+        return singa_layer_err(l, err, "%s file '%s': %s", field, path, strerror(errno ? errno : ENOENT));
+    uint8_t head[4], dimb[16];
+    int rc = -1;
+    if (read_full(gz, head, 4) < 0 || head[0] || head[1]) {
+        singa_layer_err(l, err, "%s file '%s': not an IDX file (bad magic)", field, path);
+        goto out;
+    }
+    if (head[2] != 0x08 || head[3] < 1 || head[3] > 4) {
+        singa_layer_err(l, err, "%s file '%s': unsupported IDX element type 0x%02x or %d dimensions (unsigned bytes, 1 to 4 dimensions supported)",
+                        field, path, head[2], head[3]);
+        goto out;
+    }
+    f->ndim = head[3];
+    if (read_full(gz, dimb, 4u * (unsigned)f->ndim) < 0) {
+        singa_layer_err(l, err, "%s file '%s': truncated header", field, path);
+        goto out;
+    }
+    f->record = 1;
+    for (int i = 0; i < f->ndim; i++) {
+        uint32_t d = (uint32_t)dimb[4 * i] << 24 | (uint32_t)dimb[4 * i + 1] << 16 |
+                     (uint32_t)dimb[4 * i + 2] << 8 | dimb[4 * i + 3];
+        if (d == 0 || d > (1u << 30)) {
+            singa_layer_err(l, err, "%s file '%s': dimension %d is %u", field, path, i, d);
+            goto out;
+        }
+        f->dims[i] = (int)d;
+        if (i)
+            f->record *= d;
+    }
+    f->count = (size_t)f->dims[0];
+    if (f->record > (1u << 24) || f->count * f->record > ((size_t)1 << 36)) {
+        singa_layer_err(l, err, "%s file '%s': implausible size", field, path);
+        goto out;
+    }
+    size_t bytes = f->count * f->record;
+    if (!(f->bytes = malloc(bytes ? bytes : 1))) {
+        singa_layer_err(l, err, "%s file '%s': out of memory for %zu bytes", field, path, bytes);
+        goto out;
+    }
+    if (read_full(gz, f->bytes, bytes) < 0) {
+        int zerr;
+        const char *zmsg = gzerror(gz, &zerr);
+        singa_layer_err(l, err, "%s file '%s': %s (expected %zu records of %zu bytes)", field, path,
+                        zerr < 0 ? zmsg : "truncated", f->count, f->record);
+        goto out;
+    }
+    rc = 0;
+out:
+    gzclose(gz);
+    return rc;
+}
+
+static void make_perm(singa_layer *l)
+{
+    idx_state *s = l->state;
+    size_t n = s->images.count;
+    for (size_t i = 0; i < n; i++)
+        s->perm[i] = (uint32_t)i;
+    singa_rng r;
+    singa_rng_seed(&r, l->net->seed, singa_hash_str(l->name) + (uint64_t)s->epoch);
+    for (size_t i = n - 1; i > 0; i--) {
+        size_t j = singa_rng_below(&r, i + 1);
+        uint32_t t = s->perm[i];
+        s->perm[i] = s->perm[j];
+        s->perm[j] = t;
+    }
+}
+
+static int setup(singa_layer *l, singa_err *err)
+{
+    idx_state *s = l->state;
+    const char *images = singa_conf_str(l->conf, "images", NULL);
+    const char *labels = singa_conf_str(l->conf, "labels", NULL);
+    s->batch = singa_conf_int(l->conf, "batchsize", 0);
+    s->shuffle = singa_conf_bool(l->conf, "shuffle", false);
+    if (!images)
+        return singa_layer_err(l, err, "field 'images' is required");
+    if (s->batch <= 0)
+        return singa_layer_err(l, err, "field 'batchsize' must be a positive integer");
+    if (idx_load(l, &s->images, "images", images, err) < 0)
+        return -1;
+    if (labels) {
+        if (idx_load(l, &s->labels, "labels", labels, err) < 0)
+            return -1;
+        if (s->labels.count != s->images.count)
+            return singa_layer_err(l, err, "labels file '%s' has %zu records but images file '%s' has %zu",
+                                   labels, s->labels.count, images, s->images.count);
+        if (s->labels.record != 1)
+            return singa_layer_err(l, err, "labels file '%s' must hold one byte per record", labels);
+    }
+    int shape[4] = {s->batch}, nd = s->images.ndim;
+    for (int i = 1; i < nd; i++)
+        shape[i] = s->images.dims[i];
+    if (nd == 1) {
+        shape[1] = 1;
+        nd = 2;
+    }
+    if (singa_layer_shape(l, nd, shape, err) < 0 || singa_tensor_init(&l->aux, 1, shape, err) < 0)
+        return -1;
+    if (s->shuffle) {
+        if (!(s->perm = malloc(s->images.count * sizeof *s->perm)))
+            return singa_layer_err(l, err, "out of memory");
+        make_perm(l);
+    }
+    int skip = singa_conf_int(l->conf, "random_skip", 0);
+    if (skip > 0) {
+        singa_rng r;
+        singa_rng_seed(&r, l->net->seed, singa_hash_str(l->name) ^ 0x5eedull);
+        s->pos = (int64_t)(singa_rng_below(&r, (uint64_t)skip + 1) % s->images.count);
+    }
+    return 0;
+}
+
+static int forward(singa_layer *l, singa_phase phase, singa_err *err)
+{
+    idx_state *s = l->state;
+    size_t rec = s->images.record;
+    for (int b = 0; b < s->batch; b++) {
+        size_t i = s->perm ? s->perm[s->pos] : (size_t)s->pos;
+        const uint8_t *px = s->images.bytes + i * rec;
+        float *row = l->data.data + (size_t)b * rec;
+        for (size_t k = 0; k < rec; k++)
+            row[k] = px[k];
+        l->aux.data[b] = s->labels.bytes ? s->labels.bytes[i] : 0.0f;
+        if ((size_t)++s->pos == s->images.count) {
+            s->pos = 0;
+            s->epoch++;
+            if (s->perm)
+                make_perm(l);
+        }
+    }
+    return 0;
+}
+
+static void destroy(singa_layer *l)
+{
+    idx_state *s = l->state;
+    free(s->images.bytes);
+    free(s->labels.bytes);
+    free(s->perm);
+}
+
+static void get_cursor(const singa_layer *l, int64_t c[SINGA_CURSOR_LEN])
+{
+    const idx_state *s = l->state;
+    c[0] = s->epoch;
+    c[1] = s->pos;
+    c[2] = (int64_t)s->images.count;
+}
+
+static int set_cursor(singa_layer *l, const int64_t c[SINGA_CURSOR_LEN], singa_err *err)
+{
+    idx_state *s = l->state;
+    if (c[2] != (int64_t)s->images.count || c[1] < 0 || c[1] >= c[2] || c[0] < 0)
+        return singa_layer_err(l, err, "data cursor (epoch %lld, record %lld of %lld) does not fit a data set of %zu records",
+                               (long long)c[0], (long long)c[1], (long long)c[2], s->images.count);
+    s->epoch = c[0];
+    s->pos = c[1];
+    if (s->perm)
+        make_perm(l);
+    return 0;
+}
+
+const singa_layer_type singa_idx_data_layer = {
+    .name = "kIDXData",
+    .fields = fields,
+    .min_src = 0,
+    .max_src = 0,
+    .flags = SINGA_LAYER_INPUT,
+    .state_size = sizeof(idx_state),
+    .setup = setup,
+    .forward = forward,
+    .destroy = destroy,
+    .get_cursor = get_cursor,
+    .set_cursor = set_cursor,
+};

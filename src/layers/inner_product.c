@@ -1,0 +1,72 @@
+/* kInnerProduct: h = v W^T + b with W of shape num_output x input (SINGA's layout, as in
+ * PyTorch's Linear); transpose = true stores W as input x num_output instead. */
+#include "layers/layers.h"
+
+typedef struct ip_state {
+    bool transpose, bias;
+} ip_state;
+
+static const singa_field fields[] = {
+    {"num_output", SINGA_FIELD_INT}, {"bias_term", SINGA_FIELD_BOOL},
+    {"transpose", SINGA_FIELD_BOOL}, {NULL, 0},
+};
+
+static int setup(singa_layer *l, singa_err *err)
+{
+    ip_state *s = l->state;
+    int out = singa_conf_int(l->conf, "num_output", 0);
+    int in = singa_tensor_cols(&l->src[0]->data), batch = singa_tensor_rows(&l->src[0]->data);
+    if (out <= 0)
+        return singa_layer_err(l, err, "field 'num_output' must be a positive integer");
+    s->transpose = singa_conf_bool(l->conf, "transpose", false);
+    s->bias = singa_conf_bool(l->conf, "bias_term", true);
+    int wshape[2] = {s->transpose ? in : out, s->transpose ? out : in};
+    if (!singa_layer_param(l, 0, "weight", 2, wshape, in, out, "kUniformSqrtFanIn", err))
+        return -1;
+    if (s->bias && !singa_layer_param(l, 1, "bias", 1, &out, in, out, "kConstant", err))
+        return -1;
+    int shape[2] = {batch, out};
+    return singa_layer_shape(l, 2, shape, err);
+}
+
+static int forward(singa_layer *l, singa_phase phase, singa_err *err)
+{
+    ip_state *s = l->state;
+    singa_tensor x = singa_tensor_view_matrix(&l->src[0]->data);
+    float beta = 0.0f;
+    if (s->bias) {
+        int cols = singa_tensor_cols(&l->data);
+        for (int r = 0; r < singa_tensor_rows(&l->data); r++)
+            for (int c = 0; c < cols; c++)
+                l->data.data[(size_t)r * (size_t)l->data.ld + (size_t)c] = l->params[1]->data.data[c];
+        beta = 1.0f;
+    }
+    singa_tensor_gemm(false, !s->transpose, 1.0f, &x, &l->params[0]->data, beta, &l->data);
+    return 0;
+}
+
+static void backward(singa_layer *l)
+{
+    ip_state *s = l->state;
+    singa_layer *src = l->src[0];
+    singa_tensor x = singa_tensor_view_matrix(&src->data);
+    singa_param *w = l->params[0];
+    if (s->transpose)
+        singa_tensor_gemm(true, false, w->grad_alpha, &x, &l->grad, w->grad_beta, &w->grad);
+    else
+        singa_tensor_gemm(true, false, w->grad_alpha, &l->grad, &x, w->grad_beta, &w->grad);
+    if (s->bias) {
+        singa_param *b = l->params[1];
+        singa_tensor_sum_rows(&l->grad, b->grad_alpha, b->grad_beta, b->grad.data);
+    }
+    if (src->needs_grad) {
+        singa_tensor dx = singa_tensor_view_matrix(&src->grad);
+        singa_tensor_gemm(false, s->transpose, 1.0f, &l->grad, &w->data,
+                          singa_layer_grad_beta(src), &dx);
+    }
+}
+
+const singa_layer_type singa_inner_product_layer = {
+    .name = "kInnerProduct", .fields = fields, .min_src = 1, .max_src = 1,
+    .state_size = sizeof(ip_state), .setup = setup, .forward = forward, .backward = backward,
+};

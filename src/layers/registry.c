@@ -1,0 +1,215 @@
+/* The layer-type registry and what every layer shares: shaping, gradient accumulation, param
+ * declaration and metrics. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "layers/layers.h"
+#include "singa/net.h"
+
+const singa_field singa_layer_common_fields[] = {
+    {"name", SINGA_FIELD_STR},         {"type", SINGA_FIELD_STR},
+    {"srclayer", SINGA_FIELD_STRS},    {"param", SINGA_FIELD_TABLES},
+    {"exclude", SINGA_FIELD_STRS},     {"partition_dim", SINGA_FIELD_INT},
+    {"location", SINGA_FIELD_INT},     {"unroll_len", SINGA_FIELD_INT},
+    {NULL, 0},
+};
+
+static const singa_layer_type *const builtins[] = {
+    &singa_idx_data_layer,    &singa_mnist_layer,     &singa_label_layer,
+    &singa_inner_product_layer, &singa_relu_layer,    &singa_sigmoid_layer,
+    &singa_tanh_layer,        &singa_stanh_layer,     &singa_dropout_layer,
+    &singa_softmax_loss_layer, &singa_euclidean_loss_layer,
+};
+
+struct singa_registry {
+    const singa_layer_type **types;
+    size_t n;
+};
+
+singa_registry *singa_registry_new(void)
+{
+    singa_registry *reg = calloc(1, sizeof *reg);
+    size_t n = sizeof builtins / sizeof builtins[0];
+    if (!reg || !(reg->types = malloc(n * sizeof *reg->types))) {
+        free(reg);
+        return NULL;
+    }
+    memcpy(reg->types, builtins, sizeof builtins);
+    reg->n = n;
+    return reg;
+}
+
+void singa_registry_free(singa_registry *reg)
+{
+    if (reg)
+        free(reg->types);
+    free(reg);
+}
+
+const singa_layer_type *singa_registry_find(const singa_registry *reg, const char *name)
+{
+    for (size_t i = 0; i < reg->n; i++)
+        if (strcmp(reg->types[i]->name, name) == 0)
+            return reg->types[i];
+    return NULL;
+}
+
+int singa_registry_add(singa_registry *reg, const singa_layer_type *type, singa_err *err)
+{
+    if (!type->name || !type->setup || !type->forward)
+        return singa_err_set(err, "layer type needs a name, setup and forward");
+    if (singa_registry_find(reg, type->name))
+        return singa_err_set(err, "layer type '%s' is already registered", type->name);
+    const singa_layer_type **t = realloc(reg->types, (reg->n + 1) * sizeof *t);
+    if (!t)
+        return singa_err_set(err, "out of memory");
+    reg->types = t;
+    t[reg->n++] = type;
+    return 0;
+}
+
+size_t singa_registry_names(const singa_registry *reg, const char **names, size_t cap)
+{
+    size_t n = reg->n < cap ? reg->n : cap;
+    for (size_t i = 0; i < n; i++)
+        names[i] = reg->types[i]->name;
+    return n;
+}
+
+const char *singa_phase_name(singa_phase phase)
+{
+    switch (phase) {
+    case SINGA_PHASE_TRAIN:
+        return "kTrain";
+    case SINGA_PHASE_VALIDATION:
+        return "kValidation";
+    case SINGA_PHASE_TEST:
+        return "kTest";
+    }
+    return "?";
+}
+
+int singa_layer_err(const singa_layer *l, singa_err *err, const char *fmt, ...)
+{
+    if (err) {
+        char msg[SINGA_ERR_LEN];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof msg, fmt, ap);
+        va_end(ap);
+        snprintf(err->msg, sizeof err->msg, "layer '%s' (%s): %s", l->name, l->type->name, msg);
+    }
+    return -1;
+}
+
+int singa_layer_shape(singa_layer *l, int ndim, const int *shape, singa_err *err)
+{
+    singa_tensor_free(&l->data);
+    singa_tensor_free(&l->grad);
+    if (singa_tensor_init(&l->data, ndim, shape, err) < 0)
+        return singa_err_prefix(err, "layer '%s' (%s): ", l->name, l->type->name);
+    if (l->needs_grad && singa_tensor_init(&l->grad, ndim, shape, err) < 0)
+        return singa_err_prefix(err, "layer '%s' (%s): ", l->name, l->type->name);
+    return 0;
+}
+
+int singa_layer_setup_like_src(singa_layer *l, singa_err *err)
+{
+    return singa_layer_shape(l, l->src[0]->data.ndim, l->src[0]->data.shape, err);
+}
+
+float singa_layer_grad_beta(singa_layer *src)
+{
+    float beta = src->grad_written ? 1.0f : 0.0f;
+    src->grad_written = true;
+    return beta;
+}
+
+void singa_layer_metric(singa_layer *l, const char *name, double value)
+{
+    singa_metrics_add(&l->net->metrics, name, value);
+}
+
+singa_param *singa_layer_param(singa_layer *l, int index, const char *suffix, int ndim,
+                               const int *shape, int fan_in, int fan_out, const char *default_init,
+                               singa_err *err)
+{
+    const singa_conf *list = singa_conf_get(l->conf, "param");
+    const singa_conf *pc = list && (size_t)index < list->n ? list->items[index] : NULL;
+    char what[160], defname[160];
+    snprintf(what, sizeof what, "layer '%s' (%s): param %d", l->name, l->type->name, index + 1);
+    if (pc) {
+        const singa_field *const schemas[] = {singa_param_fields, NULL};
+        if (singa_conf_check(pc, schemas, what, err) < 0)
+            return NULL;
+    }
+    snprintf(defname, sizeof defname, "%s_%s", l->name, suffix);
+    const char *name = singa_conf_str(pc, "name", defname);
+    const char *share = singa_conf_str(pc, "share_from", NULL);
+    singa_params *ps = l->net->params;
+    singa_param *owner = NULL, *p;
+    if (share) {
+        if (!(owner = singa_params_find(ps, share))) {
+            singa_err_set(err, "%s ('%s'): share_from names unknown param '%s' (it must be declared by an earlier layer)",
+                          what, name, share);
+            return NULL;
+        }
+        while (owner->owner)
+            owner = owner->owner;
+    }
+    if (index != l->nparams) {
+        singa_err_set(err, "%s: params must be declared in order", what);
+        return NULL;
+    }
+    singa_param **arr = realloc(l->params, (size_t)(l->nparams + 1) * sizeof *arr);
+    if (!arr) {
+        singa_err_set(err, "out of memory");
+        return NULL;
+    }
+    l->params = arr;
+    bool existed = singa_params_find(ps, name) != NULL;
+    if (!(p = singa_params_declare(ps, name, l->name, ndim, shape, err))) {
+        singa_err_prefix(err, "%s: ", what);
+        return NULL;
+    }
+    if (!existed) {
+        p->lr_scale = (float)singa_conf_num(pc, "lr_scale", 1.0);
+        p->wd_scale = (float)singa_conf_num(pc, "wd_scale", 1.0);
+        p->fan_in = fan_in;
+        p->fan_out = fan_out;
+        p->default_init = default_init;
+        const singa_conf *init = singa_conf_get(pc, "init");
+        if (init) {
+            const singa_field *const schemas[] = {singa_init_fields, NULL};
+            char iw[200];
+            snprintf(iw, sizeof iw, "%s ('%s'): init", what, name);
+            if (singa_conf_check(init, schemas, iw, err) < 0)
+                return NULL;
+            if (!(p->init = singa_conf_clone(init))) {
+                singa_err_set(err, "out of memory");
+                return NULL;
+            }
+        }
+        if (owner) {
+            if (!singa_tensor_same_shape(&owner->data, &p->data)) {
+                char a[64], b[64];
+                singa_err_set(err, "%s ('%s'): shape %s differs from shared param '%s' (%s)", what,
+                              name, singa_tensor_shape_str(&p->data, a, sizeof a), owner->name,
+                              singa_tensor_shape_str(&owner->data, b, sizeof b));
+                return NULL;
+            }
+            singa_tensor_free(&p->data);
+            p->data = owner->data;
+            p->data.owns = false;
+            p->owner = owner;
+            owner->nsharers++;
+        } else if (singa_param_init_values(p, l->net->rng, err) < 0) {
+            singa_err_prefix(err, "%s ('%s'): ", what, name);
+            return NULL;
+        }
+    }
+    l->params[l->nparams++] = p;
+    return p;
+}

@@ -1,0 +1,241 @@
+/* singa.core: train, gradcheck, layer_types and version for Lua.  The layer registry lives in a
+ * userdata owned by the Lua state, so two states never share mutable engine state. */
+#include <lauxlib.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lua/lsinga.h"
+#include "lua/luaconf.h"
+#include "singa/singa.h"
+
+#define REGISTRY_KEY "singa.registry"
+#define OPTS_KEY "singa.opts"
+
+static int registry_gc(lua_State *L)
+{
+    singa_registry **reg = luaL_checkudata(L, 1, REGISTRY_KEY);
+    singa_registry_free(*reg);
+    *reg = NULL;
+    return 0;
+}
+
+static const singa_registry *get_registry(lua_State *L)
+{
+    lua_getfield(L, LUA_REGISTRYINDEX, REGISTRY_KEY "#");
+    singa_registry **reg = lua_touserdata(L, -1);
+    lua_pop(L, 1);
+    return *reg;
+}
+
+void singa_lua_set_opts(lua_State *L, singa_lua_opts *opts)
+{
+    lua_pushlightuserdata(L, opts);
+    lua_setfield(L, LUA_REGISTRYINDEX, OPTS_KEY);
+}
+
+static singa_lua_opts *get_opts(lua_State *L)
+{
+    static singa_lua_opts none; /* read-only default: nothing extra reported */
+    lua_getfield(L, LUA_REGISTRYINDEX, OPTS_KEY);
+    singa_lua_opts *o = lua_touserdata(L, -1);
+    lua_pop(L, 1);
+    return o ? o : &none;
+}
+
+/* Raises a Lua error with the caller's position, as luaL_error does. */
+static int raise(lua_State *L, const char *msg)
+{
+    luaL_where(L, 1);
+    lua_pushstring(L, msg);
+    lua_concat(L, 2);
+    return lua_error(L);
+}
+
+/* ---- reporting while training ---- */
+
+typedef struct reporter {
+    singa_lua_opts *opts;
+    double last_draw;
+    int line_open; /* a progress line is on screen */
+} reporter;
+
+static void clear_line(reporter *rp)
+{
+    if (rp->line_open) {
+        fputs("\r\x1b[K", stdout);
+        rp->line_open = 0;
+    }
+}
+
+static void on_log(void *ud, const char *line)
+{
+    reporter *rp = ud;
+    clear_line(rp);
+    printf("%s\n", line);
+    fflush(stdout);
+}
+
+static void on_record(void *ud, const singa_record *r)
+{
+    reporter *rp = ud;
+    double loss = singa_metrics_avg(r->metrics, "loss", NAN);
+    double acc = singa_metrics_avg(r->metrics, "accuracy", NAN);
+    const char *phase = r->phase == SINGA_PHASE_TRAIN ? "train" : r->phase == SINGA_PHASE_TEST ? "test" : "validation";
+    char line[256];
+    int n = snprintf(line, sizeof line, "step %-6d %-10s loss %.4f", r->step, phase, loss);
+    if (!isnan(acc))
+        n += snprintf(line + n, sizeof line - (size_t)n, "  accuracy %.4f", acc);
+    if (r->phase == SINGA_PHASE_TRAIN)
+        snprintf(line + n, sizeof line - (size_t)n, "  %.0f images/s  lr %.4g", r->images_per_sec, r->lr);
+    on_log(ud, line);
+    FILE *f = rp->opts->metrics;
+    if (!f)
+        return;
+    char accs[32] = "";
+    if (!isnan(acc))
+        snprintf(accs, sizeof accs, "%.6g", acc);
+    if (rp->opts->metrics_csv)
+        fprintf(f, "%d,%s,%d,%.6g,%s,%.6g\n", r->step, phase, r->group, loss, accs, r->images_per_sec);
+    else
+        fprintf(f, "{\"step\": %d, \"phase\": \"%s\", \"group\": %d, \"loss\": %.6g, \"accuracy\": %s, \"images_per_sec\": %.6g}\n",
+                r->step, phase, r->group, loss, accs[0] ? accs : "null", r->images_per_sec);
+    fflush(f);
+}
+
+static void on_step(void *ud, int step, int total, double ips, double elapsed)
+{
+    reporter *rp = ud;
+    if (!rp->opts->progress_line || (elapsed - rp->last_draw < 0.1 && step != total))
+        return;
+    rp->last_draw = elapsed;
+    double frac = (double)step / total;
+    double remain = frac > 0 ? elapsed * (1 - frac) / frac : 0;
+    printf("\r\x1b[K[%d/%d] %3.0f%%  %.0f images/s  elapsed %.0fs  ETA %.0fs", step, total, 100 * frac,
+           ips, elapsed, remain);
+    fflush(stdout);
+    rp->line_open = 1;
+}
+
+static void push_metrics(lua_State *L, const singa_metrics *m, const char *field)
+{
+    lua_newtable(L);
+    for (int i = 0; i < m->n; i++) {
+        lua_pushnumber(L, m->count[i] ? m->sum[i] / (double)m->count[i] : NAN);
+        lua_setfield(L, -2, m->name[i]);
+    }
+    lua_setfield(L, -2, field);
+}
+
+/* singa.train(job) -> { steps, seconds, train = {...}, test = {...}, validation = {...} } */
+static int l_train(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    singa_err err = {{0}};
+    singa_conf *conf = singa_lua_toconf(L, 1, "job", &err);
+    if (!conf)
+        return raise(L, err.msg);
+    singa_job *job = NULL;
+    int rc = singa_job_create(&job, conf, get_registry(L), &err);
+    singa_conf_free(conf);
+    if (rc < 0)
+        return raise(L, err.msg);
+    reporter rp = {.opts = get_opts(L)};
+    singa_job_hooks hooks = {.ud = &rp, .record = on_record, .step = on_step, .log = on_log};
+    singa_result res;
+    rc = singa_job_run(job, &hooks, &res, &err);
+    clear_line(&rp);
+    singa_job_free(job);
+    if (rc < 0)
+        return raise(L, err.msg);
+    lua_newtable(L);
+    lua_pushinteger(L, res.steps);
+    lua_setfield(L, -2, "steps");
+    lua_pushnumber(L, res.seconds);
+    lua_setfield(L, -2, "seconds");
+    push_metrics(L, &res.train, "train");
+    if (res.has_test)
+        push_metrics(L, &res.test, "test");
+    if (res.has_validation)
+        push_metrics(L, &res.validation, "validation");
+    return 1;
+}
+
+/* singa.gradcheck(layer, inputs [, seed]) -> max relative error, worst element, elements checked.
+ * inputs: { {shape = {4, 5}}, {shape = {4}, classes = 10}, ... } */
+static int l_gradcheck(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    uint64_t seed = (uint64_t)luaL_optinteger(L, 3, 7);
+    singa_gradcheck_input in[SINGA_MAX_DIMS];
+    int n = (int)lua_rawlen(L, 2);
+    if (n > SINGA_MAX_DIMS)
+        return luaL_error(L, "gradcheck: at most %d inputs", SINGA_MAX_DIMS);
+    for (int i = 0; i < n; i++) {
+        memset(&in[i], 0, sizeof in[i]);
+        lua_rawgeti(L, 2, i + 1);
+        lua_getfield(L, -1, "shape");
+        in[i].ndim = (int)lua_rawlen(L, -1);
+        if (in[i].ndim < 1 || in[i].ndim > SINGA_MAX_DIMS)
+            return luaL_error(L, "gradcheck: input %d needs a shape of 1 to 4 dimensions", i + 1);
+        for (int d = 0; d < in[i].ndim; d++) {
+            lua_rawgeti(L, -1, d + 1);
+            in[i].shape[d] = (int)luaL_checkinteger(L, -1);
+            lua_pop(L, 1);
+        }
+        lua_getfield(L, -2, "classes");
+        in[i].label_classes = (int)luaL_optinteger(L, -1, 0);
+        lua_pop(L, 3);
+    }
+    singa_err err = {{0}};
+    singa_conf *conf = singa_lua_toconf(L, 1, "layer", &err);
+    if (!conf)
+        return raise(L, err.msg);
+    singa_gradcheck_report rep;
+    int rc = singa_gradcheck(get_registry(L), conf, in, n, seed, &rep, &err);
+    singa_conf_free(conf);
+    if (rc < 0)
+        return raise(L, err.msg);
+    lua_pushnumber(L, rep.max_rel_err);
+    lua_pushstring(L, rep.worst);
+    lua_pushinteger(L, rep.checked);
+    return 3;
+}
+
+static int l_layer_types(lua_State *L)
+{
+    const char *names[512];
+    size_t n = singa_registry_names(get_registry(L), names, 512);
+    lua_createtable(L, (int)n, 0);
+    for (size_t i = 0; i < n; i++) {
+        lua_pushstring(L, names[i]);
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    return 1;
+}
+
+int luaopen_singa_core(lua_State *L)
+{
+    static const luaL_Reg funcs[] = {
+        {"train", l_train},
+        {"gradcheck", l_gradcheck},
+        {"layer_types", l_layer_types},
+        {NULL, NULL},
+    };
+    singa_registry **reg = lua_newuserdatauv(L, sizeof *reg, 0);
+    *reg = NULL;
+    if (luaL_newmetatable(L, REGISTRY_KEY)) {
+        lua_pushcfunction(L, registry_gc);
+        lua_setfield(L, -2, "__gc");
+    }
+    lua_setmetatable(L, -2);
+    if (!(*reg = singa_registry_new()))
+        return luaL_error(L, "out of memory");
+    lua_setfield(L, LUA_REGISTRYINDEX, REGISTRY_KEY "#");
+    luaL_newlib(L, funcs);
+    lua_pushstring(L, SINGA_VERSION);
+    lua_setfield(L, -2, "version");
+    return 1;
+}

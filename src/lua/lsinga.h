@@ -1,0 +1,19 @@
+/* The Lua binding of libsinga (module "singa.core"; lua/singa.lua builds `singa` on it). */
+#ifndef SINGA_LUA_LSINGA_H
+#define SINGA_LUA_LSINGA_H
+
+#include <lua.h>
+#include <stdio.h>
+
+/* How the program wants training reported; kept in the Lua registry. */
+typedef struct singa_lua_opts {
+    FILE *metrics;     /* one record per display/test/validation result, or NULL */
+    int metrics_csv;   /* CSV instead of JSON lines */
+    int progress_line; /* stdout is a terminal: redraw one progress line */
+} singa_lua_opts;
+
+int luaopen_singa_core(lua_State *L);
+/* Stores opts (which must outlive L) for singa.train to use. */
+void singa_lua_set_opts(lua_State *L, singa_lua_opts *opts);
+
+#endif

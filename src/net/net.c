@@ -1,0 +1,293 @@
+/* Building a NeuralNet: pick the layers of a phase, resolve srclayer names, order the graph
+ * topologically, then set layers up in that order so shapes flow from sources to destinations. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "singa/net.h"
+
+static const singa_field net_fields[] = {
+    {"layer", SINGA_FIELD_TABLES}, {"partition_dim", SINGA_FIELD_INT},
+    {"unroll_len", SINGA_FIELD_INT}, {NULL, 0},
+};
+
+static int phases_of(const singa_conf *lc, const char *what, unsigned *excluded, singa_err *err)
+{
+    static const char *const names[] = {"kTrain", "kValidation", "kTest"};
+    *excluded = 0;
+    for (size_t i = 0; i < singa_conf_strs_len(lc, "exclude"); i++) {
+        const char *ph = singa_conf_strs_at(lc, "exclude", i);
+        int k = 0;
+        while (k < 3 && strcmp(ph, names[k]) != 0)
+            k++;
+        if (k == 3) {
+            const char *hint = singa_suggest(ph, names, 3);
+            return singa_err_set(err, "%s: field 'exclude': unknown phase '%s' (%s%s%s)", what, ph,
+                                 hint ? "did you mean '" : "phases are kTrain, kValidation, kTest",
+                                 hint ? hint : "", hint ? "'?" : "");
+        }
+        *excluded |= 1u << k;
+    }
+    return 0;
+}
+
+static unsigned phase_bit(singa_phase phase)
+{
+    return phase == SINGA_PHASE_TRAIN ? 1u : phase == SINGA_PHASE_VALIDATION ? 2u : 4u;
+}
+
+static void layer_free(singa_layer *l)
+{
+    if (!l)
+        return;
+    if (l->type && l->type->destroy && l->state)
+        l->type->destroy(l);
+    singa_tensor_free(&l->data);
+    singa_tensor_free(&l->grad);
+    singa_tensor_free(&l->aux);
+    free(l->state);
+    free(l->params);
+    free(l->src);
+    free(l->name);
+    free(l);
+}
+
+void singa_net_free(singa_net *net)
+{
+    if (!net)
+        return;
+    for (int i = 0; i < net->nlayers; i++)
+        layer_free(net->layers[i]);
+    free(net->layers);
+    free(net);
+}
+
+/* Reports srclayer `name` of layer `l` as missing, saying why it is not in this phase. */
+static int missing_src(const singa_conf *list, const singa_layer *l, const char *name,
+                       singa_phase phase, singa_err *err)
+{
+    const char *names[512];
+    size_t n = 0;
+    for (size_t i = 0; i < list->n && n < 512; i++) {
+        const char *other = singa_conf_str(list->items[i], "name", NULL);
+        if (!other)
+            continue;
+        if (strcmp(other, name) == 0)
+            return singa_layer_err(l, err, "srclayer '%s' is excluded from phase %s", name,
+                                   singa_phase_name(phase));
+        names[n++] = other;
+    }
+    const char *hint = singa_suggest(name, names, n);
+    if (hint)
+        return singa_layer_err(l, err, "unknown srclayer '%s' (did you mean '%s'?)", name, hint);
+    return singa_layer_err(l, err, "unknown srclayer '%s'", name);
+}
+
+static int toposort(singa_net *net, singa_err *err)
+{
+    int n = net->nlayers, *indeg = calloc((size_t)n, sizeof *indeg);
+    singa_layer **order = malloc((size_t)n * sizeof *order);
+    if (!indeg || !order) {
+        free(indeg);
+        free(order);
+        return singa_err_set(err, "out of memory");
+    }
+    for (int i = 0; i < n; i++)
+        indeg[i] = net->layers[i]->nsrc;
+    int done = 0;
+    /* Repeated passes in declaration order keep the order stable and close to what was written. */
+    for (bool progress = true; progress && done < n;) {
+        progress = false;
+        for (int i = 0; i < n; i++) {
+            if (indeg[i] != 0)
+                continue;
+            singa_layer *l = net->layers[i];
+            indeg[i] = -1;
+            order[done++] = l;
+            progress = true;
+            for (int j = 0; j < n; j++)
+                for (int k = 0; k < net->layers[j]->nsrc; k++)
+                    if (net->layers[j]->src[k] == l)
+                        indeg[j]--;
+        }
+    }
+    int rc = 0;
+    if (done < n) {
+        char cyc[512] = "";
+        size_t used = 0;
+        for (int i = 0; i < n && used < sizeof cyc - 64; i++)
+            if (indeg[i] > 0)
+                used += (size_t)snprintf(cyc + used, sizeof cyc - used, "%s'%s'", used ? ", " : "",
+                                         net->layers[i]->name);
+        rc = singa_err_set(err, "the layers form a cycle through srclayer: %s", cyc);
+    } else {
+        memcpy(net->layers, order, (size_t)n * sizeof *order);
+    }
+    free(indeg);
+    free(order);
+    return rc;
+}
+
+static int add_layers(singa_net *net, const singa_conf *list, const singa_registry *reg,
+                      singa_err *err)
+{
+    net->layers = calloc(list->n ? list->n : 1, sizeof *net->layers);
+    if (!net->layers)
+        return singa_err_set(err, "out of memory");
+    for (size_t i = 0; i < list->n; i++) {
+        const singa_conf *lc = list->items[i];
+        const char *name = singa_conf_str(lc, "name", NULL), *type = singa_conf_str(lc, "type", NULL);
+        char what[160];
+        snprintf(what, sizeof what, "layer %zu%s%s%s", i + 1, name ? " '" : "", name ? name : "",
+                 name ? "'" : "");
+        const singa_conf *nv = singa_conf_get(lc, "name"), *tv = singa_conf_get(lc, "type");
+        if (!nv || nv->kind != SINGA_CONF_STR || !*nv->str)
+            return singa_err_set(err, "%s: field 'name' is required (a non-empty string)", what);
+        if (!tv || tv->kind != SINGA_CONF_STR)
+            return singa_err_set(err, "%s: field 'type' is required (a string such as \"kInnerProduct\")", what);
+        const singa_layer_type *lt = singa_registry_find(reg, type);
+        if (!lt) {
+            const char *names[256];
+            size_t n = singa_registry_names(reg, names, 256);
+            const char *hint = singa_suggest(type, names, n);
+            return singa_err_set(err, "%s: unknown layer type '%s'%s%s%s", what, type,
+                                 hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
+        }
+        snprintf(what, sizeof what, "layer '%s' (%s)", name, type);
+        const singa_field *const schemas[] = {singa_layer_common_fields, lt->fields, NULL};
+        unsigned excluded;
+        if (singa_conf_check(lc, schemas, what, err) < 0 || phases_of(lc, what, &excluded, err) < 0)
+            return -1;
+        if (excluded & phase_bit(net->phase))
+            continue;
+        for (int j = 0; j < net->nlayers; j++)
+            if (strcmp(net->layers[j]->name, name) == 0)
+                return singa_err_set(err, "%s: the name is used by another layer in phase %s (exclude one of them from this phase)",
+                                     what, singa_phase_name(net->phase));
+        singa_layer *l = calloc(1, sizeof *l);
+        if (!l || !(l->name = strdup(name)) ||
+            (lt->state_size && !(l->state = calloc(1, lt->state_size)))) {
+            layer_free(l);
+            return singa_err_set(err, "out of memory");
+        }
+        l->type = lt;
+        l->conf = lc;
+        l->net = net;
+        net->layers[net->nlayers++] = l;
+    }
+    return 0;
+}
+
+static int connect(singa_net *net, const singa_conf *list, singa_err *err)
+{
+    for (int i = 0; i < net->nlayers; i++) {
+        singa_layer *l = net->layers[i];
+        int n = (int)singa_conf_strs_len(l->conf, "srclayer");
+        if (n < l->type->min_src || (l->type->max_src >= 0 && n > l->type->max_src)) {
+            if (l->type->min_src == l->type->max_src)
+                return singa_layer_err(l, err, "needs %d source layer%s in 'srclayer', got %d",
+                                       l->type->min_src, l->type->min_src == 1 ? "" : "s", n);
+            return singa_layer_err(l, err, "needs at least %d source layers in 'srclayer', got %d",
+                                   l->type->min_src, n);
+        }
+        if (n && !(l->src = calloc((size_t)n, sizeof *l->src)))
+            return singa_err_set(err, "out of memory");
+        for (int k = 0; k < n; k++) {
+            const char *sname = singa_conf_strs_at(l->conf, "srclayer", (size_t)k);
+            singa_layer *src = singa_net_find(net, sname);
+            if (!src)
+                return missing_src(list, l, sname, net->phase, err);
+            if (src == l)
+                return singa_layer_err(l, err, "lists itself as a srclayer");
+            l->src[l->nsrc++] = src;
+        }
+    }
+    return 0;
+}
+
+static int setup_layers(singa_net *net, singa_err *err)
+{
+    for (int i = 0; i < net->nlayers; i++) {
+        singa_layer *l = net->layers[i];
+        for (int k = 0; k < l->nsrc && net->phase == SINGA_PHASE_TRAIN; k++)
+            l->needs_grad |= l->src[k]->needs_grad;
+        if (l->type->setup(l, err) < 0)
+            return -1;
+        if (net->phase == SINGA_PHASE_TRAIN && l->nparams > 0 && !l->needs_grad) {
+            l->needs_grad = true;
+            if (singa_tensor_init_like(&l->grad, &l->data, err) < 0)
+                return singa_err_prefix(err, "layer '%s': ", l->name);
+        }
+        const singa_conf *plist = singa_conf_get(l->conf, "param");
+        if (plist && (int)plist->n > l->nparams)
+            return singa_layer_err(l, err, "field 'param' lists %zu params but this layer has %d",
+                                   plist->n, l->nparams);
+    }
+    return 0;
+}
+
+int singa_net_create(singa_net **out, const singa_conf *netconf, singa_phase phase,
+                     const singa_registry *reg, singa_params *params, singa_rng *rng,
+                     uint64_t seed, singa_err *err)
+{
+    *out = NULL;
+    const singa_field *const schemas[] = {net_fields, NULL};
+    if (singa_conf_check(netconf, schemas, "neuralnet", err) < 0)
+        return -1;
+    const singa_conf *list = singa_conf_get(netconf, "layer");
+    if (!list || list->n == 0)
+        return singa_err_set(err, "neuralnet: field 'layer' must list at least one layer");
+    singa_net *net = calloc(1, sizeof *net);
+    if (!net)
+        return singa_err_set(err, "out of memory");
+    net->phase = phase;
+    net->params = params;
+    net->rng = rng;
+    net->seed = seed;
+    if (add_layers(net, list, reg, err) < 0 || connect(net, list, err) < 0 ||
+        toposort(net, err) < 0 || setup_layers(net, err) < 0) {
+        singa_net_free(net);
+        return -1;
+    }
+    *out = net;
+    return 0;
+}
+
+singa_layer *singa_net_find(const singa_net *net, const char *name)
+{
+    for (int i = 0; i < net->nlayers; i++)
+        if (strcmp(net->layers[i]->name, name) == 0)
+            return net->layers[i];
+    return NULL;
+}
+
+int singa_net_batchsize(const singa_net *net)
+{
+    for (int i = 0; i < net->nlayers; i++)
+        if (net->layers[i]->type->flags & SINGA_LAYER_INPUT)
+            return singa_tensor_rows(&net->layers[i]->data);
+    return 0;
+}
+
+int singa_net_forward(singa_net *net, singa_err *err)
+{
+    singa_metrics_reset(&net->metrics);
+    for (int i = 0; i < net->nlayers; i++)
+        if (net->layers[i]->type->forward(net->layers[i], net->phase, err) < 0)
+            return -1;
+    return 0;
+}
+
+void singa_net_backward(singa_net *net)
+{
+    for (int i = 0; i < net->nlayers; i++)
+        net->layers[i]->grad_written = false;
+    for (int i = net->nlayers - 1; i >= 0; i--) {
+        singa_layer *l = net->layers[i];
+        if (!l->needs_grad || !l->type->backward)
+            continue;
+        if (!l->grad_written && !(l->type->flags & SINGA_LAYER_LOSS) && l->grad.data)
+            singa_tensor_fill(&l->grad, 0.0f); /* no destination contributed */
+        l->type->backward(l);
+    }
+}

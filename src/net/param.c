@@ -1,0 +1,142 @@
+/* The param store and param initialisation (SINGA's ParamGenProto methods). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "singa/param.h"
+
+const singa_field singa_param_fields[] = {
+    {"name", SINGA_FIELD_STR},      {"init", SINGA_FIELD_TABLE},
+    {"lr_scale", SINGA_FIELD_NUM},  {"wd_scale", SINGA_FIELD_NUM},
+    {"share_from", SINGA_FIELD_STR}, {NULL, 0},
+};
+
+const singa_field singa_init_fields[] = {
+    {"type", SINGA_FIELD_STR}, {"value", SINGA_FIELD_NUM}, {"mean", SINGA_FIELD_NUM},
+    {"std", SINGA_FIELD_NUM},  {"low", SINGA_FIELD_NUM},   {"high", SINGA_FIELD_NUM},
+    {NULL, 0},
+};
+
+void singa_params_init(singa_params *ps) { memset(ps, 0, sizeof *ps); }
+
+void singa_params_free(singa_params *ps)
+{
+    for (int i = 0; i < ps->n; i++) {
+        singa_param *p = ps->items[i];
+        singa_tensor_free(&p->data);
+        singa_tensor_free(&p->grad);
+        singa_conf_free(p->init);
+        free(p->name);
+        free(p->layer);
+        free(p);
+    }
+    free(ps->items);
+    memset(ps, 0, sizeof *ps);
+}
+
+singa_param *singa_params_find(const singa_params *ps, const char *name)
+{
+    for (int i = 0; i < ps->n; i++)
+        if (strcmp(ps->items[i]->name, name) == 0)
+            return ps->items[i];
+    return NULL;
+}
+
+singa_param *singa_params_declare(singa_params *ps, const char *name, const char *layer, int ndim,
+                                  const int *shape, singa_err *err)
+{
+    singa_param *p = singa_params_find(ps, name);
+    if (p) {
+        singa_tensor want = {.ndim = ndim};
+        memcpy(want.shape, shape, (size_t)ndim * sizeof *shape);
+        if (!singa_tensor_same_shape(&p->data, &want)) {
+            char a[64], b[64];
+            want.size = 1;
+            singa_err_set(err, "param '%s' has shape %s here but %s in layer '%s'", name,
+                          singa_tensor_shape_str(&want, a, sizeof a),
+                          singa_tensor_shape_str(&p->data, b, sizeof b), p->layer);
+            return NULL;
+        }
+        return p;
+    }
+    if (ps->n == ps->cap) {
+        int cap = ps->cap ? 2 * ps->cap : 16;
+        singa_param **items = realloc(ps->items, (size_t)cap * sizeof *items);
+        if (!items) {
+            singa_err_set(err, "out of memory");
+            return NULL;
+        }
+        ps->items = items;
+        ps->cap = cap;
+    }
+    if (!(p = calloc(1, sizeof *p)) || !(p->name = strdup(name)) || !(p->layer = strdup(layer))) {
+        if (p)
+            free(p->name);
+        free(p);
+        singa_err_set(err, "out of memory");
+        return NULL;
+    }
+    if (singa_tensor_init(&p->data, ndim, shape, err) < 0 ||
+        singa_tensor_init(&p->grad, ndim, shape, err) < 0) {
+        singa_tensor_free(&p->data);
+        free(p->name);
+        free(p->layer);
+        free(p);
+        return NULL;
+    }
+    p->grad_alpha = 1.0f;
+    p->id = ps->n;
+    p->lr_scale = p->wd_scale = 1.0f;
+    ps->items[ps->n++] = p;
+    return p;
+}
+
+int singa_param_init_values(singa_param *p, singa_rng *rng, singa_err *err)
+{
+    const singa_conf *c = p->init;
+    const char *type = singa_conf_str(c, "type", p->default_init);
+    /* Without an init table a param gets its layer's default: value 0 for a kConstant bias. */
+    double value = singa_conf_num(c, "value", c ? 1.0 : 0.0), mean = singa_conf_num(c, "mean", 0.0);
+    double sd = singa_conf_num(c, "std", 1.0), low = singa_conf_num(c, "low", -1.0);
+    double high = singa_conf_num(c, "high", 1.0);
+    double fan_in = p->fan_in > 0 ? p->fan_in : 1, fan_out = p->fan_out > 0 ? p->fan_out : 1;
+    enum { CONST, UNIFORM, GAUSS } kind;
+    double scale = 1.0;
+    if (strcmp(type, "kConstant") == 0) {
+        kind = CONST;
+    } else if (strcmp(type, "kUniform") == 0) {
+        kind = UNIFORM;
+        scale = value;
+    } else if (strcmp(type, "kGaussian") == 0) {
+        kind = GAUSS;
+        scale = value;
+    } else if (strcmp(type, "kGaussianSqrtFanIn") == 0) {
+        kind = GAUSS;
+        scale = 1.0 / sqrt(fan_in);
+    } else if (strcmp(type, "kUniformSqrtFanIn") == 0) {
+        kind = UNIFORM;
+        scale = 1.0 / sqrt(fan_in / 3.0);
+    } else if (strcmp(type, "kUniformSqrtFanInOut") == 0) {
+        kind = UNIFORM;
+        scale = 1.0 / sqrt(fan_in + fan_out);
+    } else {
+        static const char *const known[] = {"kConstant",          "kUniform",
+                                            "kGaussian",          "kGaussianSqrtFanIn",
+                                            "kUniformSqrtFanIn",  "kUniformSqrtFanInOut"};
+        const char *hint = singa_suggest(type, known, 6);
+        return singa_err_set(err, "unknown init type '%s'%s%s%s", type, hint ? " (did you mean '" : "",
+                             hint ? hint : "", hint ? "'?)" : "");
+    }
+    if (kind == UNIFORM && !(low < high))
+        return singa_err_set(err, "init needs low < high (got %g, %g)", low, high);
+    float *w = p->data.data;
+    for (size_t i = 0; i < p->data.size; i++) {
+        double v = value;
+        if (kind == UNIFORM)
+            v = (low + (high - low) * singa_rng_uniform(rng)) * scale;
+        else if (kind == GAUSS)
+            v = (mean + sd * singa_rng_gaussian(rng)) * scale;
+        w[i] = (float)v;
+    }
+    return 0;
+}

@@ -1,0 +1,477 @@
+/* The job: nets for each phase sharing one param store, an updater, and SINGA's training loop.
+ * An action with frequency f and offset a fires at step s when f > 0, s >= a and
+ * (s - a) % f == 0; at a step, checkpointing comes first, then validation, test, training and
+ * display, so a run resumed from step s repeats exactly what the uninterrupted run did. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "singa/checkpoint.h"
+#include "singa/job.h"
+#include "singa/net.h"
+#include "singa/tensor.h"
+#include "singa/updater.h"
+
+const singa_field singa_job_fields[] = {
+    {"name", SINGA_FIELD_STR},              {"seed", SINGA_FIELD_INT},
+    {"neuralnet", SINGA_FIELD_TABLE},       {"updater", SINGA_FIELD_TABLE},
+    {"cluster", SINGA_FIELD_TABLE},         {"train_one_batch", SINGA_FIELD_TABLE},
+    {"train_steps", SINGA_FIELD_INT},       {"disp_freq", SINGA_FIELD_INT},
+    {"disp_after", SINGA_FIELD_INT},        {"test_freq", SINGA_FIELD_INT},
+    {"test_steps", SINGA_FIELD_INT},        {"test_after", SINGA_FIELD_INT},
+    {"validate_freq", SINGA_FIELD_INT},     {"validate_steps", SINGA_FIELD_INT},
+    {"validate_after", SINGA_FIELD_INT},    {"checkpoint_freq", SINGA_FIELD_INT},
+    {"checkpoint_after", SINGA_FIELD_INT},  {"checkpoint_path", SINGA_FIELD_STR},
+    {"checkpoint_keep", SINGA_FIELD_INT},   {"resume", SINGA_FIELD_BOOL},
+    {"num_openblas_threads", SINGA_FIELD_INT},
+    {NULL, 0},
+};
+
+const singa_field singa_cluster_fields[] = {
+    {"nworker_groups", SINGA_FIELD_INT},      {"nserver_groups", SINGA_FIELD_INT},
+    {"nworkers_per_group", SINGA_FIELD_INT},  {"nservers_per_group", SINGA_FIELD_INT},
+    {"nworkers_per_procs", SINGA_FIELD_INT},  {"nservers_per_procs", SINGA_FIELD_INT},
+    {"server_worker_separate", SINGA_FIELD_BOOL}, {"sync_freq", SINGA_FIELD_INT},
+    {"share_memory", SINGA_FIELD_BOOL},       {"workspace", SINGA_FIELD_STR},
+    {NULL, 0},
+};
+
+static const singa_field tob_fields[] = {
+    {"alg", SINGA_FIELD_STR}, {"cd_k", SINGA_FIELD_INT}, {NULL, 0},
+};
+
+typedef struct action {
+    int freq, after, steps;
+} action;
+
+struct singa_job {
+    singa_conf *conf;
+    const char *name;
+    uint64_t seed;
+    int train_steps, threads, keep;
+    action disp, test, validate, checkpoint;
+    const char *ckpt_dir;
+    bool resume;
+    singa_params params;
+    singa_rng rng;
+    singa_net *train, *test_net, *val_net;
+    singa_updater *upd;
+    int step;
+};
+
+static bool fires(const action *a, int step)
+{
+    return a->freq > 0 && step >= a->after && (step - a->after) % a->freq == 0;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int check_cluster(const singa_conf *c, singa_err *err)
+{
+    const singa_field *const schemas[] = {singa_cluster_fields, NULL};
+    if (!c)
+        return 0;
+    if (singa_conf_check(c, schemas, "cluster", err) < 0)
+        return -1;
+    static const char *const counts[] = {"nworker_groups", "nserver_groups", "nworkers_per_group",
+                                         "nservers_per_group", "nworkers_per_procs", "nservers_per_procs"};
+    for (int i = 0; i < 6; i++) {
+        int v = singa_conf_int(c, counts[i], 1);
+        if (v < 1)
+            return singa_err_set(err, "cluster: field '%s' must be at least 1, got %d", counts[i], v);
+        if (v != 1)
+            return singa_err_set(err, "cluster: %s = %d needs the distributed runtime, which this build does not have yet; "
+                                      "run with one worker and one server (every cluster count 1)", counts[i], v);
+    }
+    return 0;
+}
+
+static int read_fields(singa_job *job, singa_err *err)
+{
+    const singa_conf *c = job->conf;
+    const singa_field *const schemas[] = {singa_job_fields, NULL};
+    if (singa_conf_check(c, schemas, "job", err) < 0 || check_cluster(singa_conf_get(c, "cluster"), err) < 0)
+        return -1;
+    const singa_conf *tob = singa_conf_get(c, "train_one_batch");
+    const singa_field *const ts[] = {tob_fields, NULL};
+    if (tob && singa_conf_check(tob, ts, "train_one_batch", err) < 0)
+        return -1;
+    const char *alg = singa_conf_str(tob, "alg", "kBP");
+    if (strcmp(alg, "kBP") != 0)
+        return singa_err_set(err, "train_one_batch: alg '%s' is not available; this build trains with \"kBP\"", alg);
+    job->name = singa_conf_str(c, "name", "job");
+    job->seed = (uint64_t)singa_conf_int(c, "seed", 0);
+    job->train_steps = singa_conf_int(c, "train_steps", 0);
+    job->threads = singa_conf_int(c, "num_openblas_threads", 1);
+    job->disp = (action){singa_conf_int(c, "disp_freq", 0), singa_conf_int(c, "disp_after", 0), 0};
+    job->test = (action){singa_conf_int(c, "test_freq", 0), singa_conf_int(c, "test_after", 0),
+                         singa_conf_int(c, "test_steps", 0)};
+    job->validate = (action){singa_conf_int(c, "validate_freq", 0), singa_conf_int(c, "validate_after", 0),
+                             singa_conf_int(c, "validate_steps", 0)};
+    job->checkpoint = (action){singa_conf_int(c, "checkpoint_freq", 0), singa_conf_int(c, "checkpoint_after", 0), 0};
+    job->ckpt_dir = singa_conf_str(c, "checkpoint_path", NULL);
+    job->keep = singa_conf_int(c, "checkpoint_keep", 3);
+    job->resume = singa_conf_bool(c, "resume", false);
+    if (job->train_steps <= 0)
+        return singa_err_set(err, "job: field 'train_steps' must be a positive integer");
+    if (job->threads < 1 || job->threads > 256)
+        return singa_err_set(err, "job: field 'num_openblas_threads' must be in 1..256");
+    if (job->disp.freq < 0 || job->test.freq < 0 || job->validate.freq < 0 || job->checkpoint.freq < 0 ||
+        job->test.steps < 0 || job->validate.steps < 0)
+        return singa_err_set(err, "job: frequencies and step counts must not be negative");
+    if (job->checkpoint.freq > 0 && !job->ckpt_dir)
+        return singa_err_set(err, "job: checkpoint_freq is set but checkpoint_path is not");
+    if (job->resume && !job->ckpt_dir)
+        return singa_err_set(err, "job: resume = true needs checkpoint_path");
+    if (job->keep < 1)
+        return singa_err_set(err, "job: field 'checkpoint_keep' must be at least 1");
+    if (!singa_conf_get(c, "neuralnet"))
+        return singa_err_set(err, "job: field 'neuralnet' is required");
+    if (!singa_conf_get(c, "updater"))
+        return singa_err_set(err, "job: field 'updater' is required");
+    return 0;
+}
+
+int singa_job_create(singa_job **out, const singa_conf *conf, const singa_registry *reg,
+                     singa_err *err)
+{
+    *out = NULL;
+    singa_job *job = calloc(1, sizeof *job);
+    if (!job || !(job->conf = singa_conf_clone(conf))) {
+        free(job);
+        return singa_err_set(err, "out of memory");
+    }
+    singa_params_init(&job->params);
+    if (read_fields(job, err) < 0)
+        goto fail;
+    singa_rng_seed(&job->rng, job->seed, 0);
+    const singa_conf *nc = singa_conf_get(job->conf, "neuralnet");
+    if (singa_net_create(&job->train, nc, SINGA_PHASE_TRAIN, reg, &job->params, &job->rng, job->seed, err) < 0)
+        goto fail;
+    bool has_loss = false;
+    for (int i = 0; i < job->train->nlayers; i++)
+        has_loss |= (job->train->layers[i]->type->flags & SINGA_LAYER_LOSS) != 0;
+    if (!has_loss) {
+        singa_err_set(err, "neuralnet: the kTrain net has no loss layer (such as kSoftmaxLoss), so nothing can be trained");
+        goto fail;
+    }
+    if (singa_net_batchsize(job->train) == 0) {
+        singa_err_set(err, "neuralnet: the kTrain net has no input layer (such as kIDXData)");
+        goto fail;
+    }
+    if (singa_updater_create(&job->upd, singa_conf_get(job->conf, "updater"), &job->params, err) < 0)
+        goto fail;
+    if (job->test.steps > 0 &&
+        singa_net_create(&job->test_net, nc, SINGA_PHASE_TEST, reg, &job->params, &job->rng, job->seed, err) < 0)
+        goto fail;
+    if (job->validate.steps > 0 &&
+        singa_net_create(&job->val_net, nc, SINGA_PHASE_VALIDATION, reg, &job->params, &job->rng, job->seed, err) < 0)
+        goto fail;
+    *out = job;
+    return 0;
+fail:
+    singa_job_free(job);
+    return -1;
+}
+
+void singa_job_free(singa_job *job)
+{
+    if (!job)
+        return;
+    singa_net_free(job->train);
+    singa_net_free(job->test_net);
+    singa_net_free(job->val_net);
+    singa_updater_free(job->upd);
+    singa_params_free(&job->params);
+    singa_conf_free(job->conf);
+    free(job);
+}
+
+const char *singa_job_name(const singa_job *job) { return job->name; }
+
+static void logf_(const singa_job_hooks *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void logf_(const singa_job_hooks *h, const char *fmt, ...)
+{
+    if (!h || !h->log)
+        return;
+    char line[SINGA_ERR_LEN + 128];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    h->log(h->ud, line);
+}
+
+/* ---- checkpoints ---- */
+
+static singa_net *job_net(singa_job *job, int i)
+{
+    singa_net *nets[3] = {job->train, job->test_net, job->val_net};
+    return nets[i];
+}
+
+/* Visits every entry a checkpoint of this job holds; `visit` returns -1 to stop. */
+typedef int (*entry_fn)(void *ud, const char *name, int dtype, int ndim, const int *dims, void *data,
+                        singa_err *err);
+
+static int each_entry(singa_job *job, entry_fn visit, void *ud, int64_t (*cursors)[SINGA_CURSOR_LEN],
+                      singa_err *err)
+{
+    char name[512];
+    for (int i = 0; i < job->params.n; i++) {
+        singa_param *p = job->params.items[i];
+        if (p->owner)
+            continue;
+        snprintf(name, sizeof name, "param/%s", p->name);
+        if (visit(ud, name, SINGA_CKPT_F32, p->data.ndim, p->data.shape, p->data.data, err) < 0)
+            return -1;
+        for (int s = 0; s < singa_updater_nslots(job->upd); s++) {
+            singa_tensor *t = singa_updater_slot(job->upd, p->id, s);
+            if (!t)
+                continue;
+            snprintf(name, sizeof name, "updater/%s/%s", p->name, singa_updater_slot_name(job->upd, s));
+            if (visit(ud, name, SINGA_CKPT_F32, t->ndim, t->shape, t->data, err) < 0)
+                return -1;
+        }
+    }
+    int four = 4, k = 0;
+    if (visit(ud, "rng", SINGA_CKPT_U64, 1, &four, job->rng.s, err) < 0)
+        return -1;
+    for (int n = 0; n < 3; n++) {
+        singa_net *net = job_net(job, n);
+        for (int i = 0; net && i < net->nlayers; i++) {
+            singa_layer *l = net->layers[i];
+            if (!l->type->get_cursor)
+                continue;
+            snprintf(name, sizeof name, "cursor/%s/%s", singa_phase_name(net->phase), l->name);
+            l->type->get_cursor(l, cursors[k]);
+            if (visit(ud, name, SINGA_CKPT_I64, 1, &four, cursors[k++], err) < 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+static int count_cursors(singa_job *job)
+{
+    int k = 0;
+    for (int n = 0; n < 3; n++)
+        for (int i = 0; job_net(job, n) && i < job_net(job, n)->nlayers; i++)
+            k += job_net(job, n)->layers[i]->type->get_cursor != NULL;
+    return k;
+}
+
+static int add_entry(void *ud, const char *name, int dtype, int ndim, const int *dims, void *data,
+                     singa_err *err)
+{
+    return singa_ckpt_add(ud, name, dtype, ndim, dims, data, err);
+}
+
+static int save_checkpoint(singa_job *job, int step, const singa_job_hooks *hooks, singa_err *err)
+{
+    singa_ckpt c;
+    char path[4096];
+    int ncur = count_cursors(job);
+    int64_t (*cursors)[SINGA_CURSOR_LEN] = calloc((size_t)(ncur ? ncur : 1), sizeof *cursors);
+    singa_ckpt_init(&c, (uint64_t)step);
+    singa_ckpt_path(path, sizeof path, job->ckpt_dir, (uint64_t)step);
+    int rc = !cursors ? singa_err_set(err, "out of memory") : singa_mkdirs(job->ckpt_dir, err);
+    if (rc == 0)
+        rc = each_entry(job, add_entry, &c, cursors, err);
+    if (rc == 0)
+        rc = singa_ckpt_write(&c, path, err);
+    if (rc == 0)
+        rc = singa_ckpt_dir_prune(job->ckpt_dir, job->keep, err);
+    singa_ckpt_free(&c, 0);
+    free(cursors);
+    if (rc == 0)
+        logf_(hooks, "checkpoint written: %s", path);
+    return rc;
+}
+
+/* Resume checks every entry against the job before anything is copied, so a mismatched file
+ * leaves the job untouched and an older checkpoint can be tried. */
+typedef struct load_ctx {
+    const singa_ckpt *ck;
+    const char *path;
+    bool apply;
+    size_t seen;
+} load_ctx;
+
+static int load_entry(void *ud, const char *name, int dtype, int ndim, const int *dims, void *data,
+                      singa_err *err)
+{
+    load_ctx *lc = ud;
+    const singa_ckpt_entry *e = singa_ckpt_find(lc->ck, name);
+    if (!e)
+        return singa_err_set(err, "checkpoint '%s': tensor '%s' is missing (the file belongs to another net or updater)", lc->path, name);
+    bool same = e->dtype == dtype && e->ndim == ndim;
+    for (int i = 0; same && i < ndim; i++)
+        same = e->dims[i] == (uint32_t)dims[i];
+    if (!same) {
+        char a[64] = "", b[64] = "";
+        for (int i = 0; i < e->ndim; i++)
+            snprintf(a + strlen(a), sizeof a - strlen(a), i ? "x%u" : "%u", e->dims[i]);
+        for (int i = 0; i < ndim; i++)
+            snprintf(b + strlen(b), sizeof b - strlen(b), i ? "x%d" : "%d", dims[i]);
+        return singa_err_set(err, "checkpoint '%s': tensor '%s' has shape %s in the file but %s in the job", lc->path, name, a, b);
+    }
+    lc->seen++;
+    if (lc->apply)
+        memcpy(data, e->data, e->bytes);
+    return 0;
+}
+
+static int try_resume(singa_job *job, const char *path, singa_err *err)
+{
+    singa_ckpt ck;
+    if (singa_ckpt_read(&ck, path, err) < 0)
+        return -1;
+    int ncur = count_cursors(job);
+    int64_t (*cursors)[SINGA_CURSOR_LEN] = calloc((size_t)(ncur ? ncur : 1), sizeof *cursors);
+    load_ctx lc = {&ck, path, false, 0};
+    int rc = cursors ? each_entry(job, load_entry, &lc, cursors, err) : singa_err_set(err, "out of memory");
+    if (rc == 0 && lc.seen != ck.n)
+        rc = singa_err_set(err, "checkpoint '%s': holds %zu tensors the job does not have (the file belongs to another net)",
+                           path, ck.n - lc.seen);
+    if (rc == 0 && ck.step > (uint64_t)job->train_steps)
+        rc = singa_err_set(err, "checkpoint '%s': step %llu is beyond train_steps %d", path,
+                           (unsigned long long)ck.step, job->train_steps);
+    if (rc == 0) {
+        lc.apply = true;
+        each_entry(job, load_entry, &lc, cursors, err);
+        /* each_entry filled `cursors` from the layers; the loaded values are now in there. */
+        int k = 0;
+        for (int n = 0; n < 3 && rc == 0; n++)
+            for (int i = 0; job_net(job, n) && i < job_net(job, n)->nlayers && rc == 0; i++) {
+                singa_layer *l = job_net(job, n)->layers[i];
+                if (l->type->set_cursor)
+                    rc = l->type->set_cursor(l, cursors[k++], err);
+            }
+        job->step = (int)ck.step;
+    }
+    free(cursors);
+    singa_ckpt_free(&ck, 1);
+    return rc;
+}
+
+static int resume(singa_job *job, const singa_job_hooks *hooks, singa_err *err)
+{
+    uint64_t *steps;
+    size_t n;
+    if (singa_ckpt_dir_list(job->ckpt_dir, &steps, &n, err) < 0)
+        return -1;
+    if (n == 0) {
+        free(steps);
+        logf_(hooks, "resume: no checkpoint in '%s', starting from step 0", job->ckpt_dir);
+        return 0;
+    }
+    char reasons[SINGA_ERR_LEN] = "";
+    for (size_t i = 0; i < n; i++) {
+        char path[4096];
+        singa_err e;
+        singa_ckpt_path(path, sizeof path, job->ckpt_dir, steps[i]);
+        if (try_resume(job, path, &e) == 0) {
+            free(steps);
+            logf_(hooks, "resumed from %s (step %d)", path, job->step);
+            return 0;
+        }
+        logf_(hooks, "refused %s", e.msg);
+        if (!reasons[0])
+            snprintf(reasons, sizeof reasons, "%s", e.msg);
+    }
+    free(steps);
+    return singa_err_set(err, "resume: no checkpoint in '%s' verifies; newest: %s", job->ckpt_dir, reasons);
+}
+
+/* ---- the loop ---- */
+
+static int evaluate(singa_job *job, singa_net *net, int nsteps, int step, double t0,
+                    const singa_job_hooks *hooks, singa_metrics *into, singa_err *err)
+{
+    singa_metrics_reset(into);
+    for (int k = 0; k < nsteps; k++) {
+        if (singa_net_forward(net, err) < 0)
+            return -1;
+        singa_metrics_merge(into, &net->metrics);
+    }
+    if (hooks && hooks->record) {
+        singa_record r = {.step = step, .phase = net->phase, .metrics = into,
+                          .lr = singa_updater_lr(job->upd, step), .elapsed = now() - t0};
+        hooks->record(hooks->ud, &r);
+    }
+    return 0;
+}
+
+int singa_job_run(singa_job *job, const singa_job_hooks *hooks, singa_result *res, singa_err *err)
+{
+    memset(res, 0, sizeof *res);
+    singa_blas_set_threads(job->threads);
+    if (job->resume && resume(job, hooks, err) < 0)
+        return -1;
+    double t0 = now(), train_time = 0, window_time = 0;
+    int start = job->step, batch = singa_net_batchsize(job->train), window_steps = 0, last_test = -1;
+    singa_metrics window;
+    singa_metrics_reset(&window);
+    for (int s = job->step; s < job->train_steps; s++) {
+        if (job->ckpt_dir && s > start && fires(&job->checkpoint, s) && save_checkpoint(job, s, hooks, err) < 0)
+            return -1;
+        if (job->val_net && fires(&job->validate, s)) {
+            if (evaluate(job, job->val_net, job->validate.steps, s, t0, hooks, &res->validation, err) < 0)
+                return singa_err_prefix(err, "validation at step %d: ", s);
+            res->has_validation = true;
+        }
+        if (job->test_net && fires(&job->test, s)) {
+            if (evaluate(job, job->test_net, job->test.steps, s, t0, hooks, &res->test, err) < 0)
+                return singa_err_prefix(err, "test at step %d: ", s);
+            res->has_test = true;
+            last_test = s;
+        }
+        double ts = now();
+        singa_updater_prepare(job->upd, s);
+        if (singa_net_forward(job->train, err) < 0)
+            return singa_err_prefix(err, "training step %d: ", s);
+        singa_net_backward(job->train);
+        singa_updater_apply(job->upd, s);
+        job->step = s + 1;
+        double te = now();
+        train_time += te - ts;
+        window_time += te - ts;
+        singa_metrics_merge(&window, &job->train->metrics);
+        window_steps++;
+        double ips = (double)batch * (s + 1 - start) / (train_time > 0 ? train_time : 1e-9);
+        if (hooks && hooks->step)
+            hooks->step(hooks->ud, s + 1, job->train_steps, ips, te - t0);
+        if (fires(&job->disp, s)) {
+            if (hooks && hooks->record) {
+                singa_record r = {.step = s, .phase = SINGA_PHASE_TRAIN, .metrics = &window,
+                                  .images_per_sec = (double)batch * window_steps / window_time,
+                                  .lr = singa_updater_lr(job->upd, s), .elapsed = te - t0};
+                hooks->record(hooks->ud, &r);
+            }
+            res->train = window;
+            singa_metrics_reset(&window);
+            window_steps = 0;
+            window_time = 0;
+        }
+    }
+    if (window_steps > 0)
+        res->train = window;
+    if (job->ckpt_dir && job->step > start && save_checkpoint(job, job->step, hooks, err) < 0)
+        return -1;
+    if (job->test_net && last_test != job->train_steps) {
+        if (evaluate(job, job->test_net, job->test.steps, job->train_steps, t0, hooks, &res->test, err) < 0)
+            return singa_err_prefix(err, "final test: ");
+        res->has_test = true;
+    }
+    res->steps = job->step;
+    res->seconds = now() - t0;
+    return 0;
+}
