@@ -1,0 +1,29 @@
+-- A small MLP on Fashion-MNIST: 784-512-256-10 with ReLU, trained by back-propagation with
+-- SGD + momentum.  Run: ./singa-tui -e demos/fmnist_mlp.lua [train_steps]
+local singa = require "singa"
+local fm = os.getenv("FMNIST_DIR") or "/usr/share/datasets/fashion-mnist/"
+
+local r = singa.train{
+  name = "fmnist-mlp", seed = 1,
+  train_steps = tonumber(arg and arg[1]) or 9000, disp_freq = 1000,
+  test_freq = 3000, test_steps = 100,
+  checkpoint_freq = 3000, checkpoint_path = "ckpt/fmnist-mlp",
+  updater = { type = "kSGD", momentum = 0.9, weight_decay = 5e-5,
+              learning_rate = { type = "kStep", base_lr = 0.04, gamma = 0.3, change_freq = 4000 } },
+  neuralnet = { layer = {
+    { name = "data", type = "kIDXData", exclude = "kTest", batchsize = 64, shuffle = true,
+      images = fm .. "train-images-idx3-ubyte.gz", labels = fm .. "train-labels-idx1-ubyte.gz" },
+    { name = "data", type = "kIDXData", exclude = "kTrain", batchsize = 100,
+      images = fm .. "t10k-images-idx3-ubyte.gz", labels = fm .. "t10k-labels-idx1-ubyte.gz" },
+    { name = "image", type = "kMnist", srclayer = "data", norm_a = 255, norm_b = 0 },
+    { name = "label", type = "kLabel", srclayer = "data" },
+    { name = "fc1", type = "kInnerProduct", srclayer = "image", num_output = 512 },
+    { name = "relu1", type = "kReLU", srclayer = "fc1" },
+    { name = "fc2", type = "kInnerProduct", srclayer = "relu1", num_output = 256 },
+    { name = "relu2", type = "kReLU", srclayer = "fc2" },
+    { name = "fc3", type = "kInnerProduct", srclayer = "relu2", num_output = 10 },
+    { name = "loss", type = "kSoftmaxLoss", srclayer = { "fc3", "label" } },
+  } },
+}
+print(string.format("test accuracy %.4f (train loss %.4f) after %d steps in %.1f s",
+                    r.test.accuracy, r.train.loss, r.steps, r.seconds))

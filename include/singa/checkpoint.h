@@ -1,10 +1,11 @@
 /* Checkpoint files.  Format (little-endian), version 1:
  *   header  "SINGACKP" | u32 version | u32 entry count | u64 step
- *   entry   u16 name length | name | u8 dtype (0 f32, 1 i64, 2 u64) | u8 ndim | u32 dims[ndim]
+ *   entry   u16 name length | name | u8 dtype (0 f32, 1 i64, 2 u64, 3 bytes) | u8 ndim | u32 dims[ndim]
  *           | u64 payload bytes | u32 CRC-32 of payload | payload
  *   trailer "SINGAEND" | u32 CRC-32 of every byte before the trailer
  * Files are written to "<name>.tmp", fsync'd, renamed into place and the directory fsync'd, so a
- * crash leaves either the old set of checkpoints or the new one, never a half-written file. */
+ * crash leaves either the old set of checkpoints or the new one, never a half-written file.
+ * Payloads are in the host's byte order (little-endian on the platforms we build for). */
 #ifndef SINGA_CHECKPOINT_H
 #define SINGA_CHECKPOINT_H
 
@@ -12,7 +13,7 @@
 #include <stdint.h>
 #include "singa/error.h"
 
-enum { SINGA_CKPT_F32 = 0, SINGA_CKPT_I64 = 1, SINGA_CKPT_U64 = 2 };
+enum { SINGA_CKPT_F32 = 0, SINGA_CKPT_I64 = 1, SINGA_CKPT_U64 = 2, SINGA_CKPT_U8 = 3 };
 
 typedef struct singa_ckpt_entry {
     char *name;

@@ -10,6 +10,10 @@
 #include "singa/tensor.h"
 
 typedef struct singa_param singa_param;
+/* Told when elements [begin, end) of p's gradient are final for this step, so an updater can
+ * apply them while they are still in cache. */
+typedef void (*singa_grad_ready_fn)(void *ud, singa_param *p, size_t begin, size_t end);
+
 struct singa_param {
     char *name;
     int id;              /* position in its store */
@@ -23,6 +27,9 @@ struct singa_param {
     const char *default_init;
     singa_param *owner;  /* the param named by share_from, or NULL */
     int nsharers;        /* params whose owner is this one */
+    singa_grad_ready_fn grad_ready;
+    void *grad_ready_ud;
+    const void *net;     /* the net that declared it last, to catch a name used twice in one net */
 };
 
 typedef struct singa_params {
@@ -40,6 +47,13 @@ singa_param *singa_params_declare(singa_params *ps, const char *name, const char
 /* Fills p->data by its init method (kConstant, kUniform, kGaussian, kGaussianSqrtFanIn,
  * kUniformSqrtFanIn, kUniformSqrtFanInOut). */
 int singa_param_init_values(singa_param *p, singa_rng *rng, singa_err *err);
+/* p->grad = grad_alpha * op(A) op(B) + grad_beta * p->grad, in row blocks that fit in cache
+ * when someone listens to grad_ready, reporting each block as it completes. */
+void singa_param_grad_gemm(singa_param *p, bool trans_a, const singa_tensor *a, bool trans_b,
+                           const singa_tensor *b);
+/* Reports the whole gradient as final (for gradients computed without singa_param_grad_gemm). */
+void singa_param_grad_done(singa_param *p);
+
 extern const singa_field singa_param_fields[];
 extern const singa_field singa_init_fields[];
 

@@ -2,19 +2,19 @@
  * vectorises the loops; errors are within a few ulp, far below what training notices. */
 #include <math.h>
 #include <stdint.h>
-#include <string.h>
 
 #include "core/vmath.h"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(SINGA_NO_CLONES)
-#define KERNEL __attribute__((target_clones("default", "arch=haswell", "arch=skylake-avx512")))
+#define KERNEL __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
 #else
 #define KERNEL
 #endif
 
 static inline float fast_exp(float x)
 {
-    x = fminf(fmaxf(x, -87.0f), 88.0f);
+    x = x < -87.0f ? -87.0f : x; /* not fminf/fmaxf: their NaN rules block vectorisation */
+    x = x > 88.0f ? 88.0f : x;
     float n = floorf(x * 1.44269504088896341f + 0.5f);
     float r = x - n * 0.693359375f + n * 2.12194440e-4f;
     float p = 1.9875691500e-4f;
@@ -24,10 +24,11 @@ static inline float fast_exp(float x)
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
     p = p * r * r + r + 1.0f;
-    int32_t bits = ((int32_t)n + 127) << 23;
-    float scale;
-    memcpy(&scale, &bits, sizeof scale);
-    return p * scale;
+    union {
+        int32_t i;
+        float f;
+    } scale = {.i = ((int32_t)n + 127) << 23}; /* 2^n */
+    return p * scale.f;
 }
 
 static inline float fast_tanh(float x)

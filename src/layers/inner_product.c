@@ -51,18 +51,20 @@ static void backward(singa_layer *l)
     singa_layer *src = l->src[0];
     singa_tensor x = singa_tensor_view_matrix(&src->data);
     singa_param *w = l->params[0];
-    if (s->transpose)
-        singa_tensor_gemm(true, false, w->grad_alpha, &x, &l->grad, w->grad_beta, &w->grad);
-    else
-        singa_tensor_gemm(true, false, w->grad_alpha, &l->grad, &x, w->grad_beta, &w->grad);
-    if (s->bias) {
-        singa_param *b = l->params[1];
-        singa_tensor_sum_rows(&l->grad, b->grad_alpha, b->grad_beta, b->grad.data);
-    }
+    /* dx first: an updater may change W as soon as its gradient is reported ready. */
     if (src->needs_grad) {
         singa_tensor dx = singa_tensor_view_matrix(&src->grad);
         singa_tensor_gemm(false, s->transpose, 1.0f, &l->grad, &w->data,
                           singa_layer_grad_beta(src), &dx);
+    }
+    if (s->transpose)
+        singa_param_grad_gemm(w, true, &x, false, &l->grad);
+    else
+        singa_param_grad_gemm(w, true, &l->grad, false, &x);
+    if (s->bias) {
+        singa_param *b = l->params[1];
+        singa_tensor_sum_rows(&l->grad, b->grad_alpha, b->grad_beta, b->grad.data);
+        singa_param_grad_done(b);
     }
 }
 

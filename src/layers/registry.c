@@ -169,7 +169,13 @@ singa_param *singa_layer_param(singa_layer *l, int index, const char *suffix, in
         return NULL;
     }
     l->params = arr;
-    bool existed = singa_params_find(ps, name) != NULL;
+    singa_param *prev = singa_params_find(ps, name);
+    if (prev && prev->net == l->net) {
+        singa_err_set(err, "%s: param name '%s' is already used by layer '%s' in this net (use share_from to share a value)",
+                      what, name, prev->layer);
+        return NULL;
+    }
+    bool existed = prev != NULL;
     if (!(p = singa_params_declare(ps, name, l->name, ndim, shape, err))) {
         singa_err_prefix(err, "%s: ", what);
         return NULL;
@@ -210,6 +216,7 @@ singa_param *singa_layer_param(singa_layer *l, int index, const char *suffix, in
             return NULL;
         }
     }
+    p->net = l->net;
     l->params[l->nparams++] = p;
     return p;
 }

@@ -93,14 +93,17 @@ static void on_record(void *ud, const singa_record *r)
     FILE *f = rp->opts->metrics;
     if (!f)
         return;
-    char accs[32] = "";
-    if (!isnan(acc))
-        snprintf(accs, sizeof accs, "%.6g", acc);
+    /* Non-finite values become empty CSV cells or JSON null, so the files stay parseable. */
+    char l_s[32] = "", a_s[32] = "";
+    if (isfinite(loss))
+        snprintf(l_s, sizeof l_s, "%.6g", loss);
+    if (isfinite(acc))
+        snprintf(a_s, sizeof a_s, "%.6g", acc);
     if (rp->opts->metrics_csv)
-        fprintf(f, "%d,%s,%d,%.6g,%s,%.6g\n", r->step, phase, r->group, loss, accs, r->images_per_sec);
+        fprintf(f, "%d,%s,%d,%s,%s,%.6g\n", r->step, phase, r->group, l_s, a_s, r->images_per_sec);
     else
-        fprintf(f, "{\"step\": %d, \"phase\": \"%s\", \"group\": %d, \"loss\": %.6g, \"accuracy\": %s, \"images_per_sec\": %.6g}\n",
-                r->step, phase, r->group, loss, accs[0] ? accs : "null", r->images_per_sec);
+        fprintf(f, "{\"step\": %d, \"phase\": \"%s\", \"group\": %d, \"loss\": %s, \"accuracy\": %s, \"images_per_sec\": %.6g}\n",
+                r->step, phase, r->group, l_s[0] ? l_s : "null", a_s[0] ? a_s : "null", r->images_per_sec);
     fflush(f);
 }
 

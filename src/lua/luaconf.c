@@ -10,6 +10,7 @@ static singa_conf *convert(lua_State *L, int idx, const char *path, singa_err *e
 
 static singa_conf *convert_table(lua_State *L, int idx, const char *path, singa_err *err, int depth)
 {
+    luaL_checkstack(L, 4, "job table nested too deeply");
     lua_Integer len = (lua_Integer)lua_rawlen(L, idx);
     size_t nkeys = 0;
     bool named = false;

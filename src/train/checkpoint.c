@@ -15,7 +15,7 @@
 #define TRAILER "SINGAEND"
 #define VERSION 1u
 
-static size_t dtype_size(int dtype) { return dtype == SINGA_CKPT_F32 ? 4 : 8; }
+static size_t dtype_size(int dtype) { return dtype == SINGA_CKPT_F32 ? 4 : dtype == SINGA_CKPT_U8 ? 1 : 8; }
 
 void singa_ckpt_init(singa_ckpt *c, uint64_t step)
 {
@@ -232,7 +232,7 @@ int singa_ckpt_read(singa_ckpt *c, const char *path, singa_err *err)
         }
         name[nlen] = 0;
         int dims[4];
-        if (get_u(&r, &dtype, 1) < 0 || get_u(&r, &ndim, 1) < 0 || dtype > 2 || ndim > 4) {
+        if (get_u(&r, &dtype, 1) < 0 || get_u(&r, &ndim, 1) < 0 || dtype > 3 || ndim > 4) {
             singa_err_set(err, "checkpoint '%s': tensor '%s': bad header", path, name);
             goto out;
         }

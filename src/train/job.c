@@ -59,6 +59,14 @@ struct singa_job {
     singa_net *train, *test_net, *val_net;
     singa_updater *upd;
     int step;
+    /* Training metrics since the last display; checkpointed so a resumed run displays the same. */
+    struct {
+        singa_metrics metrics;
+        int64_t steps;
+    } window;
+    /* Timing of the steps this process ran in the window: not checkpointed, runs differ in it. */
+    double window_seconds;
+    int window_timed;
 };
 
 static bool fires(const action *a, int step)
@@ -241,8 +249,9 @@ static int each_entry(singa_job *job, entry_fn visit, void *ud, int64_t (*cursor
                 return -1;
         }
     }
-    int four = 4, k = 0;
-    if (visit(ud, "rng", SINGA_CKPT_U64, 1, &four, job->rng.s, err) < 0)
+    int four = 4, k = 0, wsize = (int)sizeof job->window;
+    if (visit(ud, "rng", SINGA_CKPT_U64, 1, &four, job->rng.s, err) < 0 ||
+        visit(ud, "window", SINGA_CKPT_U8, 1, &wsize, &job->window, err) < 0)
         return -1;
     for (int n = 0; n < 3; n++) {
         singa_net *net = job_net(job, n);
@@ -416,10 +425,8 @@ int singa_job_run(singa_job *job, const singa_job_hooks *hooks, singa_result *re
     singa_blas_set_threads(job->threads);
     if (job->resume && resume(job, hooks, err) < 0)
         return -1;
-    double t0 = now(), train_time = 0, window_time = 0;
-    int start = job->step, batch = singa_net_batchsize(job->train), window_steps = 0, last_test = -1;
-    singa_metrics window;
-    singa_metrics_reset(&window);
+    double t0 = now(), train_time = 0;
+    int start = job->step, batch = singa_net_batchsize(job->train), last_test = -1;
     for (int s = job->step; s < job->train_steps; s++) {
         if (job->ckpt_dir && s > start && fires(&job->checkpoint, s) && save_checkpoint(job, s, hooks, err) < 0)
             return -1;
@@ -443,27 +450,27 @@ int singa_job_run(singa_job *job, const singa_job_hooks *hooks, singa_result *re
         job->step = s + 1;
         double te = now();
         train_time += te - ts;
-        window_time += te - ts;
-        singa_metrics_merge(&window, &job->train->metrics);
-        window_steps++;
-        double ips = (double)batch * (s + 1 - start) / (train_time > 0 ? train_time : 1e-9);
+        singa_metrics_merge(&job->window.metrics, &job->train->metrics);
+        job->window.steps++;
+        job->window_seconds += te - ts;
+        job->window_timed++;
         if (hooks && hooks->step)
-            hooks->step(hooks->ud, s + 1, job->train_steps, ips, te - t0);
+            hooks->step(hooks->ud, s + 1, job->train_steps, (double)batch * (s + 1 - start) / train_time, te - t0);
         if (fires(&job->disp, s)) {
             if (hooks && hooks->record) {
-                singa_record r = {.step = s, .phase = SINGA_PHASE_TRAIN, .metrics = &window,
-                                  .images_per_sec = (double)batch * window_steps / window_time,
+                singa_record r = {.step = s, .phase = SINGA_PHASE_TRAIN, .metrics = &job->window.metrics,
+                                  .images_per_sec = (double)batch * job->window_timed / job->window_seconds,
                                   .lr = singa_updater_lr(job->upd, s), .elapsed = te - t0};
                 hooks->record(hooks->ud, &r);
             }
-            res->train = window;
-            singa_metrics_reset(&window);
-            window_steps = 0;
-            window_time = 0;
+            res->train = job->window.metrics;
+            memset(&job->window, 0, sizeof job->window);
+            job->window_seconds = 0;
+            job->window_timed = 0;
         }
     }
-    if (window_steps > 0)
-        res->train = window;
+    if (job->window.steps > 0)
+        res->train = job->window.metrics;
     if (job->ckpt_dir && job->step > start && save_checkpoint(job, job->step, hooks, err) < 0)
         return -1;
     if (job->test_net && last_test != job->train_steps) {

@@ -1,7 +1,9 @@
 /* Updaters and learning-rate schedules.  Where nothing needs the raw gradient (kSGD with
  * momentum, no clipping, no shared param) the backward pass writes straight into the momentum
- * history: h = m h - lr g happens inside the layer's GEMM (alpha = -lr, beta = m) and the update
- * is one pass w += h.  That saves a gradient buffer per param and two passes over memory. */
+ * history: h = m h - lr g happens inside the layer's GEMM (alpha = -lr, beta = m), and w += h
+ * runs on each block of the gradient as soon as the layer reports it ready, while the block is
+ * still in cache.  That saves a gradient buffer per param and most of the update's memory
+ * traffic, which for large fully connected layers is a fifth of a training step. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +35,7 @@ struct singa_updater {
     singa_params *params;
     int nparams;           /* the params of the training net, updated here */
     singa_tensor *history; /* per param: momentum history (empty tensor when unused) */
+    size_t *applied;       /* per param: elements already updated during this step's backward */
 };
 
 static int pick(const char *what, const char *field, const char *value, const char *const *names,
@@ -44,6 +47,16 @@ static int pick(const char *what, const char *field, const char *value, const ch
     const char *hint = singa_suggest(value, names, (size_t)n);
     return singa_err_set(err, "%s: unknown %s '%s'%s%s%s", what, field, value,
                          hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
+}
+
+/* w += h on a block the backward pass has finished (fused kSGD with momentum). */
+static void apply_ready(void *ud, singa_param *p, size_t begin, size_t end)
+{
+    singa_updater *u = ud;
+    float *w = p->data.data, *h = p->grad.data;
+    for (size_t k = begin; k < end; k++)
+        w[k] += h[k];
+    u->applied[p->id] += end - begin;
 }
 
 static bool has_history(const singa_updater *u) { return u->kind == UPD_NESTEROV || u->momentum != 0; }
@@ -93,8 +106,11 @@ int singa_updater_create(singa_updater **out, const singa_conf *conf, singa_para
         return singa_err_set(err, "out of memory");
     *u = v;
     u->fused = u->kind == UPD_SGD && u->momentum != 0 && !u->clip;
-    if (!(u->history = calloc((size_t)(u->nparams ? u->nparams : 1), sizeof *u->history))) {
-        free(u);
+    size_t np = (size_t)(u->nparams ? u->nparams : 1);
+    u->history = calloc(np, sizeof *u->history);
+    u->applied = calloc(np, sizeof *u->applied);
+    if (!u->history || !u->applied) {
+        singa_updater_free(u);
         return singa_err_set(err, "out of memory");
     }
     for (int i = 0; i < u->nparams && has_history(u); i++) {
@@ -110,6 +126,8 @@ int singa_updater_create(singa_updater **out, const singa_conf *conf, singa_para
             singa_tensor_free(&p->grad);
             p->grad = u->history[i];
             p->grad.owns = false;
+            p->grad_ready = apply_ready;
+            p->grad_ready_ud = u;
         }
     }
     *out = u;
@@ -120,9 +138,15 @@ void singa_updater_free(singa_updater *u)
 {
     if (!u)
         return;
-    for (int i = 0; i < u->nparams; i++)
-        singa_tensor_free(&u->history[i]);
+    for (int i = 0; i < u->nparams; i++) {
+        singa_param *p = u->params->items[i];
+        if (p->grad_ready_ud == u)
+            p->grad_ready = NULL;
+        if (u->history)
+            singa_tensor_free(&u->history[i]);
+    }
     free(u->history);
+    free(u->applied);
     free(u);
 }
 
@@ -181,8 +205,10 @@ void singa_updater_apply(singa_updater *u, int step)
         if (p->owner)
             continue;
         if (is_fused(u, p)) {
-            for (size_t k = 0; k < n; k++)
-                w[k] += g[k];
+            /* Layers report a param's blocks all or none; what was not reported happens now. */
+            if (u->applied[i] == 0)
+                apply_ready(u, p, 0, n);
+            u->applied[i] = 0;
             continue;
         }
         float scale = 1.0f / (float)gather_sharers(u, p);
