@@ -138,7 +138,7 @@ singa_param *singa_layer_param(singa_layer *l, int index, const char *suffix, in
 {
     const singa_conf *list = singa_conf_get(l->conf, "param");
     const singa_conf *pc = list && (size_t)index < list->n ? list->items[index] : NULL;
-    char what[160], defname[160];
+    char what[160], defname[strlen(l->name) + strlen(suffix) + 2];
     snprintf(what, sizeof what, "layer '%s' (%s): param %d", l->name, l->type->name, index + 1);
     if (pc) {
         const singa_field *const schemas[] = {singa_param_fields, NULL};

@@ -113,12 +113,41 @@ static int toposort(singa_net *net, singa_err *err)
     }
     int rc = 0;
     if (done < n) {
+        /* Layers left over lie on a cycle or after one.  Walking sources from the first one
+         * left must come back to a layer already seen: that loop is the cycle to report. */
+        int *seen_at = calloc((size_t)n, sizeof *seen_at), len = 0;
+        singa_layer *cur = NULL, **path = malloc((size_t)n * sizeof *path);
+        for (int i = 0; i < n && !cur; i++)
+            if (indeg[i] > 0)
+                cur = net->layers[i];
+        while (seen_at && path && cur) {
+            int idx = 0;
+            while (net->layers[idx] != cur)
+                idx++;
+            if (seen_at[idx])
+                break;
+            seen_at[idx] = ++len;
+            path[len - 1] = cur;
+            singa_layer *next = NULL;
+            for (int k = 0; k < cur->nsrc && !next; k++)
+                for (int j = 0; j < n; j++)
+                    if (net->layers[j] == cur->src[k] && indeg[j] > 0)
+                        next = cur->src[k];
+            cur = next;
+        }
         char cyc[512] = "";
         size_t used = 0;
-        for (int i = 0; i < n && used < sizeof cyc - 64; i++)
-            if (indeg[i] > 0)
-                used += (size_t)snprintf(cyc + used, sizeof cyc - used, "%s'%s'", used ? ", " : "",
-                                         net->layers[i]->name);
+        if (cur && path && seen_at) {
+            int idx = 0;
+            while (net->layers[idx] != cur)
+                idx++;
+            /* path runs destination -> source; print it source -> destination */
+            for (int i = len - 1; i >= seen_at[idx] - 1 && used < sizeof cyc - 80; i--)
+                used += (size_t)snprintf(cyc + used, sizeof cyc - used, "'%s' -> ", path[i]->name);
+            snprintf(cyc + used, sizeof cyc - used, "'%s'", path[len - 1]->name);
+        }
+        free(seen_at);
+        free(path);
         rc = singa_err_set(err, "the layers form a cycle through srclayer: %s", cyc);
     } else {
         memcpy(net->layers, order, (size_t)n * sizeof *order);

@@ -332,6 +332,18 @@ int singa_ckpt_dir_prune(const char *dir, int keep, singa_err *err)
         unlink(path);
     }
     free(steps);
+    /* A "*.ckpt.tmp" left by a crash mid-write is garbage: the rename never happened. */
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        if (strncmp(e->d_name, "step", 4) == 0 && len > 9 && strcmp(e->d_name + len - 9, ".ckpt.tmp") == 0) {
+            char path[4096];
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            unlink(path);
+        }
+    }
+    if (d)
+        closedir(d);
     return 0;
 }
 

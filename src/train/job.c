@@ -311,7 +311,7 @@ typedef struct load_ctx {
     const singa_ckpt *ck;
     const char *path;
     bool apply;
-    size_t seen;
+    bool *seen; /* per entry of the file: the job has it */
 } load_ctx;
 
 static int load_entry(void *ud, const char *name, int dtype, int ndim, const int *dims, void *data,
@@ -332,7 +332,7 @@ static int load_entry(void *ud, const char *name, int dtype, int ndim, const int
             snprintf(b + strlen(b), sizeof b - strlen(b), i ? "x%d" : "%d", dims[i]);
         return singa_err_set(err, "checkpoint '%s': tensor '%s' has shape %s in the file but %s in the job", lc->path, name, a, b);
     }
-    lc->seen++;
+    lc->seen[e - lc->ck->entries] = true;
     if (lc->apply)
         memcpy(data, e->data, e->bytes);
     return 0;
@@ -345,11 +345,12 @@ static int try_resume(singa_job *job, const char *path, singa_err *err)
         return -1;
     int ncur = count_cursors(job);
     int64_t (*cursors)[SINGA_CURSOR_LEN] = calloc((size_t)(ncur ? ncur : 1), sizeof *cursors);
-    load_ctx lc = {&ck, path, false, 0};
-    int rc = cursors ? each_entry(job, load_entry, &lc, cursors, err) : singa_err_set(err, "out of memory");
-    if (rc == 0 && lc.seen != ck.n)
-        rc = singa_err_set(err, "checkpoint '%s': holds %zu tensors the job does not have (the file belongs to another net)",
-                           path, ck.n - lc.seen);
+    load_ctx lc = {&ck, path, false, calloc(ck.n + 1, sizeof(bool))};
+    int rc = cursors && lc.seen ? each_entry(job, load_entry, &lc, cursors, err) : singa_err_set(err, "out of memory");
+    for (size_t i = 0; rc == 0 && i < ck.n; i++)
+        if (!lc.seen[i])
+            rc = singa_err_set(err, "checkpoint '%s': tensor '%s' is not in the job (the file belongs to another net)",
+                               path, ck.entries[i].name);
     if (rc == 0 && ck.step > (uint64_t)job->train_steps)
         rc = singa_err_set(err, "checkpoint '%s': step %llu is beyond train_steps %d", path,
                            (unsigned long long)ck.step, job->train_steps);
@@ -367,6 +368,7 @@ static int try_resume(singa_job *job, const char *path, singa_err *err)
         job->step = (int)ck.step;
     }
     free(cursors);
+    free(lc.seen);
     singa_ckpt_free(&ck, 1);
     return rc;
 }
