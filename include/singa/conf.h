@@ -67,6 +67,10 @@ typedef struct singa_field {
  * messages, e.g. "layer 'fc1' (kInnerProduct)". */
 int singa_conf_check(const singa_conf *table, const singa_field *const *schemas, const char *what,
                      singa_err *err);
+/* Sets "<what>: unknown <kind> '<value>'" (what may be NULL) with a "did you mean" from
+ * candidates; returns -1. */
+int singa_err_unknown(singa_err *err, const char *what, const char *kind, const char *value,
+                      const char *const *candidates, size_t n);
 /* The declared name closest to `name` (edit distance <= 2 plus a little for long names), or NULL. */
 const char *singa_suggest(const char *name, const char *const *candidates, size_t n);
 

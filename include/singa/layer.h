@@ -26,6 +26,7 @@ enum {
 };
 
 #define SINGA_CURSOR_LEN 4
+#define SINGA_NAME_MAX 255 /* longest layer or param name */
 
 typedef struct singa_layer_type {
     const char *name;

@@ -26,7 +26,8 @@ struct singa_param {
     singa_conf *init;    /* the user's init table, or NULL for the layer's default */
     const char *default_init;
     singa_param *owner;  /* the param named by share_from, or NULL */
-    int nsharers;        /* params whose owner is this one */
+    int nsharers;        /* trained params whose owner is this one */
+    bool trained;        /* declared by the training net, so the updater changes it */
     singa_grad_ready_fn grad_ready;
     void *grad_ready_ud;
     const void *net;     /* the net that declared it last, to catch a name used twice in one net */

@@ -101,7 +101,7 @@ int main(int argc, char **argv)
             usage(stdout);
             return 0;
         } else if (strcmp(argv[i], "--version") == 0) {
-            printf("singa-tui %s (%s, OpenBLAS, ZeroMQ)\n", SINGA_VERSION, LUA_RELEASE);
+            printf("singa-tui %s (%s, OpenBLAS)\n", SINGA_VERSION, LUA_RELEASE);
             return 0;
         } else if (strcmp(argv[i], "--metrics") == 0 && i + 1 < argc) {
             metrics = argv[++i];

@@ -188,6 +188,14 @@ const char *singa_suggest(const char *name, const char *const *cands, size_t n)
     return best;
 }
 
+int singa_err_unknown(singa_err *err, const char *what, const char *kind, const char *value,
+                      const char *const *candidates, size_t n)
+{
+    const char *hint = singa_suggest(value, candidates, n);
+    return singa_err_set(err, "%s%sunknown %s '%s'%s%s%s", what ? what : "", what ? ": " : "", kind,
+                         value, hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
+}
+
 static bool is_list_of(const singa_conf *v, singa_conf_kind kind)
 {
     if (v->kind == SINGA_CONF_TABLE && v->n == 0) /* {} is an empty list too */
@@ -270,11 +278,7 @@ int singa_conf_check(const singa_conf *t, const singa_field *const *schemas, con
             for (const singa_field *const *s = schemas; *s; s++)
                 for (const singa_field *f = *s; f->name && n < 256; f++)
                     names[n++] = f->name;
-            const char *hint = singa_suggest(key, names, n);
-            if (hint)
-                return singa_err_set(err, "%s: unknown field '%s' (did you mean '%s'?)", what, key,
-                                     hint);
-            return singa_err_set(err, "%s: unknown field '%s'", what, key);
+            return singa_err_unknown(err, what, "field", key, names, n);
         }
         if (!type_ok(t->items[i], found->type)) {
             char buf[64];

@@ -15,6 +15,17 @@ int singa_err_set(singa_err *err, const char *fmt, ...)
     return -1;
 }
 
+void singa_appendf(char *buf, size_t cap, const char *fmt, ...)
+{
+    size_t used = strnlen(buf, cap);
+    if (used + 1 >= cap)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + used, cap - used, fmt, ap);
+    va_end(ap);
+}
+
 int singa_err_prefix(singa_err *err, const char *fmt, ...)
 {
     if (err) {

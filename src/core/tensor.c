@@ -1,4 +1,5 @@
 #include <cblas.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,9 +16,13 @@ int singa_tensor_init(singa_tensor *t, int ndim, const int *shape, singa_err *er
     for (int i = 0; i < ndim; i++) {
         if (shape[i] <= 0)
             return singa_err_set(err, "tensor dimension %d is %d, must be positive", i, shape[i]);
+        if (size > ((size_t)1 << 40) / (size_t)shape[i])
+            return singa_err_set(err, "tensor of more than 2^40 elements");
         size *= (size_t)shape[i];
         t->shape[i] = shape[i];
     }
+    if (size / (size_t)shape[0] > (size_t)INT32_MAX)
+        return singa_err_set(err, "tensor rows of more than 2^31 elements");
     t->ndim = ndim;
     t->size = size;
     t->ld = (int)(size / (size_t)shape[0]);

@@ -14,7 +14,7 @@ void singa_vsigmoid(float *y, const float *x, size_t n);
 void singa_vsigmoid_grad(float *dx, const float *dy, const float *y, size_t n, float beta);
 void singa_vrelu(float *y, const float *x, size_t n, float slope);
 void singa_vrelu_grad(float *dx, const float *dy, const float *y, size_t n, float slope, float beta);
-/* Row-wise exp(x - max) for softmax; returns nothing, rows of length n, m rows. */
+/* y = exp(x - shift) over n elements (one softmax row); returns the sum of y. */
 float singa_vexp_shift(float *y, const float *x, size_t n, float shift);
 
 #endif

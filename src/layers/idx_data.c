@@ -73,8 +73,8 @@ static int idx_load(singa_layer *l, idx_file *f, const char *field, const char *
             goto out;
         }
         f->dims[i] = (int)d;
-        if (i)
-            f->record *= d;
+        if (i && (f->record *= d) > (1u << 24)) /* checked each time, so it cannot wrap */
+            break;
     }
     f->count = (size_t)f->dims[0];
     if (f->record > (1u << 24) || f->count * f->record > ((size_t)1 << 36)) {
@@ -144,8 +144,10 @@ static int setup(singa_layer *l, singa_err *err)
         shape[1] = 1;
         nd = 2;
     }
-    if (singa_layer_shape(l, nd, shape, err) < 0 || singa_tensor_init(&l->aux, 1, shape, err) < 0)
+    if (singa_layer_shape(l, nd, shape, err) < 0)
         return -1;
+    if (s->labels.bytes && singa_tensor_init(&l->aux, 1, shape, err) < 0)
+        return singa_layer_err(l, err, "%s", err->msg);
     if (s->shuffle) {
         if (!(s->perm = malloc(s->images.count * sizeof *s->perm)))
             return singa_layer_err(l, err, "out of memory");
@@ -170,7 +172,8 @@ static int forward(singa_layer *l, singa_phase phase, singa_err *err)
         float *row = l->data.data + (size_t)b * rec;
         for (size_t k = 0; k < rec; k++)
             row[k] = px[k];
-        l->aux.data[b] = s->labels.bytes ? s->labels.bytes[i] : 0.0f;
+        if (s->labels.bytes)
+            l->aux.data[b] = s->labels.bytes[i];
         if ((size_t)++s->pos == s->images.count) {
             s->pos = 0;
             s->epoch++;

@@ -138,7 +138,7 @@ singa_param *singa_layer_param(singa_layer *l, int index, const char *suffix, in
 {
     const singa_conf *list = singa_conf_get(l->conf, "param");
     const singa_conf *pc = list && (size_t)index < list->n ? list->items[index] : NULL;
-    char what[160], defname[strlen(l->name) + strlen(suffix) + 2];
+    char what[SINGA_NAME_MAX + 64], defname[2 * SINGA_NAME_MAX + 2];
     snprintf(what, sizeof what, "layer '%s' (%s): param %d", l->name, l->type->name, index + 1);
     if (pc) {
         const singa_field *const schemas[] = {singa_param_fields, NULL};
@@ -148,6 +148,10 @@ singa_param *singa_layer_param(singa_layer *l, int index, const char *suffix, in
     snprintf(defname, sizeof defname, "%s_%s", l->name, suffix);
     const char *name = singa_conf_str(pc, "name", defname);
     const char *share = singa_conf_str(pc, "share_from", NULL);
+    if (strlen(name) >= sizeof defname || !*name) {
+        singa_err_set(err, "%s: a param name must have 1 to %zu characters", what, sizeof defname - 1);
+        return NULL;
+    }
     singa_params *ps = l->net->params;
     singa_param *owner = NULL, *p;
     if (share) {
@@ -210,13 +214,17 @@ singa_param *singa_layer_param(singa_layer *l, int index, const char *suffix, in
             p->data = owner->data;
             p->data.owns = false;
             p->owner = owner;
-            owner->nsharers++;
         } else if (singa_param_init_values(p, l->net->rng, err) < 0) {
             singa_err_prefix(err, "%s ('%s'): ", what, name);
             return NULL;
         }
     }
     p->net = l->net;
+    if (l->net->phase == SINGA_PHASE_TRAIN && !p->trained) {
+        p->trained = true;
+        if (p->owner)
+            p->owner->nsharers++;
+    }
     l->params[l->nparams++] = p;
     return p;
 }

@@ -35,11 +35,11 @@ void singa_lua_set_opts(lua_State *L, singa_lua_opts *opts)
     lua_setfield(L, LUA_REGISTRYINDEX, OPTS_KEY);
 }
 
-static singa_lua_opts *get_opts(lua_State *L)
+static const singa_lua_opts *get_opts(lua_State *L)
 {
-    static singa_lua_opts none; /* read-only default: nothing extra reported */
+    static const singa_lua_opts none; /* nothing extra reported */
     lua_getfield(L, LUA_REGISTRYINDEX, OPTS_KEY);
-    singa_lua_opts *o = lua_touserdata(L, -1);
+    const singa_lua_opts *o = lua_touserdata(L, -1);
     lua_pop(L, 1);
     return o ? o : &none;
 }
@@ -56,7 +56,7 @@ static int raise(lua_State *L, const char *msg)
 /* ---- reporting while training ---- */
 
 typedef struct reporter {
-    singa_lua_opts *opts;
+    const singa_lua_opts *opts;
     double last_draw;
     int line_open; /* a progress line is on screen */
 } reporter;

@@ -21,10 +21,9 @@ static int phases_of(const singa_conf *lc, const char *what, unsigned *excluded,
         while (k < 3 && strcmp(ph, names[k]) != 0)
             k++;
         if (k == 3) {
-            const char *hint = singa_suggest(ph, names, 3);
-            return singa_err_set(err, "%s: field 'exclude': unknown phase '%s' (%s%s%s)", what, ph,
-                                 hint ? "did you mean '" : "phases are kTrain, kValidation, kTest",
-                                 hint ? hint : "", hint ? "'?" : "");
+            char where[200];
+            snprintf(where, sizeof where, "%s: field 'exclude'", what);
+            return singa_err_unknown(err, where, "phase", ph, names, 3);
         }
         *excluded |= 1u << k;
     }
@@ -77,10 +76,9 @@ static int missing_src(const singa_conf *list, const singa_layer *l, const char 
                                    singa_phase_name(phase));
         names[n++] = other;
     }
-    const char *hint = singa_suggest(name, names, n);
-    if (hint)
-        return singa_layer_err(l, err, "unknown srclayer '%s' (did you mean '%s'?)", name, hint);
-    return singa_layer_err(l, err, "unknown srclayer '%s'", name);
+    char what[320];
+    snprintf(what, sizeof what, "layer '%s' (%s)", l->name, l->type->name);
+    return singa_err_unknown(err, what, "srclayer", name, names, n);
 }
 
 static int toposort(singa_net *net, singa_err *err)
@@ -136,15 +134,14 @@ static int toposort(singa_net *net, singa_err *err)
             cur = next;
         }
         char cyc[512] = "";
-        size_t used = 0;
         if (cur && path && seen_at) {
             int idx = 0;
             while (net->layers[idx] != cur)
                 idx++;
             /* path runs destination -> source; print it source -> destination */
-            for (int i = len - 1; i >= seen_at[idx] - 1 && used < sizeof cyc - 80; i--)
-                used += (size_t)snprintf(cyc + used, sizeof cyc - used, "'%s' -> ", path[i]->name);
-            snprintf(cyc + used, sizeof cyc - used, "'%s'", path[len - 1]->name);
+            for (int i = len - 1; i >= seen_at[idx] - 1; i--)
+                singa_appendf(cyc, sizeof cyc, "'%s' -> ", path[i]->name);
+            singa_appendf(cyc, sizeof cyc, "'%s'", path[len - 1]->name);
         }
         free(seen_at);
         free(path);
@@ -172,15 +169,15 @@ static int add_layers(singa_net *net, const singa_conf *list, const singa_regist
         const singa_conf *nv = singa_conf_get(lc, "name"), *tv = singa_conf_get(lc, "type");
         if (!nv || nv->kind != SINGA_CONF_STR || !*nv->str)
             return singa_err_set(err, "%s: field 'name' is required (a non-empty string)", what);
+        if (strlen(nv->str) > SINGA_NAME_MAX)
+            return singa_err_set(err, "layer %zu: field 'name' is longer than %d characters", i + 1, SINGA_NAME_MAX);
         if (!tv || tv->kind != SINGA_CONF_STR)
             return singa_err_set(err, "%s: field 'type' is required (a string such as \"kInnerProduct\")", what);
         const singa_layer_type *lt = singa_registry_find(reg, type);
         if (!lt) {
             const char *names[256];
             size_t n = singa_registry_names(reg, names, 256);
-            const char *hint = singa_suggest(type, names, n);
-            return singa_err_set(err, "%s: unknown layer type '%s'%s%s%s", what, type,
-                                 hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
+            return singa_err_unknown(err, what, "layer type", type, names, n);
         }
         snprintf(what, sizeof what, "layer '%s' (%s)", name, type);
         const singa_field *const schemas[] = {singa_layer_common_fields, lt->fields, NULL};

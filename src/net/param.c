@@ -150,9 +150,7 @@ int singa_param_init_values(singa_param *p, singa_rng *rng, singa_err *err)
         static const char *const known[] = {"kConstant",          "kUniform",
                                             "kGaussian",          "kGaussianSqrtFanIn",
                                             "kUniformSqrtFanIn",  "kUniformSqrtFanInOut"};
-        const char *hint = singa_suggest(type, known, 6);
-        return singa_err_set(err, "unknown init type '%s'%s%s%s", type, hint ? " (did you mean '" : "",
-                             hint ? hint : "", hint ? "'?)" : "");
+        return singa_err_unknown(err, NULL, "init type", type, known, 6);
     }
     if (kind == UNIFORM && !(low < high))
         return singa_err_set(err, "init needs low < high (got %g, %g)", low, high);

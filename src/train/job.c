@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "singa/checkpoint.h"
 #include "singa/job.h"
@@ -42,6 +43,10 @@ static const singa_field tob_fields[] = {
     {"alg", SINGA_FIELD_STR}, {"cd_k", SINGA_FIELD_INT}, {NULL, 0},
 };
 
+/* The display window in a checkpoint: i64 metric count, i64 steps, then per metric slot a
+ * 24-byte name, the sum (f64) and the count (i64), in host byte order. */
+#define WINDOW_BYTES (16 + SINGA_METRICS_MAX * (SINGA_METRIC_NAME + 16))
+
 typedef struct action {
     int freq, after, steps;
 } action;
@@ -64,6 +69,15 @@ struct singa_job {
         singa_metrics metrics;
         int64_t steps;
     } window;
+    uint8_t window_blob[WINDOW_BYTES]; /* its checkpoint form */
+    /* The input layers of every net and their data cursors, as checkpoints hold them. */
+    singa_layer **inputs;
+    int64_t (*cursors)[SINGA_CURSOR_LEN];
+    int ninputs;
+    /* Checkpoints of an earlier run found at the start of a fresh one: removed once this run has
+     * written its own, so a crash before that still leaves something to resume from. */
+    uint64_t *stale;
+    size_t nstale;
     /* Timing of the steps this process ran in the window: not checkpointed, runs differ in it. */
     double window_seconds;
     int window_timed;
@@ -125,6 +139,8 @@ static int read_fields(singa_job *job, singa_err *err)
                              singa_conf_int(c, "validate_steps", 0)};
     job->checkpoint = (action){singa_conf_int(c, "checkpoint_freq", 0), singa_conf_int(c, "checkpoint_after", 0), 0};
     job->ckpt_dir = singa_conf_str(c, "checkpoint_path", NULL);
+    if (job->ckpt_dir && !*job->ckpt_dir)
+        return singa_err_set(err, "job: field 'checkpoint_path' must not be empty");
     job->keep = singa_conf_int(c, "checkpoint_keep", 3);
     job->resume = singa_conf_bool(c, "resume", false);
     if (job->train_steps <= 0)
@@ -144,6 +160,24 @@ static int read_fields(singa_job *job, singa_err *err)
         return singa_err_set(err, "job: field 'neuralnet' is required");
     if (!singa_conf_get(c, "updater"))
         return singa_err_set(err, "job: field 'updater' is required");
+    return 0;
+}
+
+/* The input layers of every net, whose data cursors checkpoints hold. */
+static int collect_inputs(singa_job *job, singa_err *err)
+{
+    singa_net *nets[3] = {job->train, job->test_net, job->val_net};
+    int total = 0;
+    for (int n = 0; n < 3; n++)
+        total += nets[n] ? nets[n]->nlayers : 0;
+    job->inputs = calloc((size_t)total, sizeof *job->inputs);
+    job->cursors = calloc((size_t)total, sizeof *job->cursors);
+    if (!job->inputs || !job->cursors)
+        return singa_err_set(err, "out of memory");
+    for (int n = 0; n < 3; n++)
+        for (int i = 0; nets[n] && i < nets[n]->nlayers; i++)
+            if (nets[n]->layers[i]->type->get_cursor)
+                job->inputs[job->ninputs++] = nets[n]->layers[i];
     return 0;
 }
 
@@ -174,13 +208,15 @@ int singa_job_create(singa_job **out, const singa_conf *conf, const singa_regist
         singa_err_set(err, "neuralnet: the kTrain net has no input layer (such as kIDXData)");
         goto fail;
     }
-    if (singa_updater_create(&job->upd, singa_conf_get(job->conf, "updater"), &job->params, err) < 0)
-        goto fail;
     if (job->test.steps > 0 &&
         singa_net_create(&job->test_net, nc, SINGA_PHASE_TEST, reg, &job->params, &job->rng, job->seed, err) < 0)
         goto fail;
     if (job->validate.steps > 0 &&
         singa_net_create(&job->val_net, nc, SINGA_PHASE_VALIDATION, reg, &job->params, &job->rng, job->seed, err) < 0)
+        goto fail;
+    /* Last, when every net has declared its params and who shares what is settled. */
+    if (singa_updater_create(&job->upd, singa_conf_get(job->conf, "updater"), &job->params, err) < 0 ||
+        collect_inputs(job, err) < 0)
         goto fail;
     *out = job;
     return 0;
@@ -198,6 +234,9 @@ void singa_job_free(singa_job *job)
     singa_net_free(job->val_net);
     singa_updater_free(job->upd);
     singa_params_free(&job->params);
+    free(job->stale);
+    free(job->inputs);
+    free(job->cursors);
     singa_conf_free(job->conf);
     free(job);
 }
@@ -219,18 +258,12 @@ static void logf_(const singa_job_hooks *h, const char *fmt, ...)
 
 /* ---- checkpoints ---- */
 
-static singa_net *job_net(singa_job *job, int i)
-{
-    singa_net *nets[3] = {job->train, job->test_net, job->val_net};
-    return nets[i];
-}
 
 /* Visits every entry a checkpoint of this job holds; `visit` returns -1 to stop. */
 typedef int (*entry_fn)(void *ud, const char *name, int dtype, int ndim, const int *dims, void *data,
                         singa_err *err);
 
-static int each_entry(singa_job *job, entry_fn visit, void *ud, int64_t (*cursors)[SINGA_CURSOR_LEN],
-                      singa_err *err)
+static int each_entry(singa_job *job, entry_fn visit, void *ud, singa_err *err)
 {
     char name[512];
     for (int i = 0; i < job->params.n; i++) {
@@ -249,32 +282,56 @@ static int each_entry(singa_job *job, entry_fn visit, void *ud, int64_t (*cursor
                 return -1;
         }
     }
-    int four = 4, k = 0, wsize = (int)sizeof job->window;
+    int four = 4, wsize = WINDOW_BYTES;
     if (visit(ud, "rng", SINGA_CKPT_U64, 1, &four, job->rng.s, err) < 0 ||
-        visit(ud, "window", SINGA_CKPT_U8, 1, &wsize, &job->window, err) < 0)
+        visit(ud, "window", SINGA_CKPT_U8, 1, &wsize, job->window_blob, err) < 0)
         return -1;
-    for (int n = 0; n < 3; n++) {
-        singa_net *net = job_net(job, n);
-        for (int i = 0; net && i < net->nlayers; i++) {
-            singa_layer *l = net->layers[i];
-            if (!l->type->get_cursor)
-                continue;
-            snprintf(name, sizeof name, "cursor/%s/%s", singa_phase_name(net->phase), l->name);
-            l->type->get_cursor(l, cursors[k]);
-            if (visit(ud, name, SINGA_CKPT_I64, 1, &four, cursors[k++], err) < 0)
-                return -1;
-        }
+    for (int k = 0; k < job->ninputs; k++) {
+        singa_layer *l = job->inputs[k];
+        snprintf(name, sizeof name, "cursor/%s/%s", singa_phase_name(l->net->phase), l->name);
+        if (visit(ud, name, SINGA_CKPT_I64, 1, &four, job->cursors[k], err) < 0)
+            return -1;
     }
     return 0;
 }
 
-static int count_cursors(singa_job *job)
+static void window_pack(singa_job *job)
 {
-    int k = 0;
-    for (int n = 0; n < 3; n++)
-        for (int i = 0; job_net(job, n) && i < job_net(job, n)->nlayers; i++)
-            k += job_net(job, n)->layers[i]->type->get_cursor != NULL;
-    return k;
+    uint8_t *b = job->window_blob;
+    int64_t n = job->window.metrics.n;
+    memset(b, 0, WINDOW_BYTES);
+    memcpy(b, &n, 8);
+    memcpy(b + 8, &job->window.steps, 8);
+    for (int i = 0; i < SINGA_METRICS_MAX; i++) {
+        uint8_t *m = b + 16 + (size_t)i * (SINGA_METRIC_NAME + 16);
+        int64_t count = job->window.metrics.count[i];
+        memcpy(m, job->window.metrics.name[i], SINGA_METRIC_NAME);
+        memcpy(m + SINGA_METRIC_NAME, &job->window.metrics.sum[i], 8);
+        memcpy(m + SINGA_METRIC_NAME + 8, &count, 8);
+    }
+}
+
+static int window_unpack(singa_job *job, const uint8_t *b, const char *path, singa_err *err)
+{
+    int64_t n, steps;
+    memcpy(&n, b, 8);
+    memcpy(&steps, b + 8, 8);
+    if (n < 0 || n > SINGA_METRICS_MAX || steps < 0)
+        return singa_err_set(err, "checkpoint '%s': tensor 'window' holds impossible values", path);
+    singa_metrics m = {.n = (int)n};
+    for (int i = 0; i < SINGA_METRICS_MAX; i++) {
+        const uint8_t *e = b + 16 + (size_t)i * (SINGA_METRIC_NAME + 16);
+        int64_t count;
+        memcpy(m.name[i], e, SINGA_METRIC_NAME);
+        memcpy(&m.sum[i], e + SINGA_METRIC_NAME, 8);
+        memcpy(&count, e + SINGA_METRIC_NAME + 8, 8);
+        if (m.name[i][SINGA_METRIC_NAME - 1] != 0 || count < 0)
+            return singa_err_set(err, "checkpoint '%s': tensor 'window' holds impossible values", path);
+        m.count[i] = (long)count;
+    }
+    job->window.metrics = m;
+    job->window.steps = steps;
+    return 0;
 }
 
 static int add_entry(void *ud, const char *name, int dtype, int ndim, const int *dims, void *data,
@@ -287,19 +344,27 @@ static int save_checkpoint(singa_job *job, int step, const singa_job_hooks *hook
 {
     singa_ckpt c;
     char path[4096];
-    int ncur = count_cursors(job);
-    int64_t (*cursors)[SINGA_CURSOR_LEN] = calloc((size_t)(ncur ? ncur : 1), sizeof *cursors);
     singa_ckpt_init(&c, (uint64_t)step);
     singa_ckpt_path(path, sizeof path, job->ckpt_dir, (uint64_t)step);
-    int rc = !cursors ? singa_err_set(err, "out of memory") : singa_mkdirs(job->ckpt_dir, err);
-    if (rc == 0)
-        rc = each_entry(job, add_entry, &c, cursors, err);
+    window_pack(job);
+    for (int k = 0; k < job->ninputs; k++)
+        job->inputs[k]->type->get_cursor(job->inputs[k], job->cursors[k]);
+    int rc = each_entry(job, add_entry, &c, err);
     if (rc == 0)
         rc = singa_ckpt_write(&c, path, err);
-    if (rc == 0)
+    for (size_t i = 0; rc == 0 && i < job->nstale; i++) {
+        char old[4096];
+        singa_ckpt_path(old, sizeof old, job->ckpt_dir, job->stale[i]);
+        if (job->stale[i] != (uint64_t)step && unlink(old) == 0)
+            logf_(hooks, "removed %s (an earlier run's)", old);
+    }
+    if (rc == 0) {
+        free(job->stale);
+        job->stale = NULL;
+        job->nstale = 0;
         rc = singa_ckpt_dir_prune(job->ckpt_dir, job->keep, err);
+    }
     singa_ckpt_free(&c, 0);
-    free(cursors);
     if (rc == 0)
         logf_(hooks, "checkpoint written: %s", path);
     return rc;
@@ -343,31 +408,25 @@ static int try_resume(singa_job *job, const char *path, singa_err *err)
     singa_ckpt ck;
     if (singa_ckpt_read(&ck, path, err) < 0)
         return -1;
-    int ncur = count_cursors(job);
-    int64_t (*cursors)[SINGA_CURSOR_LEN] = calloc((size_t)(ncur ? ncur : 1), sizeof *cursors);
     load_ctx lc = {&ck, path, false, calloc(ck.n + 1, sizeof(bool))};
-    int rc = cursors && lc.seen ? each_entry(job, load_entry, &lc, cursors, err) : singa_err_set(err, "out of memory");
+    int rc = lc.seen ? each_entry(job, load_entry, &lc, err) : singa_err_set(err, "out of memory");
     for (size_t i = 0; rc == 0 && i < ck.n; i++)
         if (!lc.seen[i])
             rc = singa_err_set(err, "checkpoint '%s': tensor '%s' is not in the job (the file belongs to another net)",
                                path, ck.entries[i].name);
+    const singa_ckpt_entry *w = singa_ckpt_find(&ck, "window");
+    if (rc == 0 && w)
+        rc = window_unpack(job, w->data, path, err); /* checked before anything is applied */
     if (rc == 0 && ck.step > (uint64_t)job->train_steps)
         rc = singa_err_set(err, "checkpoint '%s': step %llu is beyond train_steps %d", path,
                            (unsigned long long)ck.step, job->train_steps);
     if (rc == 0) {
         lc.apply = true;
-        each_entry(job, load_entry, &lc, cursors, err);
-        /* each_entry filled `cursors` from the layers; the loaded values are now in there. */
-        int k = 0;
-        for (int n = 0; n < 3 && rc == 0; n++)
-            for (int i = 0; job_net(job, n) && i < job_net(job, n)->nlayers && rc == 0; i++) {
-                singa_layer *l = job_net(job, n)->layers[i];
-                if (l->type->set_cursor)
-                    rc = l->type->set_cursor(l, cursors[k++], err);
-            }
+        each_entry(job, load_entry, &lc, err);
+        for (int k = 0; k < job->ninputs && rc == 0; k++)
+            rc = job->inputs[k]->type->set_cursor(job->inputs[k], job->cursors[k], err);
         job->step = (int)ck.step;
     }
-    free(cursors);
     free(lc.seen);
     singa_ckpt_free(&ck, 1);
     return rc;
@@ -425,8 +484,19 @@ int singa_job_run(singa_job *job, const singa_job_hooks *hooks, singa_result *re
 {
     memset(res, 0, sizeof *res);
     singa_blas_set_threads(job->threads);
+    /* Find an unusable checkpoint_path now, not after hours of training. */
+    if (job->ckpt_dir && singa_mkdirs(job->ckpt_dir, err) < 0)
+        return singa_err_prefix(err, "job: checkpoint_path: ");
     if (job->resume && resume(job, hooks, err) < 0)
         return -1;
+    if (job->ckpt_dir && !job->resume) {
+        if (singa_ckpt_dir_list(job->ckpt_dir, &job->stale, &job->nstale, err) < 0)
+            return -1;
+        if (job->nstale)
+            logf_(hooks, "checkpoint_path '%s' holds %zu checkpoints of an earlier run (newest: step %llu); "
+                         "this run replaces them once it writes its first checkpoint (resume = true continues them instead)",
+                  job->ckpt_dir, job->nstale, (unsigned long long)job->stale[0]);
+    }
     double t0 = now(), train_time = 0;
     int start = job->step, batch = singa_net_batchsize(job->train), last_test = -1;
     for (int s = job->step; s < job->train_steps; s++) {

@@ -31,11 +31,12 @@ struct singa_updater {
     double base_lr, gamma;
     int change_freq;
     float momentum, weight_decay, clip_low, clip_high;
-    bool clip, fused;
+    bool clip, fuse;
     singa_params *params;
     int nparams;           /* the params of the training net, updated here */
     singa_tensor *history; /* per param: momentum history (empty tensor when unused) */
     size_t *applied;       /* per param: elements already updated during this step's backward */
+    bool *fused;           /* per param: the backward pass writes into the history */
 };
 
 static int pick(const char *what, const char *field, const char *value, const char *const *names,
@@ -44,9 +45,7 @@ static int pick(const char *what, const char *field, const char *value, const ch
     for (int i = 0; i < n; i++)
         if (strcmp(value, names[i]) == 0)
             return i;
-    const char *hint = singa_suggest(value, names, (size_t)n);
-    return singa_err_set(err, "%s: unknown %s '%s'%s%s%s", what, field, value,
-                         hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
+    return singa_err_unknown(err, what, field, value, names, (size_t)n);
 }
 
 /* w += h on a block the backward pass has finished (fused kSGD with momentum). */
@@ -105,23 +104,24 @@ int singa_updater_create(singa_updater **out, const singa_conf *conf, singa_para
     if (!u)
         return singa_err_set(err, "out of memory");
     *u = v;
-    u->fused = u->kind == UPD_SGD && u->momentum != 0 && !u->clip;
+    u->fuse = u->kind == UPD_SGD && u->momentum != 0 && !u->clip;
     size_t np = (size_t)(u->nparams ? u->nparams : 1);
     u->history = calloc(np, sizeof *u->history);
     u->applied = calloc(np, sizeof *u->applied);
-    if (!u->history || !u->applied) {
+    u->fused = calloc(np, sizeof *u->fused);
+    if (!u->history || !u->applied || !u->fused) {
         singa_updater_free(u);
         return singa_err_set(err, "out of memory");
     }
     for (int i = 0; i < u->nparams && has_history(u); i++) {
         singa_param *p = params->items[i];
-        if (p->owner)
+        if (p->owner || !p->trained)
             continue;
         if (singa_tensor_init_like(&u->history[i], &p->data, err) < 0) {
             singa_updater_free(u);
             return -1;
         }
-        if (u->fused && p->nsharers == 0) {
+        if ((u->fused[i] = u->fuse && p->nsharers == 0)) {
             /* The gradient lives in the history from now on; the separate buffer goes. */
             singa_tensor_free(&p->grad);
             p->grad = u->history[i];
@@ -147,6 +147,7 @@ void singa_updater_free(singa_updater *u)
     }
     free(u->history);
     free(u->applied);
+    free(u->fused);
     free(u);
 }
 
@@ -157,17 +158,12 @@ float singa_updater_lr(const singa_updater *u, int step)
     return (float)u->base_lr;
 }
 
-static bool is_fused(const singa_updater *u, const singa_param *p)
-{
-    return u->fused && !p->owner && p->nsharers == 0;
-}
-
 void singa_updater_prepare(singa_updater *u, int step)
 {
     float lr = singa_updater_lr(u, step);
     for (int i = 0; i < u->nparams; i++) {
         singa_param *p = u->params->items[i];
-        if (!is_fused(u, p))
+        if (!u->fused[i])
             continue;
         float plr = lr * p->lr_scale, wd = u->weight_decay * p->wd_scale;
         p->grad_alpha = -plr;
@@ -187,7 +183,7 @@ static int gather_sharers(singa_updater *u, singa_param *p)
     int n = 1;
     for (int j = 0; j < u->nparams && p->nsharers; j++) {
         singa_param *q = u->params->items[j];
-        if (q->owner == p) {
+        if (q->owner == p && q->trained) {
             singa_tensor_axpy(1.0f, &q->grad, &p->grad);
             n++;
         }
@@ -202,9 +198,9 @@ void singa_updater_apply(singa_updater *u, int step)
         singa_param *p = u->params->items[i];
         float *w = p->data.data, *g = p->grad.data, *h = u->history[i].data;
         size_t n = p->data.size;
-        if (p->owner)
+        if (p->owner || !p->trained)
             continue;
-        if (is_fused(u, p)) {
+        if (u->fused[i]) {
             /* Layers report a param's blocks all or none; what was not reported happens now. */
             if (u->applied[i] == 0)
                 apply_ready(u, p, 0, n);
