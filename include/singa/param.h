@@ -11,7 +11,7 @@
 
 typedef struct singa_param singa_param;
 /* Told when elements [begin, end) of p's gradient are final for this step, so an updater can
- * apply them while they are still in cache. */
+ * apply them at once, while they are still warm in cache (and, distributed, send them early). */
 typedef void (*singa_grad_ready_fn)(void *ud, singa_param *p, size_t begin, size_t end);
 
 struct singa_param {
@@ -48,8 +48,7 @@ singa_param *singa_params_declare(singa_params *ps, const char *name, const char
 /* Fills p->data by its init method (kConstant, kUniform, kGaussian, kGaussianSqrtFanIn,
  * kUniformSqrtFanIn, kUniformSqrtFanInOut). */
 int singa_param_init_values(singa_param *p, singa_rng *rng, singa_err *err);
-/* p->grad = grad_alpha * op(A) op(B) + grad_beta * p->grad, in row blocks that fit in cache
- * when someone listens to grad_ready, reporting each block as it completes. */
+/* p->grad = grad_alpha * op(A) op(B) + grad_beta * p->grad, then reports it ready. */
 void singa_param_grad_gemm(singa_param *p, bool trans_a, const singa_tensor *a, bool trans_b,
                            const singa_tensor *b);
 /* Reports the whole gradient as final (for gradients computed without singa_param_grad_gemm). */

@@ -91,25 +91,12 @@ singa_param *singa_params_declare(singa_params *ps, const char *name, const char
     return p;
 }
 
-/* About 256 KiB of gradient per block: the block, and the momentum history it lives in, stay in
- * L2 between the GEMM that writes it and the update that reads it. */
-#define GRAD_BLOCK_FLOATS (64 * 1024)
-
 void singa_param_grad_gemm(singa_param *p, bool trans_a, const singa_tensor *a, bool trans_b,
                            const singa_tensor *b)
 {
     singa_tensor g = singa_tensor_view_matrix(&p->grad);
-    int rows = singa_tensor_rows(&g), cols = singa_tensor_cols(&g);
-    int block = p->grad_ready ? GRAD_BLOCK_FLOATS / (cols > 0 ? cols : 1) : rows;
-    block = block < 16 ? 16 : block;
-    for (int r = 0; r < rows; r += block) {
-        int n = rows - r < block ? rows - r : block;
-        singa_tensor ab = trans_a ? singa_tensor_view_cols(a, r, n) : singa_tensor_view_rows(a, r, n);
-        singa_tensor gb = singa_tensor_view_rows(&g, r, n);
-        singa_tensor_gemm(trans_a, trans_b, p->grad_alpha, &ab, b, p->grad_beta, &gb);
-        if (p->grad_ready)
-            p->grad_ready(p->grad_ready_ud, p, (size_t)r * (size_t)cols, (size_t)(r + n) * (size_t)cols);
-    }
+    singa_tensor_gemm(trans_a, trans_b, p->grad_alpha, a, b, p->grad_beta, &g);
+    singa_param_grad_done(p);
 }
 
 void singa_param_grad_done(singa_param *p)

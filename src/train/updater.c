@@ -1,9 +1,8 @@
 /* Updaters and learning-rate schedules.  Where nothing needs the raw gradient (kSGD with
  * momentum, no clipping, no shared param) the backward pass writes straight into the momentum
  * history: h = m h - lr g happens inside the layer's GEMM (alpha = -lr, beta = m), and w += h
- * runs on each block of the gradient as soon as the layer reports it ready, while the block is
- * still in cache.  That saves a gradient buffer per param and most of the update's memory
- * traffic, which for large fully connected layers is a fifth of a training step. */
+ * runs as soon as the layer reports the gradient ready, while it is warm in cache.  That saves
+ * a gradient buffer per param and two of the update's passes over memory. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,7 +200,7 @@ void singa_updater_apply(singa_updater *u, int step)
         if (p->owner || !p->trained)
             continue;
         if (u->fused[i]) {
-            /* Layers report a param's blocks all or none; what was not reported happens now. */
+            /* Layers report a param's gradient in full or not at all; unreported ones apply now. */
             if (u->applied[i] == 0)
                 apply_ready(u, p, 0, n);
             u->applied[i] = 0;
