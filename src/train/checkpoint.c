@@ -316,7 +316,8 @@ int singa_ckpt_dir_list(const char *dir, uint64_t **steps, size_t *n, singa_err 
         (*steps)[(*n)++] = s;
     }
     closedir(d);
-    qsort(*steps, *n, sizeof **steps, cmp_desc);
+    if (*n > 1)
+        qsort(*steps, *n, sizeof **steps, cmp_desc);
     return 0;
 }
 
