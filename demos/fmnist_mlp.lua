@@ -5,11 +5,11 @@ local fm = os.getenv("FMNIST_DIR") or "/usr/share/datasets/fashion-mnist/"
 
 local r = singa.train{
   name = "fmnist-mlp", seed = 1,
-  train_steps = tonumber(arg and arg[1]) or 9000, disp_freq = 1000,
-  test_freq = 3000, test_steps = 100,
-  checkpoint_freq = 3000, checkpoint_path = "ckpt/fmnist-mlp",
+  train_steps = tonumber(arg and arg[1]) or 12000, disp_freq = 1000,
+  test_freq = 4000, test_steps = 100,
+  checkpoint_freq = 4000, checkpoint_path = "ckpt/fmnist-mlp",
   updater = { type = "kSGD", momentum = 0.9, weight_decay = 5e-5,
-              learning_rate = { type = "kStep", base_lr = 0.04, gamma = 0.3, change_freq = 4000 } },
+              learning_rate = { type = "kStep", base_lr = 0.04, gamma = 0.3, change_freq = 5000 } },
   neuralnet = { layer = {
     { name = "data", type = "kIDXData", exclude = "kTest", batchsize = 64, shuffle = true,
       images = fm .. "train-images-idx3-ubyte.gz", labels = fm .. "train-labels-idx1-ubyte.gz" },

@@ -6,19 +6,7 @@
 tmp=t/3100-cli.tmp
 rm -rf "$tmp" && mkdir -p "$tmp" || exit 1
 
-n=0
-failed=0
-# report STATUS NAME [DIAG-FILE]: STATUS 0 is a pass.
-report() {
-    n=$((n + 1))
-    if [ "$1" -eq 0 ]; then
-        echo "ok $n - $2"
-    else
-        echo "not ok $n - $2"
-        failed=$((failed + 1))
-        if [ -n "$3" ] && [ -f "$3" ]; then sed 's/^/# /' "$3" | head -20; fi
-    fi
-}
+. "$top_srcdir/t/tap.sh"
 # run ARGS...: runs singa-tui with a hard timeout; stdout in $tmp/out, stderr in $tmp/err, status in $rc.
 run() {
     timeout 60 "$SINGA_TUI" "$@" >"$tmp/out" 2>"$tmp/err"
@@ -185,5 +173,4 @@ run --metrics "$tmp/no/such/dir/m.csv" -e "$tmp/args.lua"
 report $? "an unwritable --metrics file is refused by name" "$tmp/err"
 
 [ $failed -eq 0 ] && rm -rf "$tmp"
-echo "1..$n"
-[ $failed -eq 0 ]
+done_testing

@@ -7,18 +7,7 @@ tmp=t/4100-kill-resume.tmp
 rm -rf "$tmp" && mkdir -p "$tmp" || exit 1
 STEPS=3001 # displays at 0, 100, ..., 3000, so the last display window is whole in both runs
 
-n=0
-failed=0
-report() {
-    n=$((n + 1))
-    if [ "$1" -eq 0 ]; then
-        echo "ok $n - $2"
-    else
-        echo "not ok $n - $2"
-        failed=$((failed + 1))
-        if [ -n "$3" ] && [ -f "$3" ]; then tail -n 15 "$3" | sed 's/^/# /'; fi
-    fi
-}
+. "$top_srcdir/t/tap.sh"
 pids=
 cleanup() {
     for p in $pids; do kill -9 "$p" 2>/dev/null; done
@@ -111,5 +100,4 @@ last=$(printf 'step%09d.ckpt' $STEPS)
 report $? "the final checkpoints (params, updater state, generator, cursors) are byte-identical" "$tmp/cmp.out"
 
 [ $failed -eq 0 ] && rm -rf "$tmp"
-echo "1..$n"
-[ $failed -eq 0 ]
+done_testing

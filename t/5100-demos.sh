@@ -1,0 +1,23 @@
+# The demos still run: each for a few steps, in a scratch folder (they write checkpoints to ./ckpt).
+: "${SINGA_TUI:?SINGA_TUI is not set}"
+: "${top_srcdir:?top_srcdir is not set}"
+. "$top_srcdir/t/tap.sh"
+tmp=t/5100-demos.tmp
+rm -rf "$tmp" && mkdir -p "$tmp" || exit 1
+demos=$(cd "$top_srcdir" && pwd)/demos
+
+(cd "$tmp" && timeout 120 "$SINGA_TUI" -e "$demos/fmnist_mlp.lua" 200) >"$tmp/mlp.out" 2>&1
+report $? "demos/fmnist_mlp.lua runs 200 steps" "$tmp/mlp.out"
+acc=$(sed -n 's/^test accuracy \([0-9.]*\).*/\1/p' "$tmp/mlp.out")
+awk -v a="${acc:-0}" 'BEGIN { exit !(a > 0.70) }'
+report $? "after 200 steps its test accuracy is above 0.70 (got ${acc:-none})" "$tmp/mlp.out"
+[ -f "$tmp/ckpt/fmnist-mlp/step000000200.ckpt" ]
+report $? "it leaves its final checkpoint in ckpt/fmnist-mlp" "$tmp/mlp.out"
+
+(cd "$tmp" && timeout 120 "$SINGA_TUI" -e "$demos/mlp.lua" 3) >"$tmp/big.out" 2>&1
+report $? "demos/mlp.lua (SINGA's 784-2500-2000-1500-1000-500-10 net) runs 3 steps" "$tmp/big.out"
+grep -q "^test accuracy" "$tmp/big.out"
+report $? "it reports a test accuracy" "$tmp/big.out"
+
+[ $failed -eq 0 ] && rm -rf "$tmp"
+done_testing

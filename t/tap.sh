@@ -1,0 +1,18 @@
+# Shared by the shell tests: TAP reporting.  Source it, call `report`, end with `done_testing`.
+n=0
+failed=0
+# report STATUS NAME [DIAG-FILE]: STATUS 0 is a pass; on failure the file's tail is shown.
+report() {
+    n=$((n + 1))
+    if [ "$1" -eq 0 ]; then
+        echo "ok $n - $2"
+    else
+        echo "not ok $n - $2"
+        failed=$((failed + 1))
+        if [ -n "$3" ] && [ -f "$3" ]; then tail -n 20 "$3" | sed 's/^/# /'; fi
+    fi
+}
+done_testing() {
+    echo "1..$n"
+    [ "$failed" -eq 0 ]
+}
