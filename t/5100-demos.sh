@@ -19,5 +19,16 @@ report $? "demos/mlp.lua (SINGA's 784-2500-2000-1500-1000-500-10 net) runs 3 ste
 grep -q "^test accuracy" "$tmp/big.out"
 report $? "it reports a test accuracy" "$tmp/big.out"
 
+# On a terminal a progress line is redrawn in place; in a pipe (as above) there is none.
+! grep -q ETA "$tmp/mlp.out"
+report $? "no progress line when stdout is not a terminal" "$tmp/mlp.out"
+if command -v script >/dev/null 2>&1; then
+    (cd "$tmp" && timeout 120 script -qec "'$SINGA_TUI' -e '$demos/fmnist_mlp.lua' 300" /dev/null) >"$tmp/tty.out" 2>&1
+    tr '\r' '\n' <"$tmp/tty.out" | grep -a -q '^.*\[300/300\]  loss [0-9.]*  accuracy [0-9.]*  [0-9]* images/s  elapsed [0-9]*s  ETA 0s'
+    report $? "on a terminal the progress line shows step/total, loss, accuracy, images/s and ETA" "$tmp/tty.out"
+else
+    echo "ok $((n += 1)) # SKIP script(1) is not installed"
+fi
+
 [ $failed -eq 0 ] && rm -rf "$tmp"
 done_testing

@@ -17,14 +17,16 @@ typedef struct singa_record {
     double images_per_sec; /* training records only */
     double lr;
     double elapsed;        /* seconds since the run started */
+    int total_steps;       /* train_steps */
+    double eta;            /* step records: seconds of training left at the current speed */
 } singa_record;
 
 typedef struct singa_job_hooks {
     void *ud;
     /* A display (train), test or validation result. */
     void (*record)(void *ud, const singa_record *r);
-    /* After every training step; cheap, for progress lines. */
-    void (*step)(void *ud, int step, int total, double images_per_sec, double elapsed);
+    /* After every training step, with the display window so far; keep it cheap. */
+    void (*step)(void *ud, const singa_record *r);
     void (*log)(void *ud, const char *line);
 } singa_job_hooks;
 

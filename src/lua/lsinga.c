@@ -107,16 +107,21 @@ static void on_record(void *ud, const singa_record *r)
     fflush(f);
 }
 
-static void on_step(void *ud, int step, int total, double ips, double elapsed)
+static void on_step(void *ud, const singa_record *r)
 {
     reporter *rp = ud;
-    if (!rp->opts->progress_line || (elapsed - rp->last_draw < 0.1 && step != total))
+    if (!rp->opts->progress_line || (r->elapsed - rp->last_draw < 0.1 && r->step != r->total_steps))
         return;
-    rp->last_draw = elapsed;
-    double frac = (double)step / total;
-    double remain = frac > 0 ? elapsed * (1 - frac) / frac : 0;
-    printf("\r\x1b[K[%d/%d] %3.0f%%  %.0f images/s  elapsed %.0fs  ETA %.0fs", step, total, 100 * frac,
-           ips, elapsed, remain);
+    rp->last_draw = r->elapsed;
+    double loss = singa_metrics_avg(r->metrics, "loss", NAN);
+    double acc = singa_metrics_avg(r->metrics, "accuracy", NAN);
+    char metrics[64] = "";
+    if (!isnan(loss))
+        singa_appendf(metrics, sizeof metrics, "  loss %.4f", loss);
+    if (!isnan(acc))
+        singa_appendf(metrics, sizeof metrics, "  accuracy %.4f", acc);
+    printf("\r\x1b[K[%d/%d]%s  %.0f images/s  elapsed %.0fs  ETA %.0fs", r->step, r->total_steps,
+           metrics, r->images_per_sec, r->elapsed, r->eta);
     fflush(stdout);
     rp->line_open = 1;
 }

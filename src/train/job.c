@@ -526,8 +526,14 @@ int singa_job_run(singa_job *job, const singa_job_hooks *hooks, singa_result *re
         job->window.steps++;
         job->window_seconds += te - ts;
         job->window_timed++;
-        if (hooks && hooks->step)
-            hooks->step(hooks->ud, s + 1, job->train_steps, (double)batch * (s + 1 - start) / train_time, te - t0);
+        if (hooks && hooks->step) {
+            double ips = (double)batch * (s + 1 - start) / train_time;
+            singa_record r = {.step = s + 1, .phase = SINGA_PHASE_TRAIN, .metrics = &job->window.metrics,
+                              .images_per_sec = ips, .lr = singa_updater_lr(job->upd, s), .elapsed = te - t0,
+                              .total_steps = job->train_steps,
+                              .eta = (double)(job->train_steps - s - 1) * batch / ips};
+            hooks->step(hooks->ud, &r);
+        }
         if (fires(&job->disp, s)) {
             if (hooks && hooks->record) {
                 singa_record r = {.step = s, .phase = SINGA_PHASE_TRAIN, .metrics = &job->window.metrics,
