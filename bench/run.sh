@@ -12,7 +12,7 @@
 # Environment:
 #   BENCH_ROUNDS=5          rounds (median over rounds)
 #   BENCH_QUICK=1           smoke run: 1 round, few steps (numbers are not meaningful)
-#   BENCH_MODELS="smallmlp bigmlp"   BENCH_THREADS="1 2"
+#   BENCH_MODELS="smallmlp bigmlp lenet"   BENCH_THREADS="1 2"
 #   BENCH_SMALL_STEPS=936   BENCH_BIG_STEPS=150   timed training steps per run (both engines)
 #   BENCH_CEILING_SECONDS=2 timed seconds per gemm_ceiling run
 #   BENCH_TORCH=0           skip PyTorch;  BENCH_PYTHON=/usr/bin/python3  interpreter that has torch
@@ -31,6 +31,8 @@ if [ "$quick" = 1 ]; then
     big_steps=${BENCH_BIG_STEPS:-6}
     small_warm=5
     big_warm=2
+    lenet_steps=${BENCH_LENET_STEPS:-20}
+    lenet_warm=2
     ceil_secs=${BENCH_CEILING_SECONDS:-0.3}
 else
     rounds=${BENCH_ROUNDS:-5}
@@ -38,9 +40,11 @@ else
     big_steps=${BENCH_BIG_STEPS:-150}
     small_warm=20
     big_warm=5
+    lenet_steps=${BENCH_LENET_STEPS:-300}
+    lenet_warm=10
     ceil_secs=${BENCH_CEILING_SECONDS:-2}
 fi
-models=${BENCH_MODELS:-"smallmlp bigmlp"}
+models=${BENCH_MODELS:-"smallmlp bigmlp lenet"}
 threads_list=${BENCH_THREADS:-"1 2"}
 python=${BENCH_PYTHON:-/usr/bin/python3}
 use_torch=${BENCH_TORCH:-1}
@@ -142,9 +146,9 @@ list() { # WHO MODEL THREADS: the images/s of every run, in order
     if [ -s "$tmp/$1_$2_$3.ips" ]; then paste -s -d ' ' "$tmp/$1_$2_$3.ips"; else echo -; fi
 }
 
-steps_of() { [ "$1" = bigmlp ] && echo "$big_steps" || echo "$small_steps"; }
-warm_of() { [ "$1" = bigmlp ] && echo "$big_warm" || echo "$small_warm"; }
-batch_of() { [ "$1" = bigmlp ] && echo 64 || echo 128; }
+steps_of() { case $1 in bigmlp) echo "$big_steps" ;; lenet) echo "$lenet_steps" ;; *) echo "$small_steps" ;; esac; }
+warm_of() { case $1 in bigmlp) echo "$big_warm" ;; lenet) echo "$lenet_warm" ;; *) echo "$small_warm" ;; esac; }
+batch_of() { case $1 in smallmlp) echo 128 ;; *) echo 64 ;; esac; }
 
 ours() { # MODEL THREADS
     s=$(steps_of "$1")
@@ -181,7 +185,8 @@ torch() { # MODEL THREADS: at 2+ threads, the better of PyTorch's two good setti
     tail -n 1 "$tmp/${v}_${m}_$t.rss" >>"$tmp/torch_${m}_$t.rss"
 }
 
-ceil() { # MODEL THREADS
+ceil() { # MODEL THREADS (the GEMM-only ceiling models the MLPs)
+    [ "$1" = lenet ] && return 0
     ips=$(run "ceil_$1_$2" "$ceiling" "$1" "$2" "$ceil_secs")
     note "  ceiling $1 threads=$2: $ips images/s"
 }
@@ -193,7 +198,7 @@ echo "  $("$tui" --version 2>/dev/null | head -n 1); PyTorch $torch_version ($py
 echo "  CPU: ${cpu:-unknown}, nproc $(nproc 2>/dev/null || echo '?')"
 # shellcheck disable=SC2031
 echo "  OpenBLAS core: ${core:-?}; OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-(unset)}; OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-(unset)}"
-echo "  rounds $rounds; timed steps per run: smallmlp $small_steps (warm-up $small_warm), bigmlp $big_steps (warm-up $big_warm); ceiling ${ceil_secs}s per run"
+echo "  rounds $rounds; timed steps per run: smallmlp $small_steps (warm-up $small_warm), bigmlp $big_steps (warm-up $big_warm), lenet $lenet_steps (warm-up $lenet_warm); ceiling ${ceil_secs}s per run"
 [ "$quick" = 1 ] && echo "  BENCH_QUICK=1: a smoke run; the numbers are not meaningful"
 echo
 
@@ -201,7 +206,7 @@ r=1
 while [ "$r" -le "$rounds" ]; do
     note "round $r/$rounds"
     for m in $models; do
-        case $m in smallmlp | bigmlp) ;; *) die "unknown model '$m' (smallmlp, bigmlp)" ;; esac
+        case $m in smallmlp | bigmlp | lenet) ;; *) die "unknown model '$m' (smallmlp, bigmlp, lenet)" ;; esac
         for t in $threads_list; do
             if [ $((r % 2)) = 1 ]; then
                 ours "$m" "$t"
