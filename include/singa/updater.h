@@ -1,6 +1,8 @@
-/* Updaters (kSGD, kNesterov) with learning-rate schedules (kFixed, kStep), as in SINGA v0.x:
- * lr = schedule(step) * lr_scale, wd = weight_decay * wd_scale; the gradient is scaled by
- * 1 / (number of contributions), weight decay is added, then the method applies. */
+/* Updaters (kSGD, kNesterov, kAdaGrad, kRMSProp, kAdaDelta, kAdam, kAdamMax) with learning-rate
+ * schedules (kFixed, kStep, kExponential, kLinear, kInverse, kInverseT, kFixedStep), as in SINGA
+ * v0.x: lr = schedule(step) * lr_scale, wd = weight_decay * wd_scale; the gradient is scaled by
+ * 1 / (number of contributions), weight decay is added, it is clipped, then the method applies.
+ * README's Updater section gives every formula and default. */
 #ifndef SINGA_UPDATER_H
 #define SINGA_UPDATER_H
 
@@ -17,7 +19,9 @@ float singa_updater_lr(const singa_updater *u, int step);
 void singa_updater_prepare(singa_updater *u, int step);
 /* After the backward pass: change the params. */
 void singa_updater_apply(singa_updater *u, int step);
-/* Per-param state blobs (e.g. momentum history), for checkpoints: slot names in `names`. */
+/* Per-param state for checkpoints: nslots slots per updated param (kSGD with momentum: "history";
+ * kAdam: "m", "v"; ...).  slot() is NULL for a param the updater does not keep state for (one
+ * that shares another's value, or that the training net does not declare). */
 int singa_updater_nslots(const singa_updater *u);
 const char *singa_updater_slot_name(const singa_updater *u, int slot);
 singa_tensor *singa_updater_slot(singa_updater *u, int param_id, int slot);

@@ -1,8 +1,15 @@
-/* Updaters and learning-rate schedules.  Where nothing needs the raw gradient (kSGD with
- * momentum, no clipping, no shared param) the backward pass writes straight into the momentum
- * history: h = m h - lr g happens inside the layer's GEMM (alpha = -lr, beta = m), and w += h
- * runs as soon as the layer reports the gradient ready, while it is warm in cache.  That saves
- * a gradient buffer per param and two of the update's passes over memory. */
+/* Updaters and learning-rate schedules.  Two tables describe them: per updater type its state
+ * slots and the type-specific fields it takes, per schedule the fields it takes and needs; the
+ * checks, the checkpoint slots and the messages all read those tables.  Every updater runs
+ * through one per-element loop (update_elems) that forms the effective gradient (sharers
+ * averaged, weight decay added, clipped) and applies the type's rule; it is instantiated once
+ * per type so each copy compiles to a tight, branch-free loop.
+ *
+ * Where nothing needs the raw gradient (kSGD with momentum, no clipping, no shared param) the
+ * backward pass writes straight into the momentum history: h = m h - lr g happens inside the
+ * layer's GEMM (alpha = -lr, beta = m), and w += h runs as soon as the layer reports the
+ * gradient ready, while it is warm in cache.  That saves a gradient buffer per param and two of
+ * the update's passes over memory. */
 #include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
@@ -14,27 +21,114 @@ const singa_field singa_updater_fields[] = {
     {"type", SINGA_FIELD_STR},         {"learning_rate", SINGA_FIELD_TABLE},
     {"momentum", SINGA_FIELD_NUM},     {"weight_decay", SINGA_FIELD_NUM},
     {"clip_low", SINGA_FIELD_NUM},     {"clip_high", SINGA_FIELD_NUM},
+    {"delta", SINGA_FIELD_NUM},        {"rho", SINGA_FIELD_NUM},
+    {"beta1", SINGA_FIELD_NUM},        {"beta2", SINGA_FIELD_NUM},
     {NULL, 0},
 };
 
 const singa_field singa_lr_fields[] = {
-    {"type", SINGA_FIELD_STR},  {"base_lr", SINGA_FIELD_NUM}, {"gamma", SINGA_FIELD_NUM},
-    {"change_freq", SINGA_FIELD_INT}, {NULL, 0},
+    {"type", SINGA_FIELD_STR},        {"base_lr", SINGA_FIELD_NUM},  {"gamma", SINGA_FIELD_NUM},
+    {"change_freq", SINGA_FIELD_INT}, {"final_lr", SINGA_FIELD_NUM}, {"pow", SINGA_FIELD_NUM},
+    {"step", SINGA_FIELD_NUMS},       {"step_lr", SINGA_FIELD_NUMS}, {NULL, 0},
 };
 
-typedef enum { UPD_SGD, UPD_NESTEROV } upd_kind;
-typedef enum { LR_FIXED, LR_STEP } lr_kind;
+/* A field that only some types take, and the bit that says a type takes (or needs) it. */
+typedef struct {
+    const char *name;
+    unsigned bit;
+} typed_field;
+
+/* Checks `c` against a type's `takes` and `needs` masks: a field of `fields` the type does not
+ * take, or one it needs that is missing, is refused naming the types that do take it. */
+static int check_typed_fields(const singa_conf *c, const typed_field *fields, int nfields,
+                              const char *const *types, const unsigned *takes, const unsigned *needs,
+                              int ntypes, int type, const char *what, singa_err *err)
+{
+    for (int f = 0; f < nfields; f++) {
+        unsigned bit = fields[f].bit;
+        bool has = singa_conf_get(c, fields[f].name) != NULL;
+        if (has ? (takes[type] & bit) != 0 : !(needs[type] & bit))
+            continue;
+        char users[200] = "";
+        for (int t = 0; t < ntypes; t++)
+            if (takes[t] & bit)
+                singa_appendf(users, sizeof users, "%s%s", users[0] ? ", " : "", types[t]);
+        if (has)
+            return singa_err_set(err, "%s: field '%s' does not apply to %s (it is for %s)", what,
+                                 fields[f].name, types[type], users);
+        return singa_err_set(err, "%s: field '%s' is required for %s", what, fields[f].name, types[type]);
+    }
+    return 0;
+}
+
+/* Updater types.  SINGA v0.x's kSGD and kNesterov, plus the adaptive methods. */
+typedef enum { UPD_SGD, UPD_NESTEROV, UPD_ADAGRAD, UPD_RMSPROP, UPD_ADADELTA, UPD_ADAM, UPD_ADAMAX } upd_kind;
+enum { NUPD = UPD_ADAMAX + 1, MAX_SLOTS = 2 };
+enum { F_MOMENTUM = 1, F_DELTA = 2, F_RHO = 4, F_BETA = 8 };
+static const typed_field upd_typed[] = {
+    {"momentum", F_MOMENTUM}, {"delta", F_DELTA}, {"rho", F_RHO}, {"beta1", F_BETA}, {"beta2", F_BETA},
+};
+static const char *const upd_names[NUPD] = {"kSGD", "kNesterov", "kAdaGrad", "kRMSProp",
+                                            "kAdaDelta", "kAdam", "kAdamMax"};
+static const unsigned upd_takes[NUPD] = {
+    [UPD_SGD] = F_MOMENTUM,         [UPD_NESTEROV] = F_MOMENTUM,      [UPD_ADAGRAD] = F_DELTA,
+    [UPD_RMSPROP] = F_DELTA | F_RHO, [UPD_ADADELTA] = F_DELTA | F_RHO, [UPD_ADAM] = F_DELTA | F_BETA,
+    [UPD_ADAMAX] = F_DELTA | F_BETA,
+};
+static const unsigned upd_needs[NUPD] = {0};
+/* Per-param state, by checkpoint name (kSGD has its slot only with momentum). */
+static const char *const upd_slots[NUPD][MAX_SLOTS] = {
+    [UPD_SGD] = {"history"},  [UPD_NESTEROV] = {"history"},           [UPD_ADAGRAD] = {"history"},
+    [UPD_RMSPROP] = {"history"}, [UPD_ADADELTA] = {"history", "update"}, [UPD_ADAM] = {"m", "v"},
+    [UPD_ADAMAX] = {"m", "u"},
+};
+/* rho's default: SINGA required it; these are PyTorch's (RMSprop alpha, Adadelta rho). */
+static const double upd_rho[NUPD] = {[UPD_RMSPROP] = 0.99, [UPD_ADADELTA] = 0.9};
+
+/* Schedules. */
+typedef enum { LR_FIXED, LR_STEP, LR_EXPONENTIAL, LR_LINEAR, LR_INVERSE, LR_INVERSET, LR_FIXEDSTEP } lr_kind;
+enum { NLR = LR_FIXEDSTEP + 1 };
+enum { L_BASE = 1, L_GAMMA = 2, L_FREQ = 4, L_FINAL = 8, L_POW = 16, L_STEP = 32, L_STEPLR = 64 };
+static const typed_field lr_typed[] = {
+    {"base_lr", L_BASE}, {"gamma", L_GAMMA}, {"change_freq", L_FREQ}, {"final_lr", L_FINAL},
+    {"pow", L_POW},      {"step", L_STEP},   {"step_lr", L_STEPLR},
+};
+static const char *const lr_names[NLR] = {"kFixed",   "kStep",     "kExponential", "kLinear",
+                                          "kInverse", "kInverseT", "kFixedStep"};
+static const unsigned lr_takes[NLR] = {
+    [LR_FIXED] = L_BASE,
+    [LR_STEP] = L_BASE | L_GAMMA | L_FREQ,
+    [LR_EXPONENTIAL] = L_BASE | L_FREQ,
+    [LR_LINEAR] = L_BASE | L_FREQ | L_FINAL,
+    [LR_INVERSE] = L_BASE | L_GAMMA | L_POW,
+    [LR_INVERSET] = L_BASE | L_FINAL,
+    [LR_FIXEDSTEP] = L_BASE | L_STEP | L_STEPLR,
+};
+static const unsigned lr_needs[NLR] = {
+    [LR_FIXED] = L_BASE,
+    [LR_STEP] = L_BASE | L_FREQ, /* gamma defaults to 1, as before */
+    [LR_EXPONENTIAL] = L_BASE | L_FREQ,
+    [LR_LINEAR] = L_BASE | L_FREQ | L_FINAL,
+    [LR_INVERSE] = L_BASE | L_GAMMA | L_POW,
+    [LR_INVERSET] = L_BASE | L_FINAL,
+    [LR_FIXEDSTEP] = L_STEP | L_STEPLR,
+};
 
 struct singa_updater {
     upd_kind kind;
     lr_kind lr;
-    double base_lr, gamma;
+    double base_lr, gamma, final_lr, pow;
     int change_freq;
-    float momentum, weight_decay, clip_low, clip_high;
+    int nfixed;            /* kFixedStep: fixed_step[i] starts rate fixed_lr[i] */
+    int *fixed_step;
+    double *fixed_lr;
+    float momentum, weight_decay, clip_low, clip_high, delta;
+    double rho, beta1, beta2;
     bool clip, fuse;
+    int nslots;
     singa_params *params;
     int nparams;           /* the params of the training net, updated here */
-    singa_tensor *history; /* per param: momentum history (empty tensor when unused) */
+    singa_tensor *slots[MAX_SLOTS]; /* per slot, per param: state (empty tensor when unused) */
     size_t *applied;       /* per param: elements already updated during this step's backward */
     bool *fused;           /* per param: the backward pass writes into the history */
 };
@@ -57,13 +151,110 @@ static void apply_ready(void *ud, singa_param *p, size_t begin, size_t end)
     u->applied[p->id] += end - begin;
 }
 
-static bool has_history(const singa_updater *u) { return u->kind == UPD_NESTEROV || u->momentum != 0; }
+/* A field of type SINGA_FIELD_NUMS: one number or a list. */
+static size_t nums_len(const singa_conf *v) { return v->kind == SINGA_CONF_LIST ? v->n : 1; }
+static double nums_at(const singa_conf *v, size_t i) { return v->kind == SINGA_CONF_LIST ? v->items[i]->num : v->num; }
+
+/* Reads and checks kFixedStep's `step` and `step_lr` lists. */
+static int read_fixed_steps(singa_updater *v, const singa_conf *lr, singa_err *err)
+{
+    const singa_conf *st = singa_conf_get(lr, "step"), *sl = singa_conf_get(lr, "step_lr");
+    size_t n = nums_len(st);
+    if (n == 0)
+        return singa_err_set(err, "updater.learning_rate: field 'step' of kFixedStep must list at least one step");
+    if (nums_len(sl) != n)
+        return singa_err_set(err, "updater.learning_rate: kFixedStep's 'step' has %zu entries but 'step_lr' has %zu; they must pair up",
+                             n, nums_len(sl));
+    if (!(v->fixed_step = malloc(n * sizeof *v->fixed_step)) || !(v->fixed_lr = malloc(n * sizeof *v->fixed_lr)))
+        return singa_err_set(err, "out of memory");
+    v->nfixed = (int)n;
+    for (size_t i = 0; i < n; i++) {
+        double s = nums_at(st, i), r = nums_at(sl, i);
+        if (!(s >= 0 && s < 2e9 && s == floor(s)))
+            return singa_err_set(err, "updater.learning_rate: field 'step' must list whole numbers >= 0, got %g", s);
+        if (i > 0 && !(s > v->fixed_step[i - 1]))
+            return singa_err_set(err, "updater.learning_rate: field 'step' must be ascending, but %g follows %d", s,
+                                 v->fixed_step[i - 1]);
+        if (!(r >= 0))
+            return singa_err_set(err, "updater.learning_rate: field 'step_lr' must list rates >= 0, got %g", r);
+        v->fixed_step[i] = (int)s;
+        v->fixed_lr[i] = r;
+    }
+    return 0;
+}
+
+/* Reads the schedule into v; checks every field it uses. */
+static int read_schedule(singa_updater *v, const singa_conf *lr, singa_err *err)
+{
+    const char *what = "updater.learning_rate";
+    int lk = pick(what, "type", singa_conf_str(lr, "type", "kFixed"), lr_names, NLR, err);
+    if (lk < 0 || check_typed_fields(lr, lr_typed, (int)(sizeof lr_typed / sizeof *lr_typed), lr_names,
+                                     lr_takes, lr_needs, NLR, lk, what, err) < 0)
+        return -1;
+    v->lr = (lr_kind)lk;
+    v->base_lr = singa_conf_num(lr, "base_lr", -1);
+    v->gamma = singa_conf_num(lr, "gamma", 1);
+    v->change_freq = singa_conf_int(lr, "change_freq", 0);
+    v->final_lr = singa_conf_num(lr, "final_lr", 0);
+    v->pow = singa_conf_num(lr, "pow", 0);
+    if (singa_conf_get(lr, "base_lr") && !(v->base_lr >= 0))
+        return singa_err_set(err, "%s: field 'base_lr' must be >= 0, got %g", what, v->base_lr);
+    if ((lr_takes[lk] & L_FREQ) && v->change_freq <= 0)
+        return singa_err_set(err, "%s: field 'change_freq' must be > 0 for %s, got %d", what, lr_names[lk], v->change_freq);
+    if (!(v->gamma >= 0))
+        return singa_err_set(err, "%s: field 'gamma' must be >= 0, got %g", what, v->gamma);
+    if (!(v->pow >= 0))
+        return singa_err_set(err, "%s: field 'pow' must be >= 0, got %g", what, v->pow);
+    if (lk == LR_LINEAR && !(v->final_lr >= 0))
+        return singa_err_set(err, "%s: field 'final_lr' must be >= 0, got %g", what, v->final_lr);
+    if (lk == LR_INVERSET && !(v->final_lr > 0))
+        return singa_err_set(err, "%s: field 'final_lr' must be > 0 for kInverseT (it divides the step), got %g", what,
+                             v->final_lr);
+    if (lk == LR_FIXEDSTEP)
+        return read_fixed_steps(v, lr, err);
+    return 0;
+}
+
+/* Reads the updater's own fields into v. */
+static int read_method(singa_updater *v, const singa_conf *conf, singa_err *err)
+{
+    int kind = pick("updater", "type", singa_conf_str(conf, "type", "kSGD"), upd_names, NUPD, err);
+    if (kind < 0 || check_typed_fields(conf, upd_typed, (int)(sizeof upd_typed / sizeof *upd_typed), upd_names,
+                                       upd_takes, upd_needs, NUPD, kind, "updater", err) < 0)
+        return -1;
+    v->kind = (upd_kind)kind;
+    v->momentum = (float)singa_conf_num(conf, "momentum", 0);
+    v->weight_decay = (float)singa_conf_num(conf, "weight_decay", 0);
+    v->clip = singa_conf_get(conf, "clip_low") || singa_conf_get(conf, "clip_high");
+    v->clip_low = (float)singa_conf_num(conf, "clip_low", -INFINITY);
+    v->clip_high = (float)singa_conf_num(conf, "clip_high", INFINITY);
+    v->delta = (float)singa_conf_num(conf, "delta", 1e-8);
+    v->rho = singa_conf_num(conf, "rho", upd_rho[kind]);
+    v->beta1 = singa_conf_num(conf, "beta1", 0.9);
+    v->beta2 = singa_conf_num(conf, "beta2", 0.999);
+    const char *const unit[] = {"momentum", "rho", "beta1", "beta2"};
+    const double val[] = {v->momentum, v->rho, v->beta1, v->beta2};
+    for (int i = 0; i < 4; i++)
+        if (!(val[i] >= 0 && val[i] < 1))
+            return singa_err_set(err, "updater (%s): field '%s' must be in [0, 1), got %g", upd_names[kind], unit[i],
+                                 val[i]);
+    if (!(v->delta > 0))
+        return singa_err_set(err, "updater (%s): field 'delta' must be > 0, got %g", upd_names[kind], v->delta);
+    if (!(v->weight_decay >= 0))
+        return singa_err_set(err, "updater: field 'weight_decay' must be >= 0, got %g", v->weight_decay);
+    if (v->clip && !(v->clip_low < v->clip_high))
+        return singa_err_set(err, "updater: clip_low (%g) must be below clip_high (%g)", v->clip_low, v->clip_high);
+    v->nslots = 0;
+    while (v->nslots < MAX_SLOTS && upd_slots[kind][v->nslots])
+        v->nslots++;
+    if (kind == UPD_SGD && v->momentum == 0)
+        v->nslots = 0; /* plain SGD keeps no state */
+    return 0;
+}
 
 int singa_updater_create(singa_updater **out, const singa_conf *conf, singa_params *params,
                          singa_err *err)
 {
-    static const char *const kinds[] = {"kSGD", "kNesterov"};
-    static const char *const lrs[] = {"kFixed", "kStep"};
     const singa_field *const us[] = {singa_updater_fields, NULL}, *const ls[] = {singa_lr_fields, NULL};
     *out = NULL;
     if (singa_conf_check(conf, us, "updater", err) < 0)
@@ -73,57 +264,37 @@ int singa_updater_create(singa_updater **out, const singa_conf *conf, singa_para
         return singa_err_set(err, "updater: field 'learning_rate' is required, e.g. learning_rate = { type = \"kFixed\", base_lr = 0.01 }");
     if (singa_conf_check(lr, ls, "updater.learning_rate", err) < 0)
         return -1;
-    int kind = pick("updater", "type", singa_conf_str(conf, "type", "kSGD"), kinds, 2, err);
-    int lk = pick("updater.learning_rate", "type", singa_conf_str(lr, "type", "kFixed"), lrs, 2, err);
-    if (kind < 0 || lk < 0)
-        return -1;
-    singa_updater v = {
-        .kind = (upd_kind)kind,
-        .lr = (lr_kind)lk,
-        .base_lr = singa_conf_num(lr, "base_lr", -1),
-        .gamma = singa_conf_num(lr, "gamma", 1),
-        .change_freq = singa_conf_int(lr, "change_freq", 0),
-        .momentum = (float)singa_conf_num(conf, "momentum", 0),
-        .weight_decay = (float)singa_conf_num(conf, "weight_decay", 0),
-        .clip = singa_conf_get(conf, "clip_low") || singa_conf_get(conf, "clip_high"),
-        .clip_low = (float)singa_conf_num(conf, "clip_low", -INFINITY),
-        .clip_high = (float)singa_conf_num(conf, "clip_high", INFINITY),
-        .params = params,
-        .nparams = params->n,
-    };
-    if (!(v.base_lr >= 0))
-        return singa_err_set(err, "updater.learning_rate: field 'base_lr' is required and must be >= 0");
-    if (v.lr == LR_STEP && v.change_freq <= 0)
-        return singa_err_set(err, "updater.learning_rate: kStep needs 'change_freq' > 0");
-    if (v.clip && !(v.clip_low < v.clip_high))
-        return singa_err_set(err, "updater: clip_low (%g) must be below clip_high (%g)", v.clip_low, v.clip_high);
-    if (v.momentum < 0 || v.momentum >= 1 || v.weight_decay < 0)
-        return singa_err_set(err, "updater: momentum must be in [0, 1) and weight_decay >= 0");
-    singa_updater *u = malloc(sizeof *u);
+    singa_updater *u = calloc(1, sizeof *u);
     if (!u)
         return singa_err_set(err, "out of memory");
-    *u = v;
+    u->params = params;
+    u->nparams = params->n;
+    if (read_method(u, conf, err) < 0 || read_schedule(u, lr, err) < 0) {
+        singa_updater_free(u);
+        return -1;
+    }
     u->fuse = u->kind == UPD_SGD && u->momentum != 0 && !u->clip;
     size_t np = (size_t)(u->nparams ? u->nparams : 1);
-    u->history = calloc(np, sizeof *u->history);
-    u->applied = calloc(np, sizeof *u->applied);
-    u->fused = calloc(np, sizeof *u->fused);
-    if (!u->history || !u->applied || !u->fused) {
+    bool oom = !(u->applied = calloc(np, sizeof *u->applied)) || !(u->fused = calloc(np, sizeof *u->fused));
+    for (int s = 0; s < MAX_SLOTS; s++)
+        oom = oom || !(u->slots[s] = calloc(np, sizeof *u->slots[s]));
+    if (oom) {
         singa_updater_free(u);
         return singa_err_set(err, "out of memory");
     }
-    for (int i = 0; i < u->nparams && has_history(u); i++) {
+    for (int i = 0; i < u->nparams; i++) {
         singa_param *p = params->items[i];
         if (p->owner || !p->trained)
             continue;
-        if (singa_tensor_init_like(&u->history[i], &p->data, err) < 0) {
-            singa_updater_free(u);
-            return -1;
-        }
+        for (int s = 0; s < u->nslots; s++)
+            if (singa_tensor_init_like(&u->slots[s][i], &p->data, err) < 0) {
+                singa_updater_free(u);
+                return -1;
+            }
         if ((u->fused[i] = u->fuse && p->nsharers == 0)) {
             /* The gradient lives in the history from now on; the separate buffer goes. */
             singa_tensor_free(&p->grad);
-            p->grad = u->history[i];
+            p->grad = u->slots[0][i];
             p->grad.owns = false;
             p->grad_ready = apply_ready;
             p->grad_ready_ud = u;
@@ -141,10 +312,14 @@ void singa_updater_free(singa_updater *u)
         singa_param *p = u->params->items[i];
         if (p->grad_ready_ud == u)
             p->grad_ready = NULL;
-        if (u->history)
-            singa_tensor_free(&u->history[i]);
+        for (int s = 0; s < MAX_SLOTS; s++)
+            if (u->slots[s])
+                singa_tensor_free(&u->slots[s][i]);
     }
-    free(u->history);
+    for (int s = 0; s < MAX_SLOTS; s++)
+        free(u->slots[s]);
+    free(u->fixed_step);
+    free(u->fixed_lr);
     free(u->applied);
     free(u->fused);
     free(u);
@@ -152,9 +327,28 @@ void singa_updater_free(singa_updater *u)
 
 float singa_updater_lr(const singa_updater *u, int step)
 {
-    if (u->lr == LR_STEP)
-        return (float)(u->base_lr * pow(u->gamma, floor((double)step / u->change_freq)));
-    return (float)u->base_lr;
+    double s = step, b = u->base_lr, r;
+    switch (u->lr) {
+    case LR_FIXED:
+        break;
+    case LR_STEP:
+        return (float)(b * pow(u->gamma, floor(s / u->change_freq)));
+    case LR_EXPONENTIAL:
+        return (float)(b / pow(2.0, s / u->change_freq));
+    case LR_LINEAR: /* held at final_lr after change_freq steps (SINGA went on, below 0) */
+        r = fmin(s / u->change_freq, 1.0);
+        return (float)((1 - r) * b + r * u->final_lr);
+    case LR_INVERSE:
+        return (float)(b * pow(1 + u->gamma * s, -u->pow));
+    case LR_INVERSET:
+        return (float)(b / (1 + s / u->final_lr));
+    case LR_FIXEDSTEP:
+        r = b >= 0 ? b : u->fixed_lr[0];
+        for (int i = 0; i < u->nfixed && step >= u->fixed_step[i]; i++)
+            r = u->fixed_lr[i];
+        return (float)r;
+    }
+    return (float)b;
 }
 
 void singa_updater_prepare(singa_updater *u, int step)
@@ -190,12 +384,105 @@ static int gather_sharers(singa_updater *u, singa_param *p)
     return n;
 }
 
+/* One param's coefficients for one step. */
+typedef struct {
+    float scale, wd, lo, hi; /* effective gradient: clip(g * scale + wd * w, lo, hi) */
+    float lr;                /* lr, or for kAdam/kAdamMax lr / (1 - beta1^t) */
+    float m, delta;
+    float rho, rho_c, b1, b1_c, b2, b2_c; /* x_c = 1 - x, rounded once from the double */
+    float vhat;              /* kAdam: 1 / (1 - beta2^t) */
+} coefs;
+
+/* The one update loop.  Always inlined with a constant `kind`, so the switch folds away and each
+ * instantiation is a plain loop.  s0, s1 are the type's slots (NULL when it has fewer). */
+static inline __attribute__((always_inline)) void
+update_elems(upd_kind kind, bool clip, const coefs *c, size_t n, float *restrict w, const float *restrict g,
+             float *restrict s0, float *restrict s1)
+{
+    const float scale = c->scale, wd = c->wd, lo = c->lo, hi = c->hi, lr = c->lr, m = c->m, delta = c->delta;
+    const float rho = c->rho, rho_c = c->rho_c, b1 = c->b1, b1_c = c->b1_c, b2 = c->b2, b2_c = c->b2_c;
+    const float vhat = c->vhat;
+    for (size_t k = 0; k < n; k++) {
+        float gk = g[k] * scale + wd * w[k];
+        if (clip) /* not fminf/fmaxf, which do not vectorise (and would turn a NaN into lo) */
+            gk = gk < lo ? lo : gk > hi ? hi : gk;
+        switch (kind) {
+        case UPD_SGD:
+            if (s0) {
+                s0[k] = m * s0[k] - lr * gk;
+                w[k] += s0[k];
+            } else {
+                w[k] -= lr * gk;
+            }
+            break;
+        case UPD_NESTEROV: {
+            float prev = s0[k];
+            s0[k] = m * s0[k] + lr * gk;
+            w[k] -= (1 + m) * s0[k] - m * prev;
+            break;
+        }
+        case UPD_ADAGRAD:
+            s0[k] += gk * gk;
+            w[k] -= lr * gk / sqrtf(s0[k] + delta);
+            break;
+        case UPD_RMSPROP:
+            s0[k] = rho * s0[k] + rho_c * gk * gk;
+            w[k] -= lr * gk / sqrtf(s0[k] + delta);
+            break;
+        case UPD_ADADELTA: { /* s0: E[g^2], s1: E[d^2] */
+            s0[k] = rho * s0[k] + rho_c * gk * gk;
+            float d = sqrtf(s1[k] + delta) / sqrtf(s0[k] + delta) * gk;
+            s1[k] = rho * s1[k] + rho_c * d * d;
+            w[k] -= lr * d;
+            break;
+        }
+        case UPD_ADAM:
+            s0[k] = b1 * s0[k] + b1_c * gk;
+            s1[k] = b2 * s1[k] + b2_c * gk * gk;
+            w[k] -= lr * s0[k] / (sqrtf(s1[k] * vhat) + delta);
+            break;
+        case UPD_ADAMAX:
+            s0[k] = b1 * s0[k] + b1_c * gk;
+            s1[k] = fmaxf(b2 * s1[k], fabsf(gk));
+            w[k] -= lr * s0[k] / (s1[k] + delta);
+            break;
+        }
+    }
+}
+
+#define UPDATE_CASE(K)                                                                             \
+    case K:                                                                                        \
+        if (clip)                                                                                  \
+            update_elems(K, true, c, n, w, g, s0, s1);                                             \
+        else                                                                                       \
+            update_elems(K, false, c, n, w, g, s0, s1);                                            \
+        break
+
+static void update_param(upd_kind kind, bool clip, const coefs *c, size_t n, float *w, const float *g,
+                         float *s0, float *s1)
+{
+    switch (kind) {
+        UPDATE_CASE(UPD_SGD);
+        UPDATE_CASE(UPD_NESTEROV);
+        UPDATE_CASE(UPD_ADAGRAD);
+        UPDATE_CASE(UPD_RMSPROP);
+        UPDATE_CASE(UPD_ADADELTA);
+        UPDATE_CASE(UPD_ADAM);
+        UPDATE_CASE(UPD_ADAMAX);
+    }
+}
+
 void singa_updater_apply(singa_updater *u, int step)
 {
-    float lr = singa_updater_lr(u, step), m = u->momentum;
+    float lr = singa_updater_lr(u, step);
+    /* Adam's bias corrections, with t = step + 1 (the step's own gradient is the t-th one). */
+    double t = (double)step + 1, c1 = 1, vhat = 1;
+    if (u->kind == UPD_ADAM || u->kind == UPD_ADAMAX) {
+        c1 = 1 - pow(u->beta1, t);
+        vhat = 1 / (1 - pow(u->beta2, t));
+    }
     for (int i = 0; i < u->nparams; i++) {
         singa_param *p = u->params->items[i];
-        float *w = p->data.data, *g = p->grad.data, *h = u->history[i].data;
         size_t n = p->data.size;
         if (p->owner || !p->trained)
             continue;
@@ -206,33 +493,37 @@ void singa_updater_apply(singa_updater *u, int step)
             u->applied[i] = 0;
             continue;
         }
-        float scale = 1.0f / (float)gather_sharers(u, p);
-        float plr = lr * p->lr_scale, wd = u->weight_decay * p->wd_scale;
-        for (size_t k = 0; k < n; k++) {
-            float gk = g[k] * scale + wd * w[k];
-            if (u->clip)
-                gk = fminf(fmaxf(gk, u->clip_low), u->clip_high);
-            if (u->kind == UPD_NESTEROV) {
-                float prev = h[k];
-                h[k] = m * h[k] + plr * gk;
-                w[k] -= (1 + m) * h[k] - m * prev;
-            } else if (h) {
-                h[k] = m * h[k] - plr * gk;
-                w[k] += h[k];
-            } else {
-                w[k] -= plr * gk;
-            }
-        }
+        coefs c = {
+            .scale = 1.0f / (float)gather_sharers(u, p),
+            .wd = u->weight_decay * p->wd_scale,
+            .lo = u->clip_low,
+            .hi = u->clip_high,
+            .lr = (float)(lr * p->lr_scale / c1),
+            .m = u->momentum,
+            .delta = u->delta,
+            .rho = (float)u->rho,
+            .rho_c = (float)(1 - u->rho),
+            .b1 = (float)u->beta1,
+            .b1_c = (float)(1 - u->beta1),
+            .b2 = (float)u->beta2,
+            .b2_c = (float)(1 - u->beta2),
+            .vhat = (float)vhat,
+        };
+        update_param(u->kind, u->clip, &c, n, p->data.data, p->grad.data, u->slots[0][i].data,
+                     u->slots[1][i].data);
     }
 }
 
-int singa_updater_nslots(const singa_updater *u) { return has_history(u) ? 1 : 0; }
+int singa_updater_nslots(const singa_updater *u) { return u->nslots; }
 
-const char *singa_updater_slot_name(const singa_updater *u, int slot) { return "history"; }
+const char *singa_updater_slot_name(const singa_updater *u, int slot)
+{
+    return slot >= 0 && slot < u->nslots ? upd_slots[u->kind][slot] : NULL;
+}
 
 singa_tensor *singa_updater_slot(singa_updater *u, int param_id, int slot)
 {
-    if (param_id >= u->nparams || !u->history[param_id].data)
+    if (param_id < 0 || param_id >= u->nparams || slot < 0 || slot >= u->nslots || !u->slots[slot][param_id].data)
         return NULL;
-    return &u->history[param_id];
+    return &u->slots[slot][param_id];
 }
