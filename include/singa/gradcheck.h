@@ -1,15 +1,24 @@
 /* Finite-difference gradient checks of a layer type: random inputs, the objective
  * sum(out * R) for a fixed random R (a loss layer's own loss), and central differences on
- * every input and param element compared with the layer's backward. */
+ * every input and param element compared with the layer's backward.  The same harness runs one
+ * forward pass on given inputs (singa_layer_probe), for tests of a layer's values.
+ *
+ * With ndst > 0 the layer gets that many destinations, as in a net: the objective sums
+ * sum(out_k * R_k) over what each destination reads, which is how layers with several outputs
+ * (kSlice gives each destination its own slab, kSplit gives all the same) are checked. */
 #ifndef SINGA_GRADCHECK_H
 #define SINGA_GRADCHECK_H
 
 #include "singa/layer.h"
+#include "singa/metrics.h"
+
+#define SINGA_GRADCHECK_MAX_DSTS 8
 
 typedef struct singa_gradcheck_input {
     int ndim;
     int shape[SINGA_MAX_DIMS];
-    int label_classes; /* > 0: integer labels in [0, label_classes), no gradient */
+    int label_classes;    /* > 0: integer labels in [0, label_classes), no gradient */
+    const float *values;  /* NULL: drawn at random; else one value per element */
 } singa_gradcheck_input;
 
 typedef struct singa_gradcheck_report {
@@ -19,7 +28,14 @@ typedef struct singa_gradcheck_report {
 } singa_gradcheck_report;
 
 int singa_gradcheck(const singa_registry *reg, const singa_conf *layer_conf,
-                    const singa_gradcheck_input *inputs, int ninputs, uint64_t seed,
+                    const singa_gradcheck_input *inputs, int ninputs, int ndst, uint64_t seed,
                     singa_gradcheck_report *rep, singa_err *err);
+
+/* One forward pass (phase kTrain) of the layer on the inputs.  outs[k] receives a copy of what
+ * destination k reads (outs[0] the layer's own output when ndst is 0; the caller frees them);
+ * metrics what the layer reported. */
+int singa_layer_probe(const singa_registry *reg, const singa_conf *layer_conf,
+                      const singa_gradcheck_input *inputs, int ninputs, int ndst, uint64_t seed,
+                      singa_tensor *outs, singa_metrics *metrics, singa_err *err);
 
 #endif

@@ -5,6 +5,7 @@
 
 #include "singa/layer.h"
 #include "singa/metrics.h"
+#include "singa/pool.h"
 #include "singa/rng.h"
 
 struct singa_net {
@@ -15,6 +16,7 @@ struct singa_net {
     singa_rng *rng;       /* the job's generator (dropout masks, param init) */
     uint64_t seed;
     singa_metrics metrics;
+    singa_pool *pool;     /* the job's threads for layers' own loops; NULL runs them inline */
 };
 
 /* Builds the net for `phase` from netconf (the job's `neuralnet` table). */

@@ -12,6 +12,7 @@
 #include "singa/metrics.h"
 #include "singa/net.h"
 #include "singa/param.h"
+#include "singa/pool.h"
 #include "singa/rng.h"
 #include "singa/tensor.h"
 #include "singa/updater.h"

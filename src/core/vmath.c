@@ -3,13 +3,9 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "core/simd.h"
 #include "core/vmath.h"
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(SINGA_NO_CLONES)
-#define KERNEL __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
-#else
-#define KERNEL
-#endif
 
 static inline float fast_exp(float x)
 {
@@ -41,14 +37,14 @@ static inline float fast_tanh(float x)
     return ax < 0.625f ? small : big;
 }
 
-KERNEL void singa_vtanh(float *restrict y, const float *restrict x, size_t n, float in_scale,
+SINGA_KERNEL void singa_vtanh(float *restrict y, const float *restrict x, size_t n, float in_scale,
                         float out_scale)
 {
     for (size_t i = 0; i < n; i++)
         y[i] = out_scale * fast_tanh(in_scale * x[i]);
 }
 
-KERNEL void singa_vtanh_grad(float *restrict dx, const float *restrict dy, const float *restrict y,
+SINGA_KERNEL void singa_vtanh_grad(float *restrict dx, const float *restrict dy, const float *restrict y,
                              size_t n, float in_scale, float out_scale, float beta)
 {
     float inv = 1.0f / out_scale;
@@ -56,33 +52,48 @@ KERNEL void singa_vtanh_grad(float *restrict dx, const float *restrict dy, const
         dx[i] = beta * dx[i] + dy[i] * in_scale * (out_scale - y[i] * y[i] * inv);
 }
 
-KERNEL void singa_vsigmoid(float *restrict y, const float *restrict x, size_t n)
+SINGA_KERNEL void singa_vsigmoid(float *restrict y, const float *restrict x, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         y[i] = 1.0f / (1.0f + fast_exp(-x[i]));
 }
 
-KERNEL void singa_vsigmoid_grad(float *restrict dx, const float *restrict dy,
+SINGA_KERNEL void singa_vsigmoid_grad(float *restrict dx, const float *restrict dy,
                                 const float *restrict y, size_t n, float beta)
 {
     for (size_t i = 0; i < n; i++)
         dx[i] = beta * dx[i] + dy[i] * y[i] * (1.0f - y[i]);
 }
 
-KERNEL void singa_vrelu(float *restrict y, const float *restrict x, size_t n, float slope)
+SINGA_KERNEL void singa_vrelu(float *restrict y, const float *restrict x, size_t n, float slope)
 {
     for (size_t i = 0; i < n; i++)
         y[i] = x[i] > 0.0f ? x[i] : slope * x[i];
 }
 
-KERNEL void singa_vrelu_grad(float *restrict dx, const float *restrict dy, const float *restrict y,
+SINGA_KERNEL void singa_vrelu_grad(float *restrict dx, const float *restrict dy, const float *restrict y,
                              size_t n, float slope, float beta)
 {
     for (size_t i = 0; i < n; i++)
         dx[i] = beta * dx[i] + (y[i] > 0.0f ? dy[i] : slope * dy[i]);
 }
 
-KERNEL float singa_vexp_shift(float *restrict y, const float *restrict x, size_t n, float shift)
+SINGA_KERNEL float singa_vsum(const float *restrict x, size_t n)
+{
+    float acc[16] = {0};
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        for (int k = 0; k < 16; k++)
+            acc[k] += x[i + k];
+    float sum = 0.0f;
+    for (; i < n; i++)
+        sum += x[i];
+    for (int k = 0; k < 16; k++)
+        sum += acc[k];
+    return sum;
+}
+
+SINGA_KERNEL float singa_vexp_shift(float *restrict y, const float *restrict x, size_t n, float shift)
 {
     float sum = 0.0f;
     for (size_t i = 0; i < n; i++) {

@@ -14,6 +14,9 @@ void singa_vsigmoid(float *y, const float *x, size_t n);
 void singa_vsigmoid_grad(float *dx, const float *dy, const float *y, size_t n, float beta);
 void singa_vrelu(float *y, const float *x, size_t n, float slope);
 void singa_vrelu_grad(float *dx, const float *dy, const float *y, size_t n, float slope, float beta);
+/* The sum of n floats, with 16 running partial sums so that it vectorises (a plain float
+ * reduction may not be reordered by the compiler). */
+float singa_vsum(const float *x, size_t n);
 /* y = exp(x - shift) over n elements (one softmax row); returns the sum of y. */
 float singa_vexp_shift(float *y, const float *x, size_t n, float shift);
 

@@ -1,57 +1,126 @@
 /* Element-wise activations: kReLU (negative_slope), kSigmoid, kTanh and kSTanh
- * (1.7159047 * tanh(0.6666667 x)).  Gradients are computed from the outputs. */
+ * (1.7159047 * tanh(0.6666667 x)), and kActivation, SINGA's ActivationLayer, which picks one of
+ * them with its `activation` field ("RELU", "SIGMOID", "TANH", "STANH"; SINGA's
+ * activation_conf.type, renamed because `type` names the layer type here).  All five share one
+ * forward and one backward; setup only decides which function runs.  Gradients are computed
+ * from the outputs. */
+#include <stdio.h>
+#include <string.h>
+
 #include "core/vmath.h"
 #include "layers/layers.h"
 
 #define STANH_A 1.7159047f
 #define STANH_B 0.6666667f
 
+typedef enum act_kind { ACT_RELU, ACT_SIGMOID, ACT_TANH, ACT_STANH } act_kind;
+
+/* Indexed by act_kind: the names kActivation accepts. */
+static const char *const act_names[] = {"RELU", "SIGMOID", "TANH", "STANH"};
+
+typedef struct act_state {
+    act_kind kind;
+    float slope; /* RELU's negative_slope */
+} act_state;
+
 static const singa_field no_fields[] = {{NULL, 0}};
 static const singa_field relu_fields[] = {{"negative_slope", SINGA_FIELD_NUM}, {NULL, 0}};
+static const singa_field activation_fields[] = {
+    {"activation", SINGA_FIELD_STR}, {"negative_slope", SINGA_FIELD_NUM}, {NULL, 0},
+};
 
-static float slope(const singa_layer *l) { return (float)singa_conf_num(l->conf, "negative_slope", 0.0); }
+static int setup_kind(singa_layer *l, act_kind kind, singa_err *err)
+{
+    act_state *s = l->state;
+    s->kind = kind;
+    s->slope = (float)singa_conf_num(l->conf, "negative_slope", 0.0);
+    return singa_layer_setup_like_src(l, err);
+}
+
+static int setup_relu(singa_layer *l, singa_err *err) { return setup_kind(l, ACT_RELU, err); }
+static int setup_sigmoid(singa_layer *l, singa_err *err) { return setup_kind(l, ACT_SIGMOID, err); }
+static int setup_tanh(singa_layer *l, singa_err *err) { return setup_kind(l, ACT_TANH, err); }
+static int setup_stanh(singa_layer *l, singa_err *err) { return setup_kind(l, ACT_STANH, err); }
+
+static int setup_activation(singa_layer *l, singa_err *err)
+{
+    const size_t n = sizeof act_names / sizeof act_names[0];
+    const char *name = singa_conf_str(l->conf, "activation", NULL);
+    if (!name)
+        return singa_layer_err(l, err, "field 'activation' is required (\"RELU\", \"SIGMOID\", \"TANH\" or \"STANH\")");
+    size_t k = 0;
+    while (k < n && strcmp(name, act_names[k]) != 0)
+        k++;
+    if (k == n) {
+        char what[SINGA_NAME_MAX + 64];
+        snprintf(what, sizeof what, "layer '%s' (%s): field 'activation'", l->name, l->type->name);
+        singa_err_unknown(err, what, "activation", name, act_names, n);
+        if (err && !strstr(err->msg, "did you mean"))
+            singa_appendf(err->msg, sizeof err->msg, " (one of \"RELU\", \"SIGMOID\", \"TANH\", \"STANH\")");
+        return -1;
+    }
+    if (k != ACT_RELU && singa_conf_get(l->conf, "negative_slope"))
+        return singa_layer_err(l, err, "field 'negative_slope' applies to activation \"RELU\" only, not \"%s\"", name);
+    return setup_kind(l, (act_kind)k, err);
+}
 
 static int forward(singa_layer *l, singa_phase phase, singa_err *err)
 {
+    const act_state *s = l->state;
     const float *x = l->src[0]->data.data;
     float *y = l->data.data;
     size_t n = l->data.size;
-    if (l->type == &singa_relu_layer)
-        singa_vrelu(y, x, n, slope(l));
-    else if (l->type == &singa_sigmoid_layer)
+    switch (s->kind) {
+    case ACT_RELU:
+        singa_vrelu(y, x, n, s->slope);
+        break;
+    case ACT_SIGMOID:
         singa_vsigmoid(y, x, n);
-    else if (l->type == &singa_tanh_layer)
+        break;
+    case ACT_TANH:
         singa_vtanh(y, x, n, 1.0f, 1.0f);
-    else
+        break;
+    case ACT_STANH:
         singa_vtanh(y, x, n, STANH_B, STANH_A);
+        break;
+    }
     return 0;
 }
 
 static void backward(singa_layer *l)
 {
+    const act_state *s = l->state;
     singa_layer *src = l->src[0];
     if (!src->needs_grad)
         return;
     float beta = singa_layer_grad_beta(src), *dx = src->grad.data;
     const float *dy = l->grad.data, *y = l->data.data;
     size_t n = l->data.size;
-    if (l->type == &singa_relu_layer)
-        singa_vrelu_grad(dx, dy, y, n, slope(l), beta);
-    else if (l->type == &singa_sigmoid_layer)
+    switch (s->kind) {
+    case ACT_RELU:
+        singa_vrelu_grad(dx, dy, y, n, s->slope, beta);
+        break;
+    case ACT_SIGMOID:
         singa_vsigmoid_grad(dx, dy, y, n, beta);
-    else if (l->type == &singa_tanh_layer)
+        break;
+    case ACT_TANH:
         singa_vtanh_grad(dx, dy, y, n, 1.0f, 1.0f, beta);
-    else
+        break;
+    case ACT_STANH:
         singa_vtanh_grad(dx, dy, y, n, STANH_B, STANH_A, beta);
+        break;
+    }
 }
 
-#define ACTIVATION(var, type_name, field_list)                                                    \
+#define ACTIVATION(var, type_name, field_list, setup_fn)                                           \
     const singa_layer_type var = {                                                                 \
         .name = type_name, .fields = field_list, .min_src = 1, .max_src = 1,                       \
-        .setup = singa_layer_setup_like_src, .forward = forward, .backward = backward,             \
+        .state_size = sizeof(act_state), .setup = setup_fn, .forward = forward,                    \
+        .backward = backward,                                                                      \
     }
 
-ACTIVATION(singa_relu_layer, "kReLU", relu_fields);
-ACTIVATION(singa_sigmoid_layer, "kSigmoid", no_fields);
-ACTIVATION(singa_tanh_layer, "kTanh", no_fields);
-ACTIVATION(singa_stanh_layer, "kSTanh", no_fields);
+ACTIVATION(singa_relu_layer, "kReLU", relu_fields, setup_relu);
+ACTIVATION(singa_sigmoid_layer, "kSigmoid", no_fields, setup_sigmoid);
+ACTIVATION(singa_tanh_layer, "kTanh", no_fields, setup_tanh);
+ACTIVATION(singa_stanh_layer, "kSTanh", no_fields, setup_stanh);
+ACTIVATION(singa_activation_layer, "kActivation", activation_fields, setup_activation);

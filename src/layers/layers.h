@@ -15,8 +15,46 @@ extern const singa_layer_type singa_stanh_layer;
 extern const singa_layer_type singa_dropout_layer;
 extern const singa_layer_type singa_softmax_loss_layer;
 extern const singa_layer_type singa_euclidean_loss_layer;
+extern const singa_layer_type singa_activation_layer;
+extern const singa_layer_type singa_softmax_layer;
+extern const singa_layer_type singa_lrn_layer;
+extern const singa_layer_type singa_concate_layer;
+extern const singa_layer_type singa_slice_layer;
+extern const singa_layer_type singa_split_layer;
+extern const singa_layer_type singa_accuracy_layer;
+extern const singa_layer_type singa_argsort_layer;
+extern const singa_layer_type singa_onehot_layer;
+extern const singa_layer_type singa_embedding_layer;
+
+extern const singa_layer_type singa_conv_layer;
+extern const singa_layer_type singa_pooling_layer;
 
 /* Layers whose output has the shape of their only source. */
 int singa_layer_setup_like_src(singa_layer *l, singa_err *err);
+
+/* Connection layers (connection.c): rows (dim 0) or matrix columns (dim 1) [start, start + count) of t. */
+singa_tensor singa_layer_slab(const singa_tensor *t, int dim, int start, int count);
+/* dst = beta * dst + src, for singa_layer_grad_beta's 0 or 1. */
+void singa_layer_grad_add(singa_tensor *dst, float beta, const singa_tensor *src);
+/* How many source entries of the net's layers name l. */
+int singa_layer_count_dsts(const singa_layer *l);
+/* Reads concate_dim / slice_dim: 0 or 1 and below ndim, else -1 with the error set. */
+int singa_layer_conf_dim(singa_layer *l, const char *field, int ndim, singa_err *err);
+/* p = softmax(x) over k scores (softmax.c); returns log(sum(exp(x))). */
+double singa_softmax_row(float *p, const float *x, int k);
+/* Fewer than topk scores beat scores[label] (accuracy.c; kSoftmaxLoss and kAccuracy). */
+bool singa_layer_topk_hit(const float *scores, int k, int label, int topk);
+/* src[1] holds one label per row of src[0]; else an error naming both. */
+int singa_layer_check_labels(singa_layer *l, singa_err *err);
+/* v as an index in 0..n-1, or -1 when allow_none (onehot.c); else -2 with an error naming the row and v. */
+int singa_layer_index(const singa_layer *l, const char *what, float v, int n, bool allow_none, int row, singa_err *err);
+/* src[0] gives one index per row; else an error. */
+int singa_layer_check_index_column(singa_layer *l, singa_err *err);
+
+/* Windowed layers (convolution, pooling): `name`_x / `name`_y, falling back to `name`, then def. */
+void singa_layer_conf_xy(const singa_layer *l, const char *name, int def, int *x, int *y);
+/* Checks a kernel/pad/stride window against an h x w input and gives the output size. */
+int singa_layer_window(singa_layer *l, int h, int w, int ky, int kx, int py, int px, int sy,
+                       int sx, int *oh, int *ow, singa_err *err);
 
 #endif

@@ -21,6 +21,18 @@ static const singa_layer_type *const builtins[] = {
     &singa_inner_product_layer, &singa_relu_layer,    &singa_sigmoid_layer,
     &singa_tanh_layer,        &singa_stanh_layer,     &singa_dropout_layer,
     &singa_softmax_loss_layer, &singa_euclidean_loss_layer,
+    &singa_activation_layer,
+    &singa_softmax_layer,
+    &singa_lrn_layer,
+    &singa_concate_layer,
+    &singa_slice_layer,
+    &singa_split_layer,
+    &singa_accuracy_layer,
+    &singa_argsort_layer,
+    &singa_onehot_layer,
+    &singa_embedding_layer,
+    &singa_conv_layer,
+    &singa_pooling_layer,
 };
 
 struct singa_registry {
@@ -118,6 +130,35 @@ int singa_layer_shape(singa_layer *l, int ndim, const int *shape, singa_err *err
 int singa_layer_setup_like_src(singa_layer *l, singa_err *err)
 {
     return singa_layer_shape(l, l->src[0]->data.ndim, l->src[0]->data.shape, err);
+}
+
+/* Reads `name`_x / `name`_y falling back to `name`, then to def. */
+void singa_layer_conf_xy(const singa_layer *l, const char *name, int def, int *x, int *y)
+{
+    char key[32];
+    int both = singa_conf_int(l->conf, name, def);
+    snprintf(key, sizeof key, "%s_x", name);
+    *x = singa_conf_int(l->conf, key, both);
+    snprintf(key, sizeof key, "%s_y", name);
+    *y = singa_conf_int(l->conf, key, both);
+}
+
+/* The shape checks convolution and pooling share; sets the output size. */
+int singa_layer_window(singa_layer *l, int h, int w, int ky, int kx, int py, int px, int sy,
+                       int sx, int *oh, int *ow, singa_err *err)
+{
+    if (ky <= 0 || kx <= 0)
+        return singa_layer_err(l, err, "field 'kernel' (or kernel_x/kernel_y) must be positive");
+    if (sy <= 0 || sx <= 0)
+        return singa_layer_err(l, err, "field 'stride' (or stride_x/stride_y) must be positive");
+    if (py < 0 || px < 0 || py >= ky || px >= kx)
+        return singa_layer_err(l, err, "field 'pad' must be in 0..kernel-1");
+    if (h + 2 * py < ky || w + 2 * px < kx)
+        return singa_layer_err(l, err, "a %dx%d kernel does not fit the %dx%d input (padding %d, %d)",
+                               ky, kx, h, w, py, px);
+    *oh = (h + 2 * py - ky) / sy + 1;
+    *ow = (w + 2 * px - kx) / sx + 1;
+    return 0;
 }
 
 float singa_layer_grad_beta(singa_layer *src)

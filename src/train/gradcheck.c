@@ -14,17 +14,134 @@
 
 static const singa_layer_type input_type = {.name = "input"};
 
-static double objective(singa_layer *l, const singa_tensor *r, singa_rng *rng, const singa_rng *saved,
+static int dst_forward(singa_layer *l, singa_phase phase, singa_err *err) { return 0; }
+
+/* Stands in for a layer that reads the checked layer's output. */
+static const singa_layer_type dst_type = {.name = "destination", .forward = dst_forward};
+
+/* A one-layer net: inputs, the layer, and optionally destinations reading it.  Members point at
+ * each other, so a harness lives where it was opened. */
+typedef struct harness {
+    singa_params params;
+    singa_rng rng, saved;
+    singa_net net;
+    singa_layer in[SINGA_MAX_DIMS], l, dst[SINGA_GRADCHECK_MAX_DSTS];
+    singa_layer *srcs[SINGA_MAX_DIMS], *dst_src[SINGA_GRADCHECK_MAX_DSTS];
+    singa_layer *order[1 + SINGA_GRADCHECK_MAX_DSTS];
+    int ninputs, ndst;
+    singa_tensor r[SINGA_GRADCHECK_MAX_DSTS]; /* the objective's weights, one per output */
+} harness;
+
+static int nouts(const harness *h) { return h->ndst ? h->ndst : 1; }
+
+/* The layer whose data blob destination k reads (the checked layer itself, or a stand-in such
+ * as a kSlice part). */
+static singa_layer *out_layer(harness *h, int k) { return h->ndst ? h->dst[k].src[0] : &h->l; }
+
+static void harness_close(harness *h)
+{
+    const singa_layer_type *lt = h->l.type;
+    if (lt && lt->destroy && h->l.state)
+        lt->destroy(&h->l);
+    free(h->l.state);
+    free(h->l.params);
+    singa_tensor_free(&h->l.data);
+    singa_tensor_free(&h->l.grad);
+    for (int k = 0; k < SINGA_GRADCHECK_MAX_DSTS; k++)
+        singa_tensor_free(&h->r[k]);
+    for (int i = 0; i < h->ninputs; i++) {
+        singa_tensor_free(&h->in[i].data);
+        singa_tensor_free(&h->in[i].grad);
+    }
+    singa_params_free(&h->params);
+}
+
+static int harness_open(harness *h, const singa_registry *reg, const singa_conf *conf,
+                        const singa_gradcheck_input *inputs, int ninputs, int ndst, uint64_t seed,
                         singa_err *err)
 {
-    *rng = *saved;
-    if (singa_net_forward(l->net, err) < 0)
+    static const char *const input_names[SINGA_MAX_DIMS] = {"input0", "input1", "input2", "input3"};
+    static const char *const dst_names[SINGA_GRADCHECK_MAX_DSTS] = {"dst0", "dst1", "dst2", "dst3",
+                                                                    "dst4", "dst5", "dst6", "dst7"};
+    memset(h, 0, sizeof *h);
+    singa_params_init(&h->params);
+    const char *type = singa_conf_str(conf, "type", "");
+    const singa_layer_type *lt = singa_registry_find(reg, type);
+    if (!lt)
+        return singa_err_set(err, "gradcheck: unknown layer type '%s'", type);
+    const singa_field *const schemas[] = {singa_layer_common_fields, lt->fields, NULL};
+    if (singa_conf_check(conf, schemas, "gradcheck layer", err) < 0)
+        return -1;
+    if (ninputs < lt->min_src || (lt->max_src >= 0 && ninputs > lt->max_src))
+        return singa_err_set(err, "gradcheck: %s takes %d to %d sources, got %d", type, lt->min_src,
+                             lt->max_src, ninputs);
+    if (ninputs > SINGA_MAX_DIMS)
+        return singa_err_set(err, "gradcheck: at most %d inputs", SINGA_MAX_DIMS);
+    if (ndst < 0 || ndst > SINGA_GRADCHECK_MAX_DSTS)
+        return singa_err_set(err, "gradcheck: 0 to %d destinations, not %d", SINGA_GRADCHECK_MAX_DSTS, ndst);
+
+    singa_rng_seed(&h->rng, seed, 1);
+    h->net = (singa_net){.phase = SINGA_PHASE_TRAIN, .params = &h->params, .rng = &h->rng, .seed = seed};
+    for (int i = 0; i < ninputs; i++) {
+        const singa_gradcheck_input *spec = &inputs[i];
+        singa_layer *in = &h->in[i];
+        in->type = &input_type;
+        in->name = (char *)input_names[i];
+        in->net = &h->net;
+        in->needs_grad = spec->label_classes == 0;
+        h->ninputs = i + 1;
+        if (singa_layer_shape(in, spec->ndim, spec->shape, err) < 0)
+            return -1;
+        for (size_t k = 0; k < in->data.size; k++) {
+            float u = singa_rng_uniform(&h->rng);
+            in->data.data[k] = spec->values ? spec->values[k]
+                               : spec->label_classes
+                                   ? (float)singa_rng_below(&h->rng, (uint64_t)spec->label_classes)
+                                   : (u < 0.5f ? -1.0f : 1.0f) * (0.1f + singa_rng_uniform(&h->rng));
+        }
+        h->srcs[i] = in;
+    }
+    h->l.type = lt;
+    h->l.name = (char *)singa_conf_str(conf, "name", type);
+    h->l.conf = conf;
+    h->l.net = &h->net;
+    h->l.src = h->srcs;
+    h->l.nsrc = ninputs;
+    h->l.needs_grad = true;
+    h->order[0] = &h->l;
+    for (int k = 0; k < ndst; k++) {
+        singa_layer *d = &h->dst[k];
+        d->type = &dst_type;
+        d->name = (char *)dst_names[k];
+        d->net = &h->net;
+        d->src = &h->dst_src[k];
+        d->nsrc = 1;
+        d->needs_grad = true;
+        h->dst_src[k] = &h->l;
+        h->order[1 + k] = d;
+    }
+    h->ndst = ndst;
+    /* The destinations are in the net before setup, as in a real net, for layers that look. */
+    h->net.layers = h->order;
+    h->net.nlayers = 1 + ndst;
+    if (lt->state_size && !(h->l.state = calloc(1, lt->state_size)))
+        return singa_err_set(err, "out of memory");
+    return lt->setup(&h->l, err);
+}
+
+static double objective(harness *h, singa_err *err)
+{
+    h->rng = h->saved;
+    if (singa_net_forward(&h->net, err) < 0)
         return NAN;
-    if (l->type->flags & SINGA_LAYER_LOSS)
-        return singa_metrics_avg(&l->net->metrics, "loss", 0);
+    if (h->l.type->flags & SINGA_LAYER_LOSS)
+        return singa_metrics_avg(&h->net.metrics, "loss", 0);
     double j = 0;
-    for (size_t i = 0; i < l->data.size; i++)
-        j += (double)l->data.data[i] * r->data[i];
+    for (int k = 0; k < nouts(h); k++) {
+        const singa_tensor *out = &out_layer(h, k)->data;
+        for (size_t i = 0; i < out->size; i++)
+            j += (double)out->data[i] * h->r[k].data[i];
+    }
     return j;
 }
 
@@ -39,17 +156,16 @@ static void compare(singa_gradcheck_report *rep, const char *blob, size_t i, dou
 }
 
 /* Perturbs every checked element of `x`, comparing with the analytic gradient `g`. */
-static int check_blob(singa_layer *l, const char *blob, singa_tensor *x, const float *g,
-                      const singa_tensor *r, singa_rng *rng, const singa_rng *saved,
+static int check_blob(harness *h, const char *blob, singa_tensor *x, const float *g,
                       singa_gradcheck_report *rep, singa_err *err)
 {
     size_t step = x->size > MAX_CHECKS ? x->size / MAX_CHECKS : 1;
     for (size_t i = 0; i < x->size; i += step) {
         float keep = x->data[i];
         x->data[i] = keep + (float)EPS;
-        double jp = objective(l, r, rng, saved, err);
+        double jp = objective(h, err);
         x->data[i] = keep - (float)EPS;
-        double jm = objective(l, r, rng, saved, err);
+        double jm = objective(h, err);
         x->data[i] = keep;
         if (isnan(jp) || isnan(jm))
             return -1;
@@ -59,86 +175,47 @@ static int check_blob(singa_layer *l, const char *blob, singa_tensor *x, const f
 }
 
 int singa_gradcheck(const singa_registry *reg, const singa_conf *conf,
-                    const singa_gradcheck_input *inputs, int ninputs, uint64_t seed,
+                    const singa_gradcheck_input *inputs, int ninputs, int ndst, uint64_t seed,
                     singa_gradcheck_report *rep, singa_err *err)
 {
     memset(rep, 0, sizeof *rep);
-    const char *type = singa_conf_str(conf, "type", "");
-    const singa_layer_type *lt = singa_registry_find(reg, type);
-    if (!lt)
-        return singa_err_set(err, "gradcheck: unknown layer type '%s'", type);
-    const singa_field *const schemas[] = {singa_layer_common_fields, lt->fields, NULL};
-    if (singa_conf_check(conf, schemas, "gradcheck layer", err) < 0)
-        return -1;
-    if (ninputs < lt->min_src || (lt->max_src >= 0 && ninputs > lt->max_src))
-        return singa_err_set(err, "gradcheck: %s takes %d to %d sources, got %d", type, lt->min_src,
-                             lt->max_src, ninputs);
-
-    singa_params params;
-    singa_rng rng, saved;
-    singa_params_init(&params);
-    singa_rng_seed(&rng, seed, 1);
-    singa_net net = {.phase = SINGA_PHASE_TRAIN, .params = &params, .rng = &rng, .seed = seed};
-    singa_layer in[SINGA_MAX_DIMS] = {{0}}, l = {0}, *srcs[SINGA_MAX_DIMS], *order[1] = {&l};
-    singa_tensor r = {0};
+    harness *h = malloc(sizeof *h);
     float **g = NULL;
     int rc = -1, nblobs = 0;
-    if (ninputs > SINGA_MAX_DIMS) {
-        singa_err_set(err, "gradcheck: at most %d inputs", SINGA_MAX_DIMS);
+    if (!h)
+        return singa_err_set(err, "out of memory");
+    if (harness_open(h, reg, conf, inputs, ninputs, ndst, seed, err) < 0)
         goto out;
-    }
-    for (int i = 0; i < ninputs; i++) {
-        const singa_gradcheck_input *spec = &inputs[i];
-        in[i].type = &input_type;
-        in[i].name = (char *)(i ? "input1" : "input0");
-        in[i].net = &net;
-        in[i].needs_grad = spec->label_classes == 0;
-        if (singa_layer_shape(&in[i], spec->ndim, spec->shape, err) < 0)
+    for (int k = 0; k < nouts(h); k++) {
+        if (singa_tensor_init_like(&h->r[k], &out_layer(h, k)->data, err) < 0)
             goto out;
-        for (size_t k = 0; k < in[i].data.size; k++) {
-            float u = singa_rng_uniform(&rng);
-            in[i].data.data[k] = spec->label_classes
-                                     ? (float)singa_rng_below(&rng, (uint64_t)spec->label_classes)
-                                     : (u < 0.5f ? -1.0f : 1.0f) * (0.1f + singa_rng_uniform(&rng));
-        }
-        srcs[i] = &in[i];
+        for (size_t i = 0; i < h->r[k].size; i++)
+            h->r[k].data[i] = (float)singa_rng_gaussian(&h->rng);
     }
-    l.type = lt;
-    l.name = (char *)singa_conf_str(conf, "name", type);
-    l.conf = conf;
-    l.net = &net;
-    l.src = srcs;
-    l.nsrc = ninputs;
-    l.needs_grad = true;
-    if (lt->state_size && !(l.state = calloc(1, lt->state_size))) {
-        singa_err_set(err, "out of memory");
-        goto out;
-    }
-    if (lt->setup(&l, err) < 0)
-        goto out;
-    net.layers = order;
-    net.nlayers = 1;
-    if (singa_tensor_init_like(&r, &l.data, err) < 0)
-        goto out;
-    for (size_t k = 0; k < r.size; k++)
-        r.data[k] = (float)singa_rng_gaussian(&rng);
-    saved = rng;
+    h->saved = h->rng;
 
-    /* Analytic gradients. */
-    if (isnan(objective(&l, &r, &rng, &saved, err)))
+    /* Analytic gradients: each output's gradient is its R, added up where outputs coincide. */
+    if (isnan(objective(h, err)))
         goto out;
-    singa_tensor_copy(&l.grad, &r);
     for (int i = 0; i < ninputs; i++)
-        in[i].grad_written = false;
-    if (lt->backward)
-        lt->backward(&l);
-    nblobs = ninputs + l.nparams;
+        h->in[i].grad_written = false;
+    for (int k = 0; k < nouts(h); k++)
+        out_layer(h, k)->grad_written = false;
+    for (int k = 0; k < nouts(h); k++) {
+        singa_layer *o = out_layer(h, k);
+        float beta = singa_layer_grad_beta(o);
+        for (size_t i = 0; i < o->grad.size; i++)
+            o->grad.data[i] = beta * o->grad.data[i] + h->r[k].data[i];
+    }
+    if (h->l.type->backward)
+        h->l.type->backward(&h->l);
+    nblobs = ninputs + h->l.nparams;
     if (!(g = calloc((size_t)nblobs, sizeof *g))) {
         singa_err_set(err, "out of memory");
         goto out;
     }
     for (int b = 0; b < nblobs; b++) {
-        singa_tensor *t = b < ninputs ? &in[b].grad : &l.params[b - ninputs]->grad;
+        singa_tensor *t = b < ninputs ? &h->in[b].grad : &h->l.params[b - ninputs]->grad;
         if (!t->data)
             continue;
         if (!(g[b] = malloc(t->size * sizeof(float)))) {
@@ -149,11 +226,11 @@ int singa_gradcheck(const singa_registry *reg, const singa_conf *conf,
     }
     for (int b = 0; b < nblobs; b++) {
         char blob[96];
-        if (b < ninputs && !in[b].needs_grad)
+        if (b < ninputs && !h->in[b].needs_grad)
             continue;
-        singa_tensor *x = b < ninputs ? &in[b].data : &l.params[b - ninputs]->data;
-        snprintf(blob, sizeof blob, "%s", b < ninputs ? in[b].name : l.params[b - ninputs]->name);
-        if (check_blob(&l, blob, x, g[b], &r, &rng, &saved, rep, err) < 0)
+        singa_tensor *x = b < ninputs ? &h->in[b].data : &h->l.params[b - ninputs]->data;
+        snprintf(blob, sizeof blob, "%s", b < ninputs ? h->in[b].name : h->l.params[b - ninputs]->name);
+        if (check_blob(h, blob, x, g[b], rep, err) < 0)
             goto out;
     }
     rc = 0;
@@ -161,17 +238,33 @@ out:
     for (int b = 0; g && b < nblobs; b++)
         free(g[b]);
     free(g);
-    if (lt->destroy && l.state)
-        lt->destroy(&l);
-    free(l.state);
-    free(l.params);
-    singa_tensor_free(&l.data);
-    singa_tensor_free(&l.grad);
-    singa_tensor_free(&r);
-    for (int i = 0; i < ninputs; i++) {
-        singa_tensor_free(&in[i].data);
-        singa_tensor_free(&in[i].grad);
+    harness_close(h);
+    free(h);
+    return rc;
+}
+
+int singa_layer_probe(const singa_registry *reg, const singa_conf *conf,
+                      const singa_gradcheck_input *inputs, int ninputs, int ndst, uint64_t seed,
+                      singa_tensor *outs, singa_metrics *metrics, singa_err *err)
+{
+    harness *h = malloc(sizeof *h);
+    int rc = -1, k = 0;
+    if (!h)
+        return singa_err_set(err, "out of memory");
+    if (harness_open(h, reg, conf, inputs, ninputs, ndst, seed, err) < 0 ||
+        singa_net_forward(&h->net, err) < 0)
+        goto out;
+    for (; k < nouts(h); k++) {
+        if (singa_tensor_init_like(&outs[k], &out_layer(h, k)->data, err) < 0)
+            goto out;
+        singa_tensor_copy(&outs[k], &out_layer(h, k)->data);
     }
-    singa_params_free(&params);
+    *metrics = h->net.metrics;
+    rc = 0;
+out:
+    while (rc < 0 && k > 0)
+        singa_tensor_free(&outs[--k]);
+    harness_close(h);
+    free(h);
     return rc;
 }

@@ -63,6 +63,7 @@ struct singa_job {
     singa_rng rng;
     singa_net *train, *test_net, *val_net;
     singa_updater *upd;
+    singa_pool *pool;
     int step;
     /* Training metrics since the last display; checkpointed so a resumed run displays the same. */
     struct {
@@ -214,6 +215,15 @@ int singa_job_create(singa_job **out, const singa_conf *conf, const singa_regist
     if (job->validate.steps > 0 &&
         singa_net_create(&job->val_net, nc, SINGA_PHASE_VALIDATION, reg, &job->params, &job->rng, job->seed, err) < 0)
         goto fail;
+    if (job->threads > 1 && !(job->pool = singa_pool_new(job->threads))) {
+        singa_err_set(err, "cannot start %d threads", job->threads);
+        goto fail;
+    }
+    job->train->pool = job->pool;
+    if (job->test_net)
+        job->test_net->pool = job->pool;
+    if (job->val_net)
+        job->val_net->pool = job->pool;
     /* Last, when every net has declared its params and who shares what is settled. */
     if (singa_updater_create(&job->upd, singa_conf_get(job->conf, "updater"), &job->params, err) < 0 ||
         collect_inputs(job, err) < 0)
@@ -233,6 +243,7 @@ void singa_job_free(singa_job *job)
     singa_net_free(job->test_net);
     singa_net_free(job->val_net);
     singa_updater_free(job->upd);
+    singa_pool_free(job->pool);
     singa_params_free(&job->params);
     free(job->stale);
     free(job->inputs);

@@ -1,0 +1,66 @@
+/* kAccuracy: the top-k accuracy of predictions (scores, one row per instance) against integer
+ * labels, reported as the metric "accuracy"; no gradient passes through it.  Its output holds,
+ * per instance, 1 for a hit and 0 for a miss.  The top-k rule is the one kSoftmaxLoss uses too:
+ * a label is among the top k when fewer than k classes score strictly higher (ties go to the
+ * label). */
+#include "layers/layers.h"
+
+bool singa_layer_topk_hit(const float *scores, int k, int label, int topk)
+{
+    int above = 0;
+    for (int c = 0; c < k; c++)
+        above += scores[c] > scores[label];
+    return above < topk;
+}
+
+int singa_layer_check_labels(singa_layer *l, singa_err *err)
+{
+    const singa_tensor *x = &l->src[0]->data, *y = &l->src[1]->data;
+    if (singa_tensor_rows(y) == singa_tensor_rows(x) && singa_tensor_cols(y) == 1)
+        return 0;
+    char a[64], b[64];
+    return singa_layer_err(l, err, "labels from '%s' have shape %s but predictions from '%s' have shape %s (want one label per row)",
+                           l->src[1]->name, singa_tensor_shape_str(y, a, sizeof a), l->src[0]->name,
+                           singa_tensor_shape_str(x, b, sizeof b));
+}
+
+typedef struct accuracy_state {
+    int topk;
+} accuracy_state;
+
+static const singa_field fields[] = {{"topk", SINGA_FIELD_INT}, {NULL, 0}};
+
+static int setup(singa_layer *l, singa_err *err)
+{
+    accuracy_state *s = l->state;
+    int classes = singa_tensor_cols(&l->src[0]->data);
+    s->topk = singa_conf_int(l->conf, "topk", 1);
+    if (s->topk < 1 || s->topk > classes)
+        return singa_layer_err(l, err, "field 'topk' must be in 1..%d, got %d", classes, s->topk);
+    if (singa_layer_check_labels(l, err) < 0)
+        return -1;
+    int shape[2] = {singa_tensor_rows(&l->src[0]->data), 1};
+    return singa_layer_shape(l, 2, shape, err);
+}
+
+static int forward(singa_layer *l, singa_phase phase, singa_err *err)
+{
+    const accuracy_state *s = l->state;
+    const singa_tensor *x = &l->src[0]->data;
+    int rows = singa_tensor_rows(x), k = singa_tensor_cols(x), correct = 0;
+    for (int r = 0; r < rows; r++) {
+        int label = singa_layer_index(l, "label", l->src[1]->data.data[r], k, false, r, err);
+        if (label < -1)
+            return -1;
+        bool hit = singa_layer_topk_hit(x->data + (size_t)r * (size_t)x->ld, k, label, s->topk);
+        l->data.data[r] = hit ? 1.0f : 0.0f;
+        correct += hit;
+    }
+    singa_layer_metric(l, "accuracy", (double)correct / rows);
+    return 0;
+}
+
+const singa_layer_type singa_accuracy_layer = {
+    .name = "kAccuracy", .fields = fields, .min_src = 2, .max_src = 2,
+    .state_size = sizeof(accuracy_state), .setup = setup, .forward = forward,
+};

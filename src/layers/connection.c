@@ -1,0 +1,38 @@
+/* What the connection layers (kConcate, kSlice, kSplit) share: a blob seen as a matrix is cut
+ * into slabs of rows (dim 0, instances) or of feature columns (dim 1), and gradients are
+ * written into slabs with the beta of singa_layer_grad_beta.  A dim-1 slab of an
+ * N x C x H x W blob that starts and ends on channel boundaries is a range of channels. */
+#include "layers/layers.h"
+#include "singa/net.h"
+
+singa_tensor singa_layer_slab(const singa_tensor *t, int dim, int start, int count)
+{
+    return dim == 0 ? singa_tensor_view_rows(t, start, count) : singa_tensor_view_cols(t, start, count);
+}
+
+void singa_layer_grad_add(singa_tensor *dst, float beta, const singa_tensor *src)
+{
+    if (beta == 0.0f)
+        singa_tensor_copy(dst, src);
+    else
+        singa_tensor_axpy(1.0f, src, dst);
+}
+
+int singa_layer_count_dsts(const singa_layer *l)
+{
+    int n = 0;
+    for (int i = 0; i < l->net->nlayers; i++)
+        for (int k = 0; k < l->net->layers[i]->nsrc; k++)
+            n += l->net->layers[i]->src[k] == l;
+    return n;
+}
+
+int singa_layer_conf_dim(singa_layer *l, const char *field, int ndim, singa_err *err)
+{
+    int dim = singa_conf_int(l->conf, field, 0);
+    if (dim != 0 && dim != 1)
+        return singa_layer_err(l, err, "field '%s' must be 0 (instances) or 1 (features), got %d", field, dim);
+    if (dim >= ndim)
+        return singa_layer_err(l, err, "field '%s' is 1 but the input has a single dimension", field);
+    return dim;
+}

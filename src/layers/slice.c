@@ -1,0 +1,141 @@
+/* kSlice: cuts its source into num_slices equal slabs along slice_dim, 0 (instances: rows) or 1
+ * (features: columns of the matrix view, channels for N x C x H x W blobs), and gives slab k to
+ * its k-th destination, as SINGA's SliceLayer gave slab k to the destination of partition k.
+ * Destinations are counted in the order the net runs them (the order of the layer list, unless
+ * a destination also waits on a layer listed after it); a layer that lists the slice twice takes
+ * two consecutive slabs.  More destinations than slices is an error; slices nobody takes get a
+ * zero gradient.
+ *
+ * Every layer reads its sources' `data` blob, so to give each destination its own slab the
+ * slice layer, at setup, points each destination's source entry at a part: a stand-in layer
+ * that owns that slab's data and gradient and lists the slice as its own source.  Destinations
+ * then read and write the part like any source; the slice fills the parts forward and gathers
+ * their gradients backward.  The slice's own data blob holds its whole input, so a slice with no
+ * destination (as in a gradient check) is the identity. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "layers/layers.h"
+#include "singa/net.h"
+
+typedef struct slice_state {
+    int dim, num, width; /* slice_dim, num_slices, rows or columns per slab */
+    int nparts;          /* destinations, <= num */
+    singa_layer *parts;  /* part k feeds destination k */
+    singa_layer *self;   /* the parts' source list: this layer */
+} slice_state;
+
+static const singa_field fields[] = {
+    {"slice_dim", SINGA_FIELD_INT}, {"num_slices", SINGA_FIELD_INT}, {NULL, 0},
+};
+
+/* Parts are not in the net; only their name, type and blobs are ever looked at. */
+static const singa_layer_type part_type = {.name = "kSlice part"};
+
+static void free_parts(slice_state *s)
+{
+    for (int k = 0; k < s->nparts; k++) {
+        singa_tensor_free(&s->parts[k].data);
+        singa_tensor_free(&s->parts[k].grad);
+        free(s->parts[k].name);
+    }
+    free(s->parts);
+    s->parts = NULL;
+    s->nparts = 0;
+}
+
+static int setup(singa_layer *l, singa_err *err)
+{
+    slice_state *s = l->state;
+    const singa_tensor *in = &l->src[0]->data;
+    if ((s->dim = singa_layer_conf_dim(l, "slice_dim", in->ndim, err)) < 0)
+        return -1;
+    s->num = singa_conf_int(l->conf, "num_slices", 0);
+    if (s->num <= 0)
+        return singa_layer_err(l, err, "field 'num_slices' must be a positive integer");
+    if (in->shape[s->dim] % s->num != 0) {
+        char b[64];
+        return singa_layer_err(l, err, "dimension %d of the input (%s from '%s') does not divide into %d equal slices",
+                               s->dim, singa_tensor_shape_str(in, b, sizeof b), l->src[0]->name, s->num);
+    }
+    int ndst = singa_layer_count_dsts(l);
+    if (ndst > s->num)
+        return singa_layer_err(l, err, "%d destinations take slices of this layer but 'num_slices' is %d", ndst, s->num);
+    if (singa_layer_shape(l, in->ndim, in->shape, err) < 0)
+        return -1;
+    int shape[SINGA_MAX_DIMS];
+    memcpy(shape, in->shape, sizeof shape);
+    shape[s->dim] /= s->num;
+    s->width = s->dim == 0 ? shape[0] : singa_tensor_cols(in) / s->num;
+
+    s->self = l;
+    if (ndst && !(s->parts = calloc((size_t)ndst, sizeof *s->parts)))
+        return singa_err_set(err, "out of memory");
+    for (int i = 0; i < l->net->nlayers; i++) {
+        singa_layer *dst = l->net->layers[i];
+        for (int k = 0; k < dst->nsrc; k++) {
+            if (dst->src[k] != l)
+                continue;
+            singa_layer *p = &s->parts[s->nparts++];
+            size_t len = strlen(l->name) + 16;
+            if (!(p->name = malloc(len)))
+                return singa_err_set(err, "out of memory");
+            snprintf(p->name, len, "%s[%d]", l->name, s->nparts - 1);
+            p->type = &part_type;
+            p->conf = l->conf;
+            p->net = l->net;
+            p->src = &s->self;
+            p->nsrc = 1;
+            p->needs_grad = l->needs_grad;
+            if (singa_layer_shape(p, in->ndim, shape, err) < 0)
+                return -1;
+            dst->src[k] = p;
+        }
+    }
+    return 0;
+}
+
+static int forward(singa_layer *l, singa_phase phase, singa_err *err)
+{
+    slice_state *s = l->state;
+    const singa_tensor *in = &l->src[0]->data;
+    singa_tensor_copy(&l->data, in);
+    for (int k = 0; k < s->nparts; k++) {
+        singa_tensor slab = singa_layer_slab(in, s->dim, k * s->width, s->width);
+        singa_tensor_copy(&s->parts[k].data, &slab);
+        s->parts[k].grad_written = false; /* the net resets only its own layers */
+    }
+    return 0;
+}
+
+static void backward(singa_layer *l)
+{
+    slice_state *s = l->state;
+    singa_layer *src = l->src[0];
+    if (!src->needs_grad)
+        return;
+    float beta = singa_layer_grad_beta(src);
+    if (!s->nparts) {
+        singa_layer_grad_add(&src->grad, beta, &l->grad);
+        return;
+    }
+    for (int k = 0; k < s->num; k++) {
+        singa_tensor slab = singa_layer_slab(&src->grad, s->dim, k * s->width, s->width);
+        singa_layer *p = k < s->nparts ? &s->parts[k] : NULL;
+        if (p && p->grad_written)
+            singa_layer_grad_add(&slab, beta, &p->grad);
+        else if (beta == 0.0f)
+            singa_tensor_fill(&slab, 0.0f);
+        if (p)
+            p->grad_written = false;
+    }
+}
+
+static void destroy(singa_layer *l) { free_parts(l->state); }
+
+const singa_layer_type singa_slice_layer = {
+    .name = "kSlice", .fields = fields, .min_src = 1, .max_src = 1,
+    .state_size = sizeof(slice_state), .setup = setup, .forward = forward,
+    .backward = backward, .destroy = destroy,
+};

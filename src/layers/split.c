@@ -1,0 +1,36 @@
+/* kSplit: hands its input to several destinations (num_splits of them at most) and sums their
+ * gradients.  SINGA's SplitLayer kept one gradient blob per destination and added them up; here
+ * every destination adds into this layer's one gradient blob through singa_layer_grad_beta, so
+ * the sum is already made when backward runs, and backward passes it on. */
+#include "layers/layers.h"
+
+static const singa_field fields[] = {{"num_splits", SINGA_FIELD_INT}, {NULL, 0}};
+
+static int setup(singa_layer *l, singa_err *err)
+{
+    int ndst = singa_layer_count_dsts(l);
+    int num = singa_conf_int(l->conf, "num_splits", ndst > 0 ? ndst : 1);
+    if (num <= 0)
+        return singa_layer_err(l, err, "field 'num_splits' must be a positive integer");
+    if (ndst > num)
+        return singa_layer_err(l, err, "%d destinations take this layer's output but 'num_splits' is %d", ndst, num);
+    return singa_layer_setup_like_src(l, err);
+}
+
+static int forward(singa_layer *l, singa_phase phase, singa_err *err)
+{
+    singa_tensor_copy(&l->data, &l->src[0]->data);
+    return 0;
+}
+
+static void backward(singa_layer *l)
+{
+    singa_layer *src = l->src[0];
+    if (src->needs_grad)
+        singa_layer_grad_add(&src->grad, singa_layer_grad_beta(src), &l->grad);
+}
+
+const singa_layer_type singa_split_layer = {
+    .name = "kSplit", .fields = fields, .min_src = 1, .max_src = 1,
+    .setup = setup, .forward = forward, .backward = backward,
+};
