@@ -14,6 +14,7 @@
 #include "singa/net.h"
 #include "singa/tensor.h"
 #include "singa/updater.h"
+#include "train/tob.h"
 
 const singa_field singa_job_fields[] = {
     {"name", SINGA_FIELD_STR},              {"seed", SINGA_FIELD_INT},
@@ -63,6 +64,8 @@ struct singa_job {
     singa_rng rng;
     singa_net *train, *test_net, *val_net;
     singa_updater *upd;
+    const singa_tob *tob; /* the TrainOneBatch algorithm */
+    const singa_conf *tob_conf;
     singa_pool *pool;
     int step;
     /* Training metrics since the last display; checkpointed so a resumed run displays the same. */
@@ -126,9 +129,9 @@ static int read_fields(singa_job *job, singa_err *err)
     const singa_field *const ts[] = {tob_fields, NULL};
     if (tob && singa_conf_check(tob, ts, "train_one_batch", err) < 0)
         return -1;
-    const char *alg = singa_conf_str(tob, "alg", "kBP");
-    if (strcmp(alg, "kBP") != 0)
-        return singa_err_set(err, "train_one_batch: alg '%s' is not available; this build trains with \"kBP\"", alg);
+    job->tob_conf = tob;
+    if (!(job->tob = singa_tob_find(singa_conf_str(tob, "alg", "kBP"), err)))
+        return -1;
     job->name = singa_conf_str(c, "name", "job");
     job->seed = (uint64_t)singa_conf_int(c, "seed", 0);
     job->train_steps = singa_conf_int(c, "train_steps", 0);
@@ -198,13 +201,8 @@ int singa_job_create(singa_job **out, const singa_conf *conf, const singa_regist
     const singa_conf *nc = singa_conf_get(job->conf, "neuralnet");
     if (singa_net_create(&job->train, nc, SINGA_PHASE_TRAIN, reg, &job->params, &job->rng, job->seed, err) < 0)
         goto fail;
-    bool has_loss = false;
-    for (int i = 0; i < job->train->nlayers; i++)
-        has_loss |= (job->train->layers[i]->type->flags & SINGA_LAYER_LOSS) != 0;
-    if (!has_loss) {
-        singa_err_set(err, "neuralnet: the kTrain net has no loss layer (such as kSoftmaxLoss), so nothing can be trained");
+    if (job->tob->check && job->tob->check(job->train, job->tob_conf, err) < 0)
         goto fail;
-    }
     if (singa_net_batchsize(job->train) == 0) {
         singa_err_set(err, "neuralnet: the kTrain net has no input layer (such as kIDXData)");
         goto fail;
@@ -526,9 +524,8 @@ int singa_job_run(singa_job *job, const singa_job_hooks *hooks, singa_result *re
         }
         double ts = now();
         singa_updater_prepare(job->upd, s);
-        if (singa_net_forward(job->train, err) < 0)
+        if (job->tob->run(job->train, job->tob_conf, err) < 0)
             return singa_err_prefix(err, "training step %d: ", s);
-        singa_net_backward(job->train);
         singa_updater_apply(job->upd, s);
         job->step = s + 1;
         double te = now();
