@@ -4,9 +4,13 @@ local core = require "singa.core"
 local singa = {
   version = core.version,
   train = core.train,           -- singa.train(job) -> { steps, seconds, train, test, validation }
+  gradcheck_net = core.gradcheck_net, -- singa.gradcheck_net(neuralnet [, seed]) -> max_rel_err, worst, checked
   gradcheck = core.gradcheck,   -- singa.gradcheck(layer, inputs [, seed [, destinations]]) -> max_rel_err, worst, checked
   forward = core.forward,       -- singa.forward(layer, inputs [, destinations]) -> { out1, ..., metrics = {...} }
   layer_types = core.layer_types,
+  test = core.test,             -- singa.test(job) -> { test = { loss, accuracy }, step, checkpoint }
+  predict = core.predict,       -- singa.predict(job, input [, layer]) -> probabilities per input row
+  tensor = core.tensor,         -- singa.tensor(d1, ...) zeros, or singa.tensor(list of numbers or rows)
 }
 
 return singa

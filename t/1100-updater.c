@@ -202,7 +202,7 @@ static void check_updater(const char *spec, const char *slot0, const char *slot1
     double werr = 0, serr = 0;
     size_t next = 0;
     for (int step = 0; step < steps; step++) {
-        singa_updater_prepare(u, step);
+        singa_updater_prepare(u, step, &err);
         for (int i = 0; i < NP; i++) { /* what a layer does: grad = alpha dL/dw + beta grad */
             singa_param *p = ps.items[i];
             if (!p->trained)
@@ -212,7 +212,7 @@ static void check_updater(const char *spec, const char *slot0, const char *slot1
             if (step % 2) /* some steps report the gradient ready, the others leave it to apply */
                 singa_param_grad_done(p);
         }
-        singa_updater_apply(u, step);
+        singa_updater_apply(u, step, &err);
         for (int i = 0; i < NP; i++) {
             if (i == C2 || i == FROZEN)
                 continue;

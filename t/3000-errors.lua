@@ -233,11 +233,11 @@ do
   local good = pcall(singa.train, job(function(j) j.cluster = { nworker_groups = 1, nserver_groups = 1 } end))
   tap.ok(good, "an explicit one worker / one server cluster is fine")
 end
-refuses({ "train_one_batch", "kCD" }, "unavailable training algorithm", function(j) j.train_one_batch = { alg = "kCD" } end)
+refuses({ "train_one_batch", "kGibbs" }, "unknown training algorithm", function(j) j.train_one_batch = { alg = "kGibbs" } end)
 refuses({ "checkpoint_path" }, "checkpoint_freq without checkpoint_path", function(j) j.checkpoint_freq = 1 end)
 refuses({ "resume", "checkpoint_path" }, "resume without checkpoint_path", function(j) j.resume = true end)
-refuses({ "job.seed", "function" }, "a function value names its path", function(j) j.seed = print end)
-refuses({ "job.neuralnet.layer[2].norm_a", "function" }, "a nested function value names its path",
+refuses({ "job: field 'seed' must be an integer, got function" }, "a function value names its field", function(j) j.seed = print end)
+refuses({ "layer 'image' (kMnist): field 'norm_a' must be a number, got function" }, "a nested function value names its layer and field",
         function(_, L) layer(L, "image").norm_a = function() end end)
 refuses({ "job", "mixes" }, "a table mixing list items and fields", function(j) j[1] = 5 end)
 

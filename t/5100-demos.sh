@@ -19,6 +19,23 @@ report $? "demos/mlp.lua (SINGA's 784-2500-2000-1500-1000-500-10 net) runs 3 ste
 grep -q "^test accuracy" "$tmp/big.out"
 report $? "it reports a test accuracy" "$tmp/big.out"
 
+# The convolutional and recurrent demos, a few steps each.
+for demo in lenet gru_fmnist; do
+    (cd "$tmp" && timeout 120 "$SINGA_TUI" -e "$demos/$demo.lua" 30) >"$tmp/$demo.out" 2>&1
+    report $? "demos/$demo.lua runs 30 steps" "$tmp/$demo.out"
+    acc=$(sed -n 's/^test accuracy \([0-9.]*\).*/\1/p' "$tmp/$demo.out")
+    awk -v a="${acc:-0}" 'BEGIN { exit !(a > 0.3) }'
+    report $? "after 30 steps demos/$demo.lua classifies better than chance (test accuracy ${acc:-none})" "$tmp/$demo.out"
+done
+if [ -r /usr/share/games/fortunes/cookie ]; then
+    (cd "$tmp" && timeout 120 "$SINGA_TUI" -e "$demos/char_rnn.lua" 30) >"$tmp/char.out" 2>&1
+    report $? "demos/char_rnn.lua runs 30 steps" "$tmp/char.out"
+    grep -q "^per-character loss" "$tmp/char.out"
+    report $? "it reports its per-character loss" "$tmp/char.out"
+else
+    echo "ok $((n += 1)) # SKIP the fortunes package (the char-rnn corpus) is not installed"
+fi
+
 # On a terminal a progress line is redrawn in place; in a pipe (as above) there is none.
 ! grep -q ETA "$tmp/mlp.out"
 report $? "no progress line when stdout is not a terminal" "$tmp/mlp.out"

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "singa/error.h"
+#include "singa/tensor.h"
 
 typedef enum singa_conf_kind {
     SINGA_CONF_BOOL,
@@ -14,7 +15,46 @@ typedef enum singa_conf_kind {
     SINGA_CONF_STR,
     SINGA_CONF_LIST,  /* items only */
     SINGA_CONF_TABLE, /* keys[i] names items[i] */
+    SINGA_CONF_FUNC,  /* func: a function of the host program */
 } singa_conf_kind;
+
+/* A function the host program put into a configuration (in singa-tui, a Lua function): the
+ * engine stays free of Lua and calls it through `call`.  Arguments are numbers, strings, tensors
+ * and named lists of tensors; tensors are lent for the call only, so the host must not keep
+ * them (singa-tui's tensor objects expire when the call returns).  Functions are
+ * reference-counted, so cloned trees share one.  The engine calls them on the thread that runs
+ * the job. */
+typedef enum singa_value_kind {
+    SINGA_VALUE_NUM,
+    SINGA_VALUE_INT,     /* num holds a whole number (a Lua integer) */
+    SINGA_VALUE_STR,
+    SINGA_VALUE_TENSOR,
+    SINGA_VALUE_TENSORS, /* n tensors, tensors[i] named names[i] (a Lua table by name) */
+} singa_value_kind;
+
+typedef struct singa_value {
+    singa_value_kind kind;
+    double num;
+    const char *str;
+    singa_tensor *tensor;
+    int n;
+    singa_tensor *const *tensors;
+    const char *const *names;
+} singa_value;
+
+typedef struct singa_func singa_func;
+struct singa_func {
+    /* Calls the function with nargs arguments.  With `result` set the function must return a
+     * number, stored there.  Returns -1 with the host's message (for Lua, the error and its
+     * traceback) in err. */
+    int (*call)(singa_func *f, const singa_value *args, int nargs, double *result, singa_err *err);
+    void (*destroy)(singa_func *f); /* frees f; called when the last reference goes */
+    int refs;                       /* the creator's reference counts as 1 */
+};
+
+/* Both accept NULL; retain returns f. */
+singa_func *singa_func_retain(singa_func *f);
+void singa_func_release(singa_func *f);
 
 typedef struct singa_conf singa_conf;
 struct singa_conf {
@@ -25,6 +65,7 @@ struct singa_conf {
     size_t n;
     char **keys;
     singa_conf **items;
+    singa_func *func; /* SINGA_CONF_FUNC: one reference held by this node */
 };
 
 singa_conf *singa_conf_new(singa_conf_kind kind);
@@ -34,6 +75,9 @@ int singa_conf_add(singa_conf *c, const char *key, singa_conf *item);
 singa_conf *singa_conf_new_num(double v);
 singa_conf *singa_conf_new_str(const char *s);
 singa_conf *singa_conf_new_bool(bool v);
+/* A node holding f; takes over the caller's reference (released when the node is freed, and
+ * also when this returns NULL for lack of memory). */
+singa_conf *singa_conf_new_func(singa_func *f);
 singa_conf *singa_conf_clone(const singa_conf *c);
 
 const singa_conf *singa_conf_get(const singa_conf *table, const char *key);
@@ -41,6 +85,8 @@ double singa_conf_num(const singa_conf *table, const char *key, double def);
 int singa_conf_int(const singa_conf *table, const char *key, int def);
 bool singa_conf_bool(const singa_conf *table, const char *key, bool def);
 const char *singa_conf_str(const singa_conf *table, const char *key, const char *def);
+/* The function stored under key, or NULL; the table keeps its reference (retain to keep it). */
+singa_func *singa_conf_func(const singa_conf *table, const char *key);
 /* A field that may be one string or a list of strings: count and i-th element. */
 size_t singa_conf_strs_len(const singa_conf *table, const char *key);
 const char *singa_conf_strs_at(const singa_conf *table, const char *key, size_t i);
@@ -55,6 +101,8 @@ typedef enum singa_field_type {
     SINGA_FIELD_TABLE,  /* a table with its own schema, checked by its owner */
     SINGA_FIELD_TABLES, /* a list of tables */
     SINGA_FIELD_NUMS,   /* a number or a list of numbers */
+    SINGA_FIELD_FUNC,   /* a function of the host program */
+    SINGA_FIELD_TABLE_OR_FUNC, /* a table (checked by its owner) or a function */
 } singa_field_type;
 
 typedef struct singa_field {

@@ -38,4 +38,11 @@ int singa_layer_probe(const singa_registry *reg, const singa_conf *layer_conf,
                       const singa_gradcheck_input *inputs, int ninputs, int ndst, uint64_t seed,
                       singa_tensor *outs, singa_metrics *metrics, singa_err *err);
 
+/* The same check over a whole training net built from a `neuralnet` table (unrolled layers,
+ * shared params and all): the objective is the mean "loss" its loss layers report, each param's
+ * gradient is summed over the layers sharing it, and data cursors and the generator are rewound
+ * before every pass so each pass sees the same batch. */
+int singa_gradcheck_net(const singa_registry *reg, const singa_conf *netconf, uint64_t seed,
+                        singa_gradcheck_report *rep, singa_err *err);
+
 #endif

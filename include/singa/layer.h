@@ -23,6 +23,8 @@ typedef struct singa_net singa_net;
 enum {
     SINGA_LAYER_INPUT = 1, /* reads records from outside; has a data cursor and a batch size */
     SINGA_LAYER_LOSS = 2,  /* reports metrics and starts the backward pass itself */
+    SINGA_LAYER_RECURRENT = 4, /* unrolled copy i > 0 also gets copy i - 1 as its last source */
+    SINGA_LAYER_GIBBS = 8, /* an RBM layer: kCD runs its forward again in every negative phase (net->cd_step > 0), then its backward writes its params' CD gradient */
 };
 
 #define SINGA_CURSOR_LEN 4
@@ -44,6 +46,12 @@ typedef struct singa_layer_type {
     /* Input layers: where reading stands, for checkpoints. */
     void (*get_cursor)(const singa_layer *l, int64_t cursor[SINGA_CURSOR_LEN]);
     int (*set_cursor)(singa_layer *l, const int64_t cursor[SINGA_CURSOR_LEN], singa_err *err);
+    /* Whether source `src` is a back edge: read only by later passes over the net (such as the
+     * negative phases of contrastive divergence), so it does not order the graph and may list
+     * this layer as its own source (an undirected connection written as two directed ones).  A
+     * back source is not yet set up when this layer's setup runs: it may read its conf only.
+     * NULL: every source is an ordinary one. */
+    bool (*back_src)(const singa_layer *l, const singa_layer *src);
 } singa_layer_type;
 
 struct singa_layer {
@@ -58,6 +66,10 @@ struct singa_layer {
     singa_tensor aux;  /* input layers: one label per row */
     singa_param **params;
     int nparams;
+    /* Unrolled in time (SINGA's RNN support): this is copy unroll_index of unroll_len, named
+     * "<name>#<index>"; unroll_first is copy 0, whose params the other copies share. */
+    int unroll_index, unroll_len;
+    singa_layer *unroll_first;
     bool needs_grad;   /* some param lies before this layer, so its gradient is wanted */
     bool grad_written; /* a destination has written grad during this backward pass */
     void *state;
@@ -73,6 +85,11 @@ float singa_layer_grad_beta(singa_layer *src);
 singa_param *singa_layer_param(singa_layer *l, int index, const char *suffix, int ndim,
                                const int *shape, int fan_in, int fan_out, const char *default_init,
                                singa_err *err);
+/* Declares the index-th param of l as layer state (see singa_param.state): shared by name across
+ * the phases' nets and checkpointed, but the updater leaves it alone and it has no gradient; the
+ * layer updates it itself.  Filled with `value` unless the param list gives an init. */
+singa_param *singa_layer_state(singa_layer *l, int index, const char *suffix, int ndim,
+                               const int *shape, float value, singa_err *err);
 /* Records a metric (e.g. "loss") for this forward pass of the net. */
 void singa_layer_metric(singa_layer *l, const char *name, double value);
 /* Formats "layer 'name' (type): " + message. */

@@ -17,6 +17,7 @@ struct singa_net {
     uint64_t seed;
     singa_metrics metrics;
     singa_pool *pool;     /* the job's threads for layers' own loops; NULL runs them inline */
+    int cd_step;          /* kCD: 0 in the positive phase (and every other pass), k in the k-th negative (Gibbs) phase */
 };
 
 /* Builds the net for `phase` from netconf (the job's `neuralnet` table). */

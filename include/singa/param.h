@@ -28,6 +28,8 @@ struct singa_param {
     singa_param *owner;  /* the param named by share_from, or NULL */
     int nsharers;        /* trained params whose owner is this one */
     bool trained;        /* declared by the training net, so the updater changes it */
+    bool state;          /* a layer's own state (kBM's running statistics): never trained, no
+                          * gradient (grad is empty), checkpointed like any param */
     singa_grad_ready_fn grad_ready;
     void *grad_ready_ud;
     const void *net;     /* the net that declared it last, to catch a name used twice in one net */

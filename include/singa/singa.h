@@ -13,6 +13,7 @@
 #include "singa/net.h"
 #include "singa/param.h"
 #include "singa/pool.h"
+#include "singa/predict.h"
 #include "singa/rng.h"
 #include "singa/tensor.h"
 #include "singa/updater.h"

@@ -2,7 +2,18 @@
  * schedules (kFixed, kStep, kExponential, kLinear, kInverse, kInverseT, kFixedStep), as in SINGA
  * v0.x: lr = schedule(step) * lr_scale, wd = weight_decay * wd_scale; the gradient is scaled by
  * 1 / (number of contributions), weight decay is added, it is clipped, then the method applies.
- * README's Updater section gives every formula and default. */
+ * README's Updater section gives every formula and default.
+ *
+ * kLua: the rule is a function of the host program (field `update`, a SINGA_CONF_FUNC; in
+ * singa-tui a Lua function), called once per updated param per step as
+ *     update(step, param, grad, state, lr, name)
+ * step: a number; param, grad: tensors (grad is the effective gradient: averaged over the
+ * params sharing the value, weight decay added, clipped); state: a named list of tensors, one
+ * per name in the updater's `state` field (zero at first, checkpointed as
+ * updater/<param>/<name>); lr: schedule(step) * lr_scale; name: the param's name.  It changes
+ * param and state in place.  Schedule type kLua (field `schedule`), or a function given as
+ * `learning_rate` itself, is called as schedule(step) and must return a rate >= 0.  The engine
+ * calls both on the thread that runs the job; a failing call stops the step with its message. */
 #ifndef SINGA_UPDATER_H
 #define SINGA_UPDATER_H
 
@@ -11,16 +22,21 @@
 
 typedef struct singa_updater singa_updater;
 
+#define SINGA_UPDATER_MAX_SLOTS 8
+
 int singa_updater_create(singa_updater **out, const singa_conf *conf, singa_params *params,
                          singa_err *err);
 void singa_updater_free(singa_updater *u);
+/* The rate at `step` (for a kLua schedule: the rate prepare/apply got for that step, else a
+ * fresh call; NAN if that call fails). */
 float singa_updater_lr(const singa_updater *u, int step);
-/* Before a backward pass: point each param's gradient at where this step wants it. */
-void singa_updater_prepare(singa_updater *u, int step);
-/* After the backward pass: change the params. */
-void singa_updater_apply(singa_updater *u, int step);
+/* Before a backward pass: point each param's gradient at where this step wants it.  Fails only
+ * when a kLua schedule does. */
+int singa_updater_prepare(singa_updater *u, int step, singa_err *err);
+/* After the backward pass: change the params.  Fails only when a kLua function does. */
+int singa_updater_apply(singa_updater *u, int step, singa_err *err);
 /* Per-param state for checkpoints: nslots slots per updated param (kSGD with momentum: "history";
- * kAdam: "m", "v"; ...).  slot() is NULL for a param the updater does not keep state for (one
+ * kAdam: "m", "v"; kLua: its `state` names, at most SINGA_UPDATER_MAX_SLOTS; ...).  slot() is NULL for a param the updater does not keep state for (one
  * that shares another's value, or that the training net does not declare). */
 int singa_updater_nslots(const singa_updater *u);
 const char *singa_updater_slot_name(const singa_updater *u, int slot);

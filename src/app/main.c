@@ -1,5 +1,7 @@
 /* singa-tui: runs Lua jobs.  `-e FILE` runs a script headless (unlike the `lua` program, where
- * -e runs a string).  Script errors are reported with file:line and a traceback. */
+ * -e runs a string).  Script errors are reported with file:line and a traceback.  `--test`
+ * turns the script's singa.train into an evaluation of the job's newest checkpoint, after which
+ * the script ends (with success). */
 #include <lauxlib.h>
 #include <lualib.h>
 #include <limits.h>
@@ -21,6 +23,9 @@ static void usage(FILE *f)
             "                  (note: in the `lua` program -e runs a string; here it runs a file)\n"
             "  --metrics FILE  write one record per display, test and validation result to FILE:\n"
             "                  CSV if FILE ends in .csv, otherwise JSON lines\n"
+            "  --test          do not train: the script's first singa.train(job) loads the newest\n"
+            "                  checkpoint in the job's checkpoint_path, runs test_steps batches of\n"
+            "                  the kTest net, prints the test metrics and ends the script\n"
             "  --help          show this help\n"
             "  --version       show the version\n"
             "\n"
@@ -30,6 +35,8 @@ static void usage(FILE *f)
 
 static int msghandler(lua_State *L)
 {
+    if (singa_lua_finished(L, 1)) /* --test ending the script: not an error */
+        return 1;
     const char *msg = lua_tostring(L, 1);
     if (!msg)
         msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
@@ -84,6 +91,8 @@ static int run_script(lua_State *L, const char *file, int argc, char **argv, int
             lua_pushstring(L, argv[i]);
         rc = lua_pcall(L, argc - first, 0, base);
     }
+    if (rc != LUA_OK && singa_lua_finished(L, -1))
+        rc = LUA_OK;
     if (rc != LUA_OK) {
         fflush(stdout);
         fprintf(stderr, "singa-tui: %s\n", lua_tostring(L, -1));
@@ -95,7 +104,7 @@ static int run_script(lua_State *L, const char *file, int argc, char **argv, int
 int main(int argc, char **argv)
 {
     const char *script = NULL, *metrics = NULL;
-    int first_arg = argc;
+    int first_arg = argc, test_only = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
@@ -103,6 +112,8 @@ int main(int argc, char **argv)
         } else if (strcmp(argv[i], "--version") == 0) {
             printf("singa-tui %s (%s, OpenBLAS)\n", SINGA_VERSION, LUA_RELEASE);
             return 0;
+        } else if (strcmp(argv[i], "--test") == 0) {
+            test_only = 1;
         } else if (strcmp(argv[i], "--metrics") == 0 && i + 1 < argc) {
             metrics = argv[++i];
         } else if (strcmp(argv[i], "-e") == 0 && i + 1 < argc) {
@@ -121,7 +132,7 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    singa_lua_opts opts = {.progress_line = isatty(STDOUT_FILENO)};
+    singa_lua_opts opts = {.progress_line = isatty(STDOUT_FILENO), .test_only = test_only};
     if (metrics) {
         if (!(opts.metrics = fopen(metrics, "w"))) {
             perror(metrics);

@@ -40,10 +40,34 @@ singa_conf *singa_conf_new_str(const char *s)
     return c;
 }
 
+singa_func *singa_func_retain(singa_func *f)
+{
+    if (f)
+        f->refs++;
+    return f;
+}
+
+void singa_func_release(singa_func *f)
+{
+    if (f && --f->refs == 0)
+        f->destroy(f);
+}
+
+singa_conf *singa_conf_new_func(singa_func *f)
+{
+    singa_conf *c = singa_conf_new(SINGA_CONF_FUNC);
+    if (c)
+        c->func = f;
+    else
+        singa_func_release(f);
+    return c;
+}
+
 void singa_conf_free(singa_conf *c)
 {
     if (!c)
         return;
+    singa_func_release(c->func);
     for (size_t i = 0; i < c->n; i++) {
         singa_conf_free(c->items[i]);
         if (c->keys)
@@ -80,6 +104,7 @@ singa_conf *singa_conf_clone(const singa_conf *c)
         return NULL;
     d->b = c->b;
     d->num = c->num;
+    d->func = singa_func_retain(c->func);
     if (c->str && !(d->str = strdup(c->str)))
         goto fail;
     for (size_t i = 0; i < c->n; i++) {
@@ -137,6 +162,12 @@ size_t singa_conf_strs_len(const singa_conf *t, const char *key)
     return v->kind == SINGA_CONF_STR ? 1 : v->n;
 }
 
+singa_func *singa_conf_func(const singa_conf *t, const char *key)
+{
+    const singa_conf *v = singa_conf_get(t, key);
+    return v && v->kind == SINGA_CONF_FUNC ? v->func : NULL;
+}
+
 const char *singa_conf_strs_at(const singa_conf *t, const char *key, size_t i)
 {
     const singa_conf *v = singa_conf_get(t, key);
@@ -147,7 +178,7 @@ const char *singa_conf_strs_at(const singa_conf *t, const char *key, size_t i)
 
 const char *singa_conf_kind_name(singa_conf_kind kind)
 {
-    static const char *const names[] = {"boolean", "number", "string", "list", "table"};
+    static const char *const names[] = {"boolean", "number", "string", "list", "table", "function"};
     return names[kind];
 }
 
@@ -216,6 +247,8 @@ static const char *type_want(singa_field_type t)
         [SINGA_FIELD_STRS] = "a string or a list of strings",
         [SINGA_FIELD_TABLE] = "a table",          [SINGA_FIELD_TABLES] = "a list of tables",
         [SINGA_FIELD_NUMS] = "a number or a list of numbers",
+        [SINGA_FIELD_FUNC] = "a function",
+        [SINGA_FIELD_TABLE_OR_FUNC] = "a table or a function",
     };
     return want[t];
 }
@@ -239,6 +272,10 @@ static bool type_ok(const singa_conf *v, singa_field_type t)
         return is_list_of(v, SINGA_CONF_TABLE);
     case SINGA_FIELD_NUMS:
         return v->kind == SINGA_CONF_NUM || is_list_of(v, SINGA_CONF_NUM);
+    case SINGA_FIELD_FUNC:
+        return v->kind == SINGA_CONF_FUNC;
+    case SINGA_FIELD_TABLE_OR_FUNC:
+        return v->kind == SINGA_CONF_TABLE || v->kind == SINGA_CONF_FUNC;
     }
     return false;
 }

@@ -1,13 +1,14 @@
 /* kIDXData: MNIST-format IDX files (plain or gzip).  The whole set stays in memory as bytes and
  * each batch is converted to floats on the way out, so a data set costs its file size, not four
- * times it.  Shuffling draws a fresh permutation per epoch from (seed, layer name, epoch), so the
- * cursor (epoch, position) is all a checkpoint needs to continue the same sequence. */
+ * times it.  Which record comes next (shuffling, random_skip, the checkpointed cursor) is
+ * records.c's. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 
 #include "layers/layers.h"
+#include "layers/records.h"
 #include "singa/net.h"
 
 typedef struct idx_file {
@@ -19,10 +20,7 @@ typedef struct idx_file {
 
 typedef struct idx_state {
     idx_file images, labels;
-    int batch;
-    bool shuffle;
-    uint32_t *perm;
-    int64_t epoch, pos;
+    singa_records rec;
 } idx_state;
 
 static const singa_field fields[] = {
@@ -99,33 +97,15 @@ out:
     return rc;
 }
 
-static void make_perm(singa_layer *l)
-{
-    idx_state *s = l->state;
-    size_t n = s->images.count;
-    for (size_t i = 0; i < n; i++)
-        s->perm[i] = (uint32_t)i;
-    singa_rng r;
-    singa_rng_seed(&r, l->net->seed, singa_hash_str(l->name) + (uint64_t)s->epoch);
-    for (size_t i = n - 1; i > 0; i--) {
-        size_t j = singa_rng_below(&r, i + 1);
-        uint32_t t = s->perm[i];
-        s->perm[i] = s->perm[j];
-        s->perm[j] = t;
-    }
-}
-
 static int setup(singa_layer *l, singa_err *err)
 {
     idx_state *s = l->state;
     const char *images = singa_conf_str(l->conf, "images", NULL);
     const char *labels = singa_conf_str(l->conf, "labels", NULL);
-    s->batch = singa_conf_int(l->conf, "batchsize", 0);
-    s->shuffle = singa_conf_bool(l->conf, "shuffle", false);
     if (!images)
         return singa_layer_err(l, err, "field 'images' is required");
-    if (s->batch <= 0)
-        return singa_layer_err(l, err, "field 'batchsize' must be a positive integer");
+    if (singa_records_conf(&s->rec, l, err) < 0)
+        return -1;
     if (idx_load(l, &s->images, "images", images, err) < 0)
         return -1;
     if (labels) {
@@ -137,7 +117,7 @@ static int setup(singa_layer *l, singa_err *err)
         if (s->labels.record != 1)
             return singa_layer_err(l, err, "labels file '%s' must hold one byte per record", labels);
     }
-    int shape[4] = {s->batch}, nd = s->images.ndim;
+    int shape[4] = {s->rec.batch}, nd = s->images.ndim;
     for (int i = 1; i < nd; i++)
         shape[i] = s->images.dims[i];
     if (nd == 1) {
@@ -148,38 +128,21 @@ static int setup(singa_layer *l, singa_err *err)
         return -1;
     if (s->labels.bytes && singa_tensor_init(&l->aux, 1, shape, err) < 0)
         return singa_layer_err(l, err, "%s", err->msg);
-    if (s->shuffle) {
-        if (!(s->perm = malloc(s->images.count * sizeof *s->perm)))
-            return singa_layer_err(l, err, "out of memory");
-        make_perm(l);
-    }
-    int skip = singa_conf_int(l->conf, "random_skip", 0);
-    if (skip > 0) {
-        singa_rng r;
-        singa_rng_seed(&r, l->net->seed, singa_hash_str(l->name) ^ 0x5eedull);
-        s->pos = (int64_t)(singa_rng_below(&r, (uint64_t)skip + 1) % s->images.count);
-    }
-    return 0;
+    return singa_records_start(&s->rec, l, s->images.count, err);
 }
 
 static int forward(singa_layer *l, singa_phase phase, singa_err *err)
 {
     idx_state *s = l->state;
     size_t rec = s->images.record;
-    for (int b = 0; b < s->batch; b++) {
-        size_t i = s->perm ? s->perm[s->pos] : (size_t)s->pos;
+    for (int b = 0; b < s->rec.batch; b++) {
+        size_t i = singa_records_next(&s->rec, l);
         const uint8_t *px = s->images.bytes + i * rec;
         float *row = l->data.data + (size_t)b * rec;
         for (size_t k = 0; k < rec; k++)
             row[k] = px[k];
         if (s->labels.bytes)
             l->aux.data[b] = s->labels.bytes[i];
-        if ((size_t)++s->pos == s->images.count) {
-            s->pos = 0;
-            s->epoch++;
-            if (s->perm)
-                make_perm(l);
-        }
     }
     return 0;
 }
@@ -189,28 +152,19 @@ static void destroy(singa_layer *l)
     idx_state *s = l->state;
     free(s->images.bytes);
     free(s->labels.bytes);
-    free(s->perm);
+    singa_records_free(&s->rec);
 }
 
 static void get_cursor(const singa_layer *l, int64_t c[SINGA_CURSOR_LEN])
 {
     const idx_state *s = l->state;
-    c[0] = s->epoch;
-    c[1] = s->pos;
-    c[2] = (int64_t)s->images.count;
+    singa_records_get_cursor(&s->rec, c);
 }
 
 static int set_cursor(singa_layer *l, const int64_t c[SINGA_CURSOR_LEN], singa_err *err)
 {
     idx_state *s = l->state;
-    if (c[2] != (int64_t)s->images.count || c[1] < 0 || c[1] >= c[2] || c[0] < 0)
-        return singa_layer_err(l, err, "data cursor (epoch %lld, record %lld of %lld) does not fit a data set of %zu records",
-                               (long long)c[0], (long long)c[1], (long long)c[2], s->images.count);
-    s->epoch = c[0];
-    s->pos = c[1];
-    if (s->perm)
-        make_perm(l);
-    return 0;
+    return singa_records_set_cursor(&s->rec, l, c, err);
 }
 
 const singa_layer_type singa_idx_data_layer = {

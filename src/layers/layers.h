@@ -28,6 +28,11 @@ extern const singa_layer_type singa_embedding_layer;
 
 extern const singa_layer_type singa_conv_layer;
 extern const singa_layer_type singa_pooling_layer;
+extern const singa_layer_type singa_bm_layer, singa_csv_input_layer, singa_csv_output_layer, singa_rgb_image_layer;
+extern const singa_layer_type singa_rbm_vis_layer, singa_rbm_hid_layer;
+extern const singa_layer_type singa_gru_layer;
+extern const singa_layer_type singa_char_rnn_layer;
+extern const singa_layer_type singa_rnn_label_layer;
 
 /* Layers whose output has the shape of their only source. */
 int singa_layer_setup_like_src(singa_layer *l, singa_err *err);

@@ -33,6 +33,11 @@ static const singa_layer_type *const builtins[] = {
     &singa_embedding_layer,
     &singa_conv_layer,
     &singa_pooling_layer,
+    &singa_bm_layer, &singa_csv_input_layer, &singa_csv_output_layer, &singa_rgb_image_layer,
+    &singa_rbm_vis_layer, &singa_rbm_hid_layer,
+    &singa_gru_layer,
+    &singa_char_rnn_layer,
+    &singa_rnn_label_layer,
 };
 
 struct singa_registry {
@@ -186,9 +191,19 @@ singa_param *singa_layer_param(singa_layer *l, int index, const char *suffix, in
         if (singa_conf_check(pc, schemas, what, err) < 0)
             return NULL;
     }
-    snprintf(defname, sizeof defname, "%s_%s", l->name, suffix);
+    snprintf(defname, sizeof defname, "%s_%s", singa_conf_str(l->conf, "name", l->name), suffix);
     const char *name = singa_conf_str(pc, "name", defname);
     const char *share = singa_conf_str(pc, "share_from", NULL);
+    char copyname[sizeof defname + 16];
+    if (l->unroll_index > 0) { /* copies of an unrolled layer share copy 0's params */
+        if (index >= l->unroll_first->nparams) {
+            singa_err_set(err, "%s: copy %d declares more params than copy 0", what, l->unroll_index);
+            return NULL;
+        }
+        share = l->unroll_first->params[index]->name;
+        snprintf(copyname, sizeof copyname, "%s#%d", share, l->unroll_index);
+        name = copyname;
+    }
     if (strlen(name) >= sizeof defname || !*name) {
         singa_err_set(err, "%s: a param name must have 1 to %zu characters", what, sizeof defname - 1);
         return NULL;

@@ -54,7 +54,9 @@ static int setup(singa_layer *l, singa_err *err)
     s->num = singa_conf_int(l->conf, "num_slices", 0);
     if (s->num <= 0)
         return singa_layer_err(l, err, "field 'num_slices' must be a positive integer");
-    if (in->shape[s->dim] % s->num != 0) {
+    /* Dimension 1 is the feature dimension of the blob seen as a matrix (rows are instances). */
+    int extent = s->dim == 0 ? in->shape[0] : singa_tensor_cols(in);
+    if (extent % s->num != 0) {
         char b[64];
         return singa_layer_err(l, err, "dimension %d of the input (%s from '%s') does not divide into %d equal slices",
                                s->dim, singa_tensor_shape_str(in, b, sizeof b), l->src[0]->name, s->num);
@@ -64,9 +66,14 @@ static int setup(singa_layer *l, singa_err *err)
         return singa_layer_err(l, err, "%d destinations take slices of this layer but 'num_slices' is %d", ndst, s->num);
     if (singa_layer_shape(l, in->ndim, in->shape, err) < 0)
         return -1;
-    int shape[SINGA_MAX_DIMS];
+    int shape[SINGA_MAX_DIMS], ndim = in->ndim;
     memcpy(shape, in->shape, sizeof shape);
-    shape[s->dim] /= s->num;
+    if (s->dim == 0 || shape[1] % s->num == 0) {
+        shape[s->dim] /= s->num; /* whole channels (or rows) per slab: keep the shape */
+    } else {
+        shape[1] = extent / s->num; /* slabs cut across channels are plain matrices */
+        ndim = 2;
+    }
     s->width = s->dim == 0 ? shape[0] : singa_tensor_cols(in) / s->num;
 
     s->self = l;
@@ -88,7 +95,7 @@ static int setup(singa_layer *l, singa_err *err)
             p->src = &s->self;
             p->nsrc = 1;
             p->needs_grad = l->needs_grad;
-            if (singa_layer_shape(p, in->ndim, shape, err) < 0)
+            if (singa_layer_shape(p, ndim, shape, err) < 0)
                 return -1;
             dst->src[k] = p;
         }

@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "lua/lsinga.h"
+#include "lua/ltensor.h"
 #include "lua/luaconf.h"
+#include "singa/predict.h"
 #include "singa/singa.h"
 
 #define REGISTRY_KEY "singa.registry"
@@ -136,10 +138,92 @@ static void push_metrics(lua_State *L, const singa_metrics *m, const char *field
     lua_setfield(L, -2, field);
 }
 
+/* ---- trained models: singa.test, singa.predict (src/train/predict.c) ---- */
+
+static const char finished_key = 0; /* its address is the error value that ends a --test script */
+
+int singa_lua_finished(lua_State *L, int idx) { return lua_touserdata(L, idx) == &finished_key; }
+
+/* The model of the job at index 1, loaded with `hooks`; raises on failure.  The caller frees it
+ * before it next calls anything that may raise. */
+static singa_model *load_model(lua_State *L, const singa_job_hooks *hooks)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    singa_err err = {{0}};
+    singa_conf *conf = singa_lua_toconf(L, 1, "job", &err);
+    if (!conf)
+        raise(L, err.msg);
+    singa_model *m;
+    int rc = singa_model_load(&m, conf, get_registry(L), hooks, &err);
+    singa_conf_free(conf);
+    if (rc < 0)
+        raise(L, err.msg);
+    return m;
+}
+
+/* singa.test(job) -> { test = {...}, step = n, checkpoint = file } */
+static int l_test(lua_State *L)
+{
+    reporter rp = {.opts = get_opts(L)};
+    singa_job_hooks hooks = {.ud = &rp, .record = on_record, .log = on_log};
+    singa_model *m = load_model(L, &hooks);
+    singa_metrics res;
+    singa_err err = {{0}};
+    int rc = singa_model_test(m, &hooks, &res, &err);
+    lua_Integer step = (lua_Integer)singa_model_step(m);
+    char file[4096];
+    snprintf(file, sizeof file, "%s", singa_model_checkpoint(m));
+    singa_model_free(m);
+    if (rc < 0)
+        return raise(L, err.msg);
+    lua_newtable(L);
+    push_metrics(L, &res, "test");
+    lua_pushinteger(L, step);
+    lua_setfield(L, -2, "step");
+    lua_pushstring(L, file);
+    lua_setfield(L, -2, "checkpoint");
+    return 1;
+}
+
+/* singa.predict(job, input [, layer]) -> per instance the output of `layer` (default: the
+ * probabilities of the last kSoftmaxLoss, else kSoftmax): a tensor for a tensor input, else a
+ * list of rows; `input` holds one row per instance, as the input layer reads them. */
+static int l_predict(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    const char *layer = luaL_optstring(L, 3, NULL);
+    bool rows = !singa_lua_tensor_is(L, 2);
+    if (rows) {
+        luaL_argexpected(L, lua_istable(L, 2), 2, "list of rows or tensor");
+        singa_lua_tensor_from(L, 2, "singa.predict: input");
+        lua_replace(L, 2);
+    }
+    const singa_tensor *input = singa_lua_tensor_check(L, 2);
+    singa_tensor *out;
+    singa_lua_tensor *holder = singa_lua_tensor_holder(L, &out);
+    reporter rp = {.opts = get_opts(L)};
+    singa_job_hooks hooks = {.ud = &rp, .log = on_log};
+    singa_model *m = load_model(L, &hooks);
+    singa_err err = {{0}};
+    int rc = singa_model_predict(m, input, layer, out, &err);
+    singa_model_free(m);
+    if (rc < 0)
+        return raise(L, err.msg);
+    singa_lua_tensor_own(L, holder);
+    if (rows)
+        singa_lua_tensor_push_rows(L, out);
+    return 1;
+}
+
 /* singa.train(job) -> { steps, seconds, train = {...}, test = {...}, validation = {...} } */
 static int l_train(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
+    if (get_opts(L)->test_only) { /* singa-tui --test: evaluate, then end the script */
+        l_test(L);
+        lua_pushlightuserdata(L, (void *)&finished_key);
+        return lua_error(L);
+    }
     singa_err err = {{0}};
     singa_conf *conf = singa_lua_toconf(L, 1, "job", &err);
     if (!conf)
@@ -219,6 +303,17 @@ static int read_inputs(lua_State *L, singa_gradcheck_input *in)
     return n;
 }
 
+/* A gradient check's result as Lua values: max relative error, worst element, elements checked. */
+static int push_report(lua_State *L, int rc, const singa_gradcheck_report *rep, const singa_err *err)
+{
+    if (rc < 0)
+        return raise(L, err->msg);
+    lua_pushnumber(L, rep->max_rel_err);
+    lua_pushstring(L, rep->worst);
+    lua_pushinteger(L, rep->checked);
+    return 3;
+}
+
 /* singa.gradcheck(layer, inputs [, seed [, destinations]]) -> max relative error, worst element,
  * elements checked. */
 static int l_gradcheck(lua_State *L)
@@ -236,12 +331,7 @@ static int l_gradcheck(lua_State *L)
     singa_gradcheck_report rep;
     int rc = singa_gradcheck(get_registry(L), conf, in, n, ndst, seed, &rep, &err);
     singa_conf_free(conf);
-    if (rc < 0)
-        return raise(L, err.msg);
-    lua_pushnumber(L, rep.max_rel_err);
-    lua_pushstring(L, rep.worst);
-    lua_pushinteger(L, rep.checked);
-    return 3;
+    return push_report(L, rc, &rep, &err);
 }
 
 /* singa.forward(layer, inputs [, destinations]) -> { out1, out2, ..., metrics = {...} }: one
@@ -299,13 +389,32 @@ static int l_layer_types(lua_State *L)
     return 1;
 }
 
+/* singa.gradcheck_net(neuralnet [, seed]) -> max relative error, worst element, elements checked */
+static int l_gradcheck_net(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    uint64_t seed = (uint64_t)luaL_optinteger(L, 2, 7);
+    singa_err err = {{0}};
+    singa_conf *conf = singa_lua_toconf(L, 1, "neuralnet", &err);
+    if (!conf)
+        return raise(L, err.msg);
+    singa_gradcheck_report rep;
+    int rc = singa_gradcheck_net(get_registry(L), conf, seed, &rep, &err);
+    singa_conf_free(conf);
+    return push_report(L, rc, &rep, &err);
+}
+
 int luaopen_singa_core(lua_State *L)
 {
     static const luaL_Reg funcs[] = {
         {"train", l_train},
         {"gradcheck", l_gradcheck},
+        {"gradcheck_net", l_gradcheck_net},
         {"forward", l_forward},
         {"layer_types", l_layer_types},
+        {"test", l_test},
+        {"predict", l_predict},
+        {"tensor", singa_lua_tensor_ctor},
         {NULL, NULL},
     };
     singa_registry **reg = lua_newuserdatauv(L, sizeof *reg, 0);
@@ -318,6 +427,7 @@ int luaopen_singa_core(lua_State *L)
     if (!(*reg = singa_registry_new()))
         return luaL_error(L, "out of memory");
     lua_setfield(L, LUA_REGISTRYINDEX, REGISTRY_KEY "#");
+    singa_lua_tensor_open(L);
     luaL_newlib(L, funcs);
     lua_pushstring(L, SINGA_VERSION);
     lua_setfield(L, -2, "version");

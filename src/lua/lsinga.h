@@ -10,10 +10,14 @@ typedef struct singa_lua_opts {
     FILE *metrics;     /* one record per display/test/validation result, or NULL */
     int metrics_csv;   /* CSV instead of JSON lines */
     int progress_line; /* stdout is a terminal: redraw one progress line */
+    int test_only;     /* --test: singa.train evaluates the job's checkpoint, then ends the script */
 } singa_lua_opts;
 
 int luaopen_singa_core(lua_State *L);
 /* Stores opts (which must outlive L) for singa.train to use. */
 void singa_lua_set_opts(lua_State *L, singa_lua_opts *opts);
+/* Whether the error value at idx is the one that ends a script after singa.train ran in
+ * test_only mode (a success, not an error). */
+int singa_lua_finished(lua_State *L, int idx);
 
 #endif

@@ -81,6 +81,12 @@ static int missing_src(const singa_conf *list, const singa_layer *l, const char 
     return singa_err_unknown(err, what, "srclayer", name, names, n);
 }
 
+/* Whether source k of l orders the graph: back edges (singa_layer_type.back_src) do not. */
+static bool orders(const singa_layer *l, int k)
+{
+    return !l->type->back_src || !l->type->back_src(l, l->src[k]);
+}
+
 static int toposort(singa_net *net, singa_err *err)
 {
     int n = net->nlayers, *indeg = calloc((size_t)n, sizeof *indeg);
@@ -91,7 +97,8 @@ static int toposort(singa_net *net, singa_err *err)
         return singa_err_set(err, "out of memory");
     }
     for (int i = 0; i < n; i++)
-        indeg[i] = net->layers[i]->nsrc;
+        for (int k = 0; k < net->layers[i]->nsrc; k++)
+            indeg[i] += orders(net->layers[i], k);
     int done = 0;
     /* Repeated passes in declaration order keep the order stable and close to what was written. */
     for (bool progress = true; progress && done < n;) {
@@ -105,7 +112,7 @@ static int toposort(singa_net *net, singa_err *err)
             progress = true;
             for (int j = 0; j < n; j++)
                 for (int k = 0; k < net->layers[j]->nsrc; k++)
-                    if (net->layers[j]->src[k] == l)
+                    if (net->layers[j]->src[k] == l && orders(net->layers[j], k))
                         indeg[j]--;
         }
     }
@@ -129,7 +136,7 @@ static int toposort(singa_net *net, singa_err *err)
             singa_layer *next = NULL;
             for (int k = 0; k < cur->nsrc && !next; k++)
                 for (int j = 0; j < n; j++)
-                    if (net->layers[j] == cur->src[k] && indeg[j] > 0)
+                    if (net->layers[j] == cur->src[k] && indeg[j] > 0 && orders(cur, k))
                         next = cur->src[k];
             cur = next;
         }
@@ -154,11 +161,13 @@ static int toposort(singa_net *net, singa_err *err)
     return rc;
 }
 
-static int add_layers(singa_net *net, const singa_conf *list, const singa_registry *reg,
-                      singa_err *err)
+static int add_layers(singa_net *net, const singa_conf *netconf, const singa_conf *list,
+                      const singa_registry *reg, singa_err *err)
 {
-    net->layers = calloc(list->n ? list->n : 1, sizeof *net->layers);
-    if (!net->layers)
+    int cap = (int)list->n + 1, net_unroll = singa_conf_int(netconf, "unroll_len", 1);
+    if (net_unroll < 1)
+        return singa_err_set(err, "neuralnet: field 'unroll_len' must be at least 1");
+    if (!(net->layers = calloc((size_t)cap, sizeof *net->layers)))
         return singa_err_set(err, "out of memory");
     for (size_t i = 0; i < list->n; i++) {
         const singa_conf *lc = list->items[i];
@@ -187,21 +196,52 @@ static int add_layers(singa_net *net, const singa_conf *list, const singa_regist
         if (excluded & phase_bit(net->phase))
             continue;
         for (int j = 0; j < net->nlayers; j++)
-            if (strcmp(net->layers[j]->name, name) == 0)
+            if (strcmp(singa_conf_str(net->layers[j]->conf, "name", ""), name) == 0)
                 return singa_err_set(err, "%s: the name is used by another layer in phase %s (exclude one of them from this phase)",
                                      what, singa_phase_name(net->phase));
-        singa_layer *l = calloc(1, sizeof *l);
-        if (!l || !(l->name = strdup(name)) ||
-            (lt->state_size && !(l->state = calloc(1, lt->state_size)))) {
-            layer_free(l);
-            return singa_err_set(err, "out of memory");
+        /* Input layers hold whole sequences and are never copied. */
+        int copies = lt->flags & SINGA_LAYER_INPUT ? 1 : singa_conf_int(lc, "unroll_len", net_unroll);
+        if (copies < 1)
+            return singa_err_set(err, "%s: field 'unroll_len' must be at least 1", what);
+        if (net->nlayers + copies > cap) {
+            cap = 2 * (net->nlayers + copies);
+            singa_layer **grown = realloc(net->layers, (size_t)cap * sizeof *grown);
+            if (!grown)
+                return singa_err_set(err, "out of memory");
+            net->layers = grown;
         }
-        l->type = lt;
-        l->conf = lc;
-        l->net = net;
-        net->layers[net->nlayers++] = l;
+        for (int c = 0; c < copies; c++) {
+            singa_layer *l = calloc(1, sizeof *l);
+            char copy[SINGA_NAME_MAX + 16];
+            snprintf(copy, sizeof copy, copies > 1 ? "%s#%d" : "%s", name, c);
+            if (!l || !(l->name = strdup(copy)) ||
+                (lt->state_size && !(l->state = calloc(1, lt->state_size)))) {
+                layer_free(l);
+                return singa_err_set(err, "out of memory");
+            }
+            l->type = lt;
+            l->conf = lc;
+            l->net = net;
+            l->unroll_index = c;
+            l->unroll_len = copies;
+            l->unroll_first = c ? net->layers[net->nlayers - c] : l;
+            net->layers[net->nlayers++] = l;
+        }
     }
     return 0;
+}
+
+/* The copies of the layer named `name` in the layer list: the first, and how many. */
+static singa_layer *find_copies(const singa_net *net, const char *name, int *count)
+{
+    for (int i = 0; i < net->nlayers; i++) {
+        singa_layer *l = net->layers[i];
+        if (l->unroll_index == 0 && strcmp(singa_conf_str(l->conf, "name", ""), name) == 0) {
+            *count = l->unroll_len;
+            return l;
+        }
+    }
+    return NULL;
 }
 
 static int connect(singa_net *net, const singa_conf *list, singa_err *err)
@@ -216,16 +256,35 @@ static int connect(singa_net *net, const singa_conf *list, singa_err *err)
             return singa_layer_err(l, err, "needs at least %d source layers in 'srclayer', got %d",
                                    l->type->min_src, n);
         }
-        if (n && !(l->src = calloc((size_t)n, sizeof *l->src)))
+        bool recurrent = (l->type->flags & SINGA_LAYER_RECURRENT) && l->unroll_index > 0;
+        if ((n || recurrent) && !(l->src = calloc((size_t)n + 1, sizeof *l->src)))
             return singa_err_set(err, "out of memory");
         for (int k = 0; k < n; k++) {
             const char *sname = singa_conf_strs_at(l->conf, "srclayer", (size_t)k);
-            singa_layer *src = singa_net_find(net, sname);
+            int copies;
+            singa_layer *src = find_copies(net, sname, &copies);
             if (!src)
                 return missing_src(list, l, sname, net->phase, err);
-            if (src == l)
+            if (src == l->unroll_first)
                 return singa_layer_err(l, err, "lists itself as a srclayer");
+            /* Unrolled copies connect one-to-one; a single layer feeds every copy (one-to-all);
+             * a single layer reading an unrolled one reads its last copy (first-to-last). */
+            if (copies > 1 && l->unroll_len > 1 && copies != l->unroll_len)
+                return singa_layer_err(l, err, "is unrolled %d times but its srclayer '%s' %d times",
+                                       l->unroll_len, sname, copies);
+            if (copies > 1) { /* copies sit next to each other until the net is sorted */
+                int at = 0;
+                while (net->layers[at] != src)
+                    at++;
+                src = net->layers[at + (l->unroll_len > 1 ? l->unroll_index : copies - 1)];
+            }
             l->src[l->nsrc++] = src;
+        }
+        if (recurrent) { /* the state of the previous step */
+            int at = 0;
+            while (net->layers[at] != l)
+                at++;
+            l->src[l->nsrc++] = net->layers[at - 1];
         }
     }
     return 0;
@@ -270,7 +329,7 @@ int singa_net_create(singa_net **out, const singa_conf *netconf, singa_phase pha
     net->params = params;
     net->rng = rng;
     net->seed = seed;
-    if (add_layers(net, list, reg, err) < 0 || connect(net, list, err) < 0 ||
+    if (add_layers(net, netconf, list, reg, err) < 0 || connect(net, list, err) < 0 ||
         toposort(net, err) < 0 || setup_layers(net, err) < 0) {
         singa_net_free(net);
         return -1;

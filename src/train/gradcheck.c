@@ -47,6 +47,7 @@ static void harness_close(harness *h)
     free(h->l.params);
     singa_tensor_free(&h->l.data);
     singa_tensor_free(&h->l.grad);
+    singa_tensor_free(&h->l.aux); /* input layers' labels */
     for (int k = 0; k < SINGA_GRADCHECK_MAX_DSTS; k++)
         singa_tensor_free(&h->r[k]);
     for (int i = 0; i < h->ninputs; i++) {
@@ -226,7 +227,7 @@ int singa_gradcheck(const singa_registry *reg, const singa_conf *conf,
     }
     for (int b = 0; b < nblobs; b++) {
         char blob[96];
-        if (b < ninputs && !h->in[b].needs_grad)
+        if (b < ninputs ? !h->in[b].needs_grad : h->l.params[b - ninputs]->state) /* state: no gradient */
             continue;
         singa_tensor *x = b < ninputs ? &h->in[b].data : &h->l.params[b - ninputs]->data;
         snprintf(blob, sizeof blob, "%s", b < ninputs ? h->in[b].name : h->l.params[b - ninputs]->name);
@@ -266,5 +267,98 @@ out:
         singa_tensor_free(&outs[--k]);
     harness_close(h);
     free(h);
+    return rc;
+}
+
+/* Rewinds every input layer and the generator to where they were when `save` ran. */
+typedef struct net_rewind {
+    int64_t (*cursor)[SINGA_CURSOR_LEN];
+    singa_rng rng;
+} net_rewind;
+
+static void rewind_save(singa_net *net, net_rewind *r)
+{
+    r->rng = *net->rng;
+    for (int i = 0; i < net->nlayers; i++)
+        if (net->layers[i]->type->get_cursor)
+            net->layers[i]->type->get_cursor(net->layers[i], r->cursor[i]);
+}
+
+static double net_objective(singa_net *net, const net_rewind *r, singa_err *err)
+{
+    *net->rng = r->rng;
+    for (int i = 0; i < net->nlayers; i++)
+        if (net->layers[i]->type->set_cursor && net->layers[i]->type->set_cursor(net->layers[i], r->cursor[i], err) < 0)
+            return NAN;
+    if (singa_net_forward(net, err) < 0)
+        return NAN;
+    return singa_metrics_avg(&net->metrics, "loss", NAN);
+}
+
+int singa_gradcheck_net(const singa_registry *reg, const singa_conf *netconf, uint64_t seed,
+                        singa_gradcheck_report *rep, singa_err *err)
+{
+    memset(rep, 0, sizeof *rep);
+    singa_params params;
+    singa_rng rng;
+    singa_net *net = NULL;
+    net_rewind rw = {0};
+    float *g = NULL;
+    int rc = -1;
+    singa_params_init(&params);
+    singa_rng_seed(&rng, seed, 1);
+    if (singa_net_create(&net, netconf, SINGA_PHASE_TRAIN, reg, &params, &rng, seed, err) < 0)
+        goto out;
+    if (!(rw.cursor = calloc((size_t)net->nlayers, sizeof *rw.cursor))) {
+        singa_err_set(err, "out of memory");
+        goto out;
+    }
+    rewind_save(net, &rw);
+    if (isnan(net_objective(net, &rw, err))) {
+        if (!err || !err->msg[0])
+            singa_err_set(err, "gradcheck: the net reports no \"loss\"");
+        goto out;
+    }
+    long losses = 0;
+    for (int m = 0; m < net->metrics.n; m++)
+        if (strcmp(net->metrics.name[m], "loss") == 0)
+            losses = net->metrics.count[m];
+    singa_net_backward(net);
+    for (int i = 0; i < params.n; i++) {
+        singa_param *p = params.items[i];
+        if (p->owner || !p->trained)
+            continue;
+        /* The analytic gradient of the mean loss: summed over sharers, over the loss count. */
+        free(g);
+        if (!(g = malloc(p->data.size * sizeof *g))) {
+            singa_err_set(err, "out of memory");
+            goto out;
+        }
+        for (size_t k = 0; k < p->data.size; k++) {
+            double sum = p->grad.data[k];
+            for (int j = 0; j < params.n; j++)
+                if (params.items[j]->owner == p)
+                    sum += params.items[j]->grad.data[k];
+            g[k] = (float)(sum / (double)losses);
+        }
+        size_t step = p->data.size > MAX_CHECKS ? p->data.size / MAX_CHECKS : 1;
+        for (size_t k = 0; k < p->data.size; k += step) {
+            float keep = p->data.data[k];
+            p->data.data[k] = keep + (float)EPS;
+            double jp = net_objective(net, &rw, err);
+            p->data.data[k] = keep - (float)EPS;
+            double jm = net_objective(net, &rw, err);
+            p->data.data[k] = keep;
+            if (isnan(jp) || isnan(jm))
+                goto out;
+            compare(rep, p->name, k, g[k], (jp - jm) / (2 * EPS));
+        }
+    }
+    rc = 0;
+out:
+    free(g);
+    free(rw.cursor);
+    singa_net_free(net);
+    singa_params_free(&params);
     return rc;
 }

@@ -14,6 +14,7 @@
 #include "singa/net.h"
 #include "singa/tensor.h"
 #include "singa/updater.h"
+#include "train/train.h"
 #include "train/tob.h"
 
 const singa_field singa_job_fields[] = {
@@ -25,7 +26,7 @@ const singa_field singa_job_fields[] = {
     {"test_steps", SINGA_FIELD_INT},        {"test_after", SINGA_FIELD_INT},
     {"validate_freq", SINGA_FIELD_INT},     {"validate_steps", SINGA_FIELD_INT},
     {"validate_after", SINGA_FIELD_INT},    {"checkpoint_freq", SINGA_FIELD_INT},
-    {"checkpoint_after", SINGA_FIELD_INT},  {"checkpoint_path", SINGA_FIELD_STR},
+    {"checkpoint_after", SINGA_FIELD_INT},  {"checkpoint_path", SINGA_FIELD_STRS},
     {"checkpoint_keep", SINGA_FIELD_INT},   {"resume", SINGA_FIELD_BOOL},
     {"num_openblas_threads", SINGA_FIELD_INT},
     {NULL, 0},
@@ -59,6 +60,7 @@ struct singa_job {
     int train_steps, threads, keep;
     action disp, test, validate, checkpoint;
     const char *ckpt_dir;
+    size_t ninit; /* checkpoint_path entries after the first: where a fresh run's params come from */
     bool resume;
     singa_params params;
     singa_rng rng;
@@ -142,9 +144,16 @@ static int read_fields(singa_job *job, singa_err *err)
     job->validate = (action){singa_conf_int(c, "validate_freq", 0), singa_conf_int(c, "validate_after", 0),
                              singa_conf_int(c, "validate_steps", 0)};
     job->checkpoint = (action){singa_conf_int(c, "checkpoint_freq", 0), singa_conf_int(c, "checkpoint_after", 0), 0};
-    job->ckpt_dir = singa_conf_str(c, "checkpoint_path", NULL);
-    if (job->ckpt_dir && !*job->ckpt_dir)
-        return singa_err_set(err, "job: field 'checkpoint_path' must not be empty");
+    /* A string (this job's checkpoint directory) or a list: that directory, then checkpoints to
+     * initialise params from (SINGA's checkpoint_path). */
+    size_t nckpt = singa_conf_strs_len(c, "checkpoint_path");
+    if (singa_conf_get(c, "checkpoint_path") && nckpt == 0)
+        return singa_err_set(err, "job: field 'checkpoint_path' is an empty list (its first entry is this job's checkpoint directory)");
+    for (size_t i = 0; i < nckpt; i++)
+        if (!*singa_conf_strs_at(c, "checkpoint_path", i))
+            return singa_err_set(err, "job: field 'checkpoint_path' must not be empty (entry %zu)", i + 1);
+    job->ckpt_dir = nckpt ? singa_conf_strs_at(c, "checkpoint_path", 0) : NULL;
+    job->ninit = nckpt ? nckpt - 1 : 0;
     job->keep = singa_conf_int(c, "checkpoint_keep", 3);
     job->resume = singa_conf_bool(c, "resume", false);
     if (job->train_steps <= 0)
@@ -252,8 +261,7 @@ void singa_job_free(singa_job *job)
 
 const char *singa_job_name(const singa_job *job) { return job->name; }
 
-static void logf_(const singa_job_hooks *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void logf_(const singa_job_hooks *h, const char *fmt, ...)
+void singa_job_log(const singa_job_hooks *h, const char *fmt, ...)
 {
     if (!h || !h->log)
         return;
@@ -365,7 +373,7 @@ static int save_checkpoint(singa_job *job, int step, const singa_job_hooks *hook
         char old[4096];
         singa_ckpt_path(old, sizeof old, job->ckpt_dir, job->stale[i]);
         if (job->stale[i] != (uint64_t)step && unlink(old) == 0)
-            logf_(hooks, "removed %s (an earlier run's)", old);
+            singa_job_log(hooks, "removed %s (an earlier run's)", old);
     }
     if (rc == 0) {
         free(job->stale);
@@ -375,7 +383,7 @@ static int save_checkpoint(singa_job *job, int step, const singa_job_hooks *hook
     }
     singa_ckpt_free(&c, 0);
     if (rc == 0)
-        logf_(hooks, "checkpoint written: %s", path);
+        singa_job_log(hooks, "checkpoint written: %s", path);
     return rc;
 }
 
@@ -441,33 +449,121 @@ static int try_resume(singa_job *job, const char *path, singa_err *err)
     return rc;
 }
 
+/* What a search through checkpoints carries to its callbacks. */
+typedef struct resume_ctx {
+    singa_job *job;
+    const singa_job_hooks *hooks;
+    char file[4096]; /* the checkpoint accepted */
+    singa_ckpt *ck;  /* init_from: where the accepted checkpoint is read to */
+} resume_ctx;
+
+static void log_refused(void *ud, const char *reason)
+{
+    singa_job_log(((resume_ctx *)ud)->hooks, "refused %s", reason);
+}
+
+static int resume_try(void *ud, const char *file, singa_err *err)
+{
+    resume_ctx *rc = ud;
+    snprintf(rc->file, sizeof rc->file, "%s", file);
+    return try_resume(rc->job, file, err);
+}
+
 static int resume(singa_job *job, const singa_job_hooks *hooks, singa_err *err)
 {
-    uint64_t *steps;
-    size_t n;
-    if (singa_ckpt_dir_list(job->ckpt_dir, &steps, &n, err) < 0)
-        return -1;
-    if (n == 0) {
-        free(steps);
-        logf_(hooks, "resume: no checkpoint in '%s', starting from step 0", job->ckpt_dir);
+    resume_ctx rc = {.job = job, .hooks = hooks};
+    switch (singa_ckpt_try_newest(job->ckpt_dir, resume_try, log_refused, &rc, err)) {
+    case 0:
+        singa_job_log(hooks, "resumed from %s (step %d)", rc.file, job->step);
         return 0;
+    case 1:
+        singa_job_log(hooks, "resume: no checkpoint in '%s', starting from step 0", job->ckpt_dir);
+        return 0;
+    default:
+        return singa_err_prefix(err, "resume: no checkpoint in '%s' verifies; newest: ", job->ckpt_dir);
     }
-    char reasons[SINGA_ERR_LEN] = "";
-    for (size_t i = 0; i < n; i++) {
-        char path[4096];
-        singa_err e;
-        singa_ckpt_path(path, sizeof path, job->ckpt_dir, steps[i]);
-        if (try_resume(job, path, &e) == 0) {
-            free(steps);
-            logf_(hooks, "resumed from %s (step %d)", path, job->step);
-            return 0;
+}
+
+/* ---- params from earlier jobs: checkpoint_path's entries after the first ---- */
+
+static int read_try(void *ud, const char *file, singa_err *err)
+{
+    resume_ctx *rc = ud;
+    snprintf(rc->file, sizeof rc->file, "%s", file);
+    return singa_ckpt_read(rc->ck, file, err);
+}
+
+/* Reads the checkpoint `path` names: that file, or a directory's newest checkpoint that
+ * verifies.  `file` receives the file's name. */
+static int read_init(singa_ckpt *ck, const char *path, char *file, size_t len, const singa_job_hooks *hooks,
+                     singa_err *err)
+{
+    resume_ctx rc = {.hooks = hooks, .ck = ck};
+    switch (singa_ckpt_try_newest(path, read_try, log_refused, &rc, err)) {
+    case 0:
+        snprintf(file, len, "%s", rc.file);
+        return 0;
+    case 1:
+        return singa_err_prefix(err, "job: checkpoint_path: cannot initialise params from ");
+    default:
+        return singa_err_prefix(err, "job: checkpoint_path: ");
+    }
+}
+
+/* A fresh run's params from earlier jobs' checkpoints, matched by name; later entries win.
+ * Params that share another's value (share_from) take it from their owner. */
+static int init_params(singa_job *job, const singa_job_hooks *hooks, singa_err *err)
+{
+    bool *loaded = calloc((size_t)job->params.n + 1, sizeof *loaded);
+    if (!loaded)
+        return singa_err_set(err, "out of memory");
+    int rc = 0;
+    for (size_t k = 1; k <= job->ninit && rc == 0; k++) {
+        const char *path = singa_conf_strs_at(job->conf, "checkpoint_path", k);
+        char file[4096], names[512] = "";
+        singa_ckpt ck;
+        int count = 0;
+        if ((rc = read_init(&ck, path, file, sizeof file, hooks, err)) < 0)
+            break;
+        for (size_t i = 0; i < ck.n && rc == 0; i++) {
+            const singa_ckpt_entry *e = &ck.entries[i];
+            singa_param *p = strncmp(e->name, "param/", 6) == 0 ? singa_params_find(&job->params, e->name + 6) : NULL;
+            if (!p || p->owner)
+                continue;
+            bool same = e->dtype == SINGA_CKPT_F32 && e->ndim == p->data.ndim;
+            for (int d = 0; same && d < e->ndim; d++)
+                same = e->dims[d] == (uint32_t)p->data.shape[d];
+            if (!same) {
+                char a[64] = "", b[64];
+                for (int d = 0; d < e->ndim; d++)
+                    singa_appendf(a, sizeof a, d ? "x%u" : "%u", e->dims[d]);
+                rc = singa_err_set(err, "job: checkpoint_path: param '%s' has shape %s in '%s' but %s in this job (layer '%s')",
+                                   p->name, e->dtype == SINGA_CKPT_F32 ? a : "(not float32)", file,
+                                   singa_tensor_shape_str(&p->data, b, sizeof b), p->layer);
+                break;
+            }
+            memcpy(p->data.data, e->data, e->bytes);
+            loaded[p->id] = true;
+            singa_appendf(names, sizeof names, "%s%s", count++ ? ", " : "", p->name);
         }
-        logf_(hooks, "refused %s", e.msg);
-        if (!reasons[0])
-            snprintf(reasons, sizeof reasons, "%s", e.msg);
+        if (rc == 0 && count)
+            singa_job_log(hooks, "checkpoint_path: %d param%s from %s (step %llu): %s", count, count == 1 ? "" : "s", file,
+                  (unsigned long long)ck.step, names);
+        else if (rc == 0)
+            singa_job_log(hooks, "checkpoint_path: no param of this job is in %s", file);
+        singa_ckpt_free(&ck, 1);
     }
-    free(steps);
-    return singa_err_set(err, "resume: no checkpoint in '%s' verifies; newest: %s", job->ckpt_dir, reasons);
+    if (rc == 0) {
+        char names[512] = "";
+        int count = 0;
+        for (int i = 0; i < job->params.n; i++)
+            if (!loaded[i] && !job->params.items[i]->owner)
+                singa_appendf(names, sizeof names, "%s%s", count++ ? ", " : "", job->params.items[i]->name);
+        if (count)
+            singa_job_log(hooks, "checkpoint_path: params that keep their init (%d): %s", count, names);
+    }
+    free(loaded);
+    return rc;
 }
 
 /* ---- the loop ---- */
@@ -498,11 +594,13 @@ int singa_job_run(singa_job *job, const singa_job_hooks *hooks, singa_result *re
         return singa_err_prefix(err, "job: checkpoint_path: ");
     if (job->resume && resume(job, hooks, err) < 0)
         return -1;
+    if (job->ninit && job->step == 0 && init_params(job, hooks, err) < 0) /* a fresh start */
+        return -1;
     if (job->ckpt_dir && !job->resume) {
         if (singa_ckpt_dir_list(job->ckpt_dir, &job->stale, &job->nstale, err) < 0)
             return -1;
         if (job->nstale)
-            logf_(hooks, "checkpoint_path '%s' holds %zu checkpoints of an earlier run (newest: step %llu); "
+            singa_job_log(hooks, "checkpoint_path '%s' holds %zu checkpoints of an earlier run (newest: step %llu); "
                          "this run replaces them once it writes its first checkpoint (resume = true continues them instead)",
                   job->ckpt_dir, job->nstale, (unsigned long long)job->stale[0]);
     }
@@ -523,10 +621,9 @@ int singa_job_run(singa_job *job, const singa_job_hooks *hooks, singa_result *re
             last_test = s;
         }
         double ts = now();
-        singa_updater_prepare(job->upd, s);
-        if (job->tob->run(job->train, job->tob_conf, err) < 0)
+        if (singa_updater_prepare(job->upd, s, err) < 0 || job->tob->run(job->train, job->tob_conf, err) < 0 ||
+            singa_updater_apply(job->upd, s, err) < 0)
             return singa_err_prefix(err, "training step %d: ", s);
-        singa_updater_apply(job->upd, s);
         job->step = s + 1;
         double te = now();
         train_time += te - ts;

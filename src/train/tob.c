@@ -9,6 +9,7 @@ static const struct {
 } algs[] = {
     {"kBP", &singa_tob_bp},
     {"kBPTT", &singa_tob_bp},
+    {"kCD", &singa_tob_cd},
 };
 
 const singa_tob *singa_tob_find(const char *alg, singa_err *err)

@@ -20,5 +20,6 @@ typedef struct singa_tob {
 const singa_tob *singa_tob_find(const char *alg, singa_err *err);
 
 extern const singa_tob singa_tob_bp;
+extern const singa_tob singa_tob_cd; /* contrastive divergence (cd.c) */
 
 #endif

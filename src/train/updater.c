@@ -9,8 +9,13 @@
  * backward pass writes straight into the momentum history: h = m h - lr g happens inside the
  * layer's GEMM (alpha = -lr, beta = m), and w += h runs as soon as the layer reports the
  * gradient ready, while it is warm in cache.  That saves a gradient buffer per param and two of
- * the update's passes over memory. */
+ * the update's passes over memory.
+ *
+ * kLua hands each param to a host function (a singa_func from the configuration) after the same
+ * effective-gradient step, so clipping, weight decay and sharing work for it as for the others;
+ * its state slots are named by the configuration and checkpointed like the built-in ones. */
 #include <cblas.h>
+#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,18 +23,20 @@
 #include "singa/updater.h"
 
 const singa_field singa_updater_fields[] = {
-    {"type", SINGA_FIELD_STR},         {"learning_rate", SINGA_FIELD_TABLE},
+    {"type", SINGA_FIELD_STR},         {"learning_rate", SINGA_FIELD_TABLE_OR_FUNC},
     {"momentum", SINGA_FIELD_NUM},     {"weight_decay", SINGA_FIELD_NUM},
     {"clip_low", SINGA_FIELD_NUM},     {"clip_high", SINGA_FIELD_NUM},
     {"delta", SINGA_FIELD_NUM},        {"rho", SINGA_FIELD_NUM},
     {"beta1", SINGA_FIELD_NUM},        {"beta2", SINGA_FIELD_NUM},
+    {"update", SINGA_FIELD_FUNC},      {"state", SINGA_FIELD_STRS},
     {NULL, 0},
 };
 
 const singa_field singa_lr_fields[] = {
     {"type", SINGA_FIELD_STR},        {"base_lr", SINGA_FIELD_NUM},  {"gamma", SINGA_FIELD_NUM},
     {"change_freq", SINGA_FIELD_INT}, {"final_lr", SINGA_FIELD_NUM}, {"pow", SINGA_FIELD_NUM},
-    {"step", SINGA_FIELD_NUMS},       {"step_lr", SINGA_FIELD_NUMS}, {NULL, 0},
+    {"step", SINGA_FIELD_NUMS},       {"step_lr", SINGA_FIELD_NUMS}, {"schedule", SINGA_FIELD_FUNC},
+    {NULL, 0},
 };
 
 /* A field that only some types take, and the bit that says a type takes (or needs) it. */
@@ -61,21 +68,23 @@ static int check_typed_fields(const singa_conf *c, const typed_field *fields, in
     return 0;
 }
 
-/* Updater types.  SINGA v0.x's kSGD and kNesterov, plus the adaptive methods. */
-typedef enum { UPD_SGD, UPD_NESTEROV, UPD_ADAGRAD, UPD_RMSPROP, UPD_ADADELTA, UPD_ADAM, UPD_ADAMAX } upd_kind;
-enum { NUPD = UPD_ADAMAX + 1, MAX_SLOTS = 2 };
-enum { F_MOMENTUM = 1, F_DELTA = 2, F_RHO = 4, F_BETA = 8 };
+/* Updater types.  SINGA v0.x's kSGD and kNesterov, the adaptive methods, and kLua (a host
+ * function). */
+typedef enum { UPD_SGD, UPD_NESTEROV, UPD_ADAGRAD, UPD_RMSPROP, UPD_ADADELTA, UPD_ADAM, UPD_ADAMAX, UPD_LUA } upd_kind;
+enum { NUPD = UPD_LUA + 1, MAX_SLOTS = SINGA_UPDATER_MAX_SLOTS };
+enum { F_MOMENTUM = 1, F_DELTA = 2, F_RHO = 4, F_BETA = 8, F_UPDATE = 16, F_STATE = 32 };
 static const typed_field upd_typed[] = {
     {"momentum", F_MOMENTUM}, {"delta", F_DELTA}, {"rho", F_RHO}, {"beta1", F_BETA}, {"beta2", F_BETA},
+    {"update", F_UPDATE},     {"state", F_STATE},
 };
 static const char *const upd_names[NUPD] = {"kSGD", "kNesterov", "kAdaGrad", "kRMSProp",
-                                            "kAdaDelta", "kAdam", "kAdamMax"};
+                                            "kAdaDelta", "kAdam", "kAdamMax", "kLua"};
 static const unsigned upd_takes[NUPD] = {
     [UPD_SGD] = F_MOMENTUM,         [UPD_NESTEROV] = F_MOMENTUM,      [UPD_ADAGRAD] = F_DELTA,
     [UPD_RMSPROP] = F_DELTA | F_RHO, [UPD_ADADELTA] = F_DELTA | F_RHO, [UPD_ADAM] = F_DELTA | F_BETA,
-    [UPD_ADAMAX] = F_DELTA | F_BETA,
+    [UPD_ADAMAX] = F_DELTA | F_BETA, [UPD_LUA] = F_UPDATE | F_STATE,
 };
-static const unsigned upd_needs[NUPD] = {0};
+static const unsigned upd_needs[NUPD] = {[UPD_LUA] = F_UPDATE};
 /* Per-param state, by checkpoint name (kSGD has its slot only with momentum). */
 static const char *const upd_slots[NUPD][MAX_SLOTS] = {
     [UPD_SGD] = {"history"},  [UPD_NESTEROV] = {"history"},           [UPD_ADAGRAD] = {"history"},
@@ -86,15 +95,15 @@ static const char *const upd_slots[NUPD][MAX_SLOTS] = {
 static const double upd_rho[NUPD] = {[UPD_RMSPROP] = 0.99, [UPD_ADADELTA] = 0.9};
 
 /* Schedules. */
-typedef enum { LR_FIXED, LR_STEP, LR_EXPONENTIAL, LR_LINEAR, LR_INVERSE, LR_INVERSET, LR_FIXEDSTEP } lr_kind;
-enum { NLR = LR_FIXEDSTEP + 1 };
-enum { L_BASE = 1, L_GAMMA = 2, L_FREQ = 4, L_FINAL = 8, L_POW = 16, L_STEP = 32, L_STEPLR = 64 };
+typedef enum { LR_FIXED, LR_STEP, LR_EXPONENTIAL, LR_LINEAR, LR_INVERSE, LR_INVERSET, LR_FIXEDSTEP, LR_LUA } lr_kind;
+enum { NLR = LR_LUA + 1 };
+enum { L_BASE = 1, L_GAMMA = 2, L_FREQ = 4, L_FINAL = 8, L_POW = 16, L_STEP = 32, L_STEPLR = 64, L_SCHED = 128 };
 static const typed_field lr_typed[] = {
     {"base_lr", L_BASE}, {"gamma", L_GAMMA}, {"change_freq", L_FREQ}, {"final_lr", L_FINAL},
-    {"pow", L_POW},      {"step", L_STEP},   {"step_lr", L_STEPLR},
+    {"pow", L_POW},      {"step", L_STEP},   {"step_lr", L_STEPLR},   {"schedule", L_SCHED},
 };
 static const char *const lr_names[NLR] = {"kFixed",   "kStep",     "kExponential", "kLinear",
-                                          "kInverse", "kInverseT", "kFixedStep"};
+                                          "kInverse", "kInverseT", "kFixedStep",   "kLua"};
 static const unsigned lr_takes[NLR] = {
     [LR_FIXED] = L_BASE,
     [LR_STEP] = L_BASE | L_GAMMA | L_FREQ,
@@ -103,6 +112,7 @@ static const unsigned lr_takes[NLR] = {
     [LR_INVERSE] = L_BASE | L_GAMMA | L_POW,
     [LR_INVERSET] = L_BASE | L_FINAL,
     [LR_FIXEDSTEP] = L_BASE | L_STEP | L_STEPLR,
+    [LR_LUA] = L_SCHED,
 };
 static const unsigned lr_needs[NLR] = {
     [LR_FIXED] = L_BASE,
@@ -112,6 +122,7 @@ static const unsigned lr_needs[NLR] = {
     [LR_INVERSE] = L_BASE | L_GAMMA | L_POW,
     [LR_INVERSET] = L_BASE | L_FINAL,
     [LR_FIXEDSTEP] = L_STEP | L_STEPLR,
+    [LR_LUA] = L_SCHED,
 };
 
 struct singa_updater {
@@ -131,6 +142,11 @@ struct singa_updater {
     singa_tensor *slots[MAX_SLOTS]; /* per slot, per param: state (empty tensor when unused) */
     size_t *applied;       /* per param: elements already updated during this step's backward */
     bool *fused;           /* per param: the backward pass writes into the history */
+    singa_func *update;    /* kLua: the rule (a reference held here) */
+    char *state_names[MAX_SLOTS]; /* kLua: its slots' names */
+    singa_func *schedule;  /* schedule kLua: step -> rate */
+    int rate_step;         /* the step whose rate the schedule gave last (-1: none) */
+    float rate;
 };
 
 static int pick(const char *what, const char *field, const char *value, const char *const *names,
@@ -187,6 +203,11 @@ static int read_fixed_steps(singa_updater *v, const singa_conf *lr, singa_err *e
 static int read_schedule(singa_updater *v, const singa_conf *lr, singa_err *err)
 {
     const char *what = "updater.learning_rate";
+    if (lr->kind == SINGA_CONF_FUNC) { /* learning_rate = f: short for { type = "kLua", schedule = f } */
+        v->lr = LR_LUA;
+        v->schedule = singa_func_retain(lr->func);
+        return 0;
+    }
     int lk = pick(what, "type", singa_conf_str(lr, "type", "kFixed"), lr_names, NLR, err);
     if (lk < 0 || check_typed_fields(lr, lr_typed, (int)(sizeof lr_typed / sizeof *lr_typed), lr_names,
                                      lr_takes, lr_needs, NLR, lk, what, err) < 0)
@@ -212,6 +233,30 @@ static int read_schedule(singa_updater *v, const singa_conf *lr, singa_err *err)
                              v->final_lr);
     if (lk == LR_FIXEDSTEP)
         return read_fixed_steps(v, lr, err);
+    v->schedule = singa_func_retain(singa_conf_func(lr, "schedule"));
+    return 0;
+}
+
+/* kLua's `state`: the names of its slots, which become checkpoint entry names. */
+static int read_state_names(singa_updater *v, const singa_conf *conf, singa_err *err)
+{
+    size_t n = singa_conf_strs_len(conf, "state");
+    if (n > MAX_SLOTS)
+        return singa_err_set(err, "updater (kLua): field 'state' names %zu slots; at most %d are supported", n, MAX_SLOTS);
+    for (size_t i = 0; i < n; i++) {
+        const char *name = singa_conf_strs_at(conf, "state", i);
+        bool ok = *name && strlen(name) <= 64;
+        for (const char *c = name; ok && *c; c++)
+            ok = isalnum((unsigned char)*c) || *c == '_';
+        if (!ok)
+            return singa_err_set(err, "updater (kLua): state slot name '%s' must be 1 to 64 letters, digits or '_'", name);
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(v->state_names[j], name) == 0)
+                return singa_err_set(err, "updater (kLua): field 'state' names slot '%s' twice", name);
+        if (!(v->state_names[i] = strdup(name)))
+            return singa_err_set(err, "out of memory");
+        v->nslots = (int)i + 1;
+    }
     return 0;
 }
 
@@ -249,6 +294,10 @@ static int read_method(singa_updater *v, const singa_conf *conf, singa_err *err)
         v->nslots++;
     if (kind == UPD_SGD && v->momentum == 0)
         v->nslots = 0; /* plain SGD keeps no state */
+    if (kind == UPD_LUA) {
+        v->update = singa_func_retain(singa_conf_func(conf, "update"));
+        return read_state_names(v, conf, err);
+    }
     return 0;
 }
 
@@ -262,11 +311,12 @@ int singa_updater_create(singa_updater **out, const singa_conf *conf, singa_para
     const singa_conf *lr = singa_conf_get(conf, "learning_rate");
     if (!lr)
         return singa_err_set(err, "updater: field 'learning_rate' is required, e.g. learning_rate = { type = \"kFixed\", base_lr = 0.01 }");
-    if (singa_conf_check(lr, ls, "updater.learning_rate", err) < 0)
+    if (lr->kind != SINGA_CONF_FUNC && singa_conf_check(lr, ls, "updater.learning_rate", err) < 0)
         return -1;
     singa_updater *u = calloc(1, sizeof *u);
     if (!u)
         return singa_err_set(err, "out of memory");
+    u->rate_step = -1;
     u->params = params;
     u->nparams = params->n;
     if (read_method(u, conf, err) < 0 || read_schedule(u, lr, err) < 0) {
@@ -316,13 +366,47 @@ void singa_updater_free(singa_updater *u)
             if (u->slots[s])
                 singa_tensor_free(&u->slots[s][i]);
     }
-    for (int s = 0; s < MAX_SLOTS; s++)
+    for (int s = 0; s < MAX_SLOTS; s++) {
         free(u->slots[s]);
+        free(u->state_names[s]);
+    }
+    singa_func_release(u->update);
+    singa_func_release(u->schedule);
     free(u->fixed_step);
     free(u->fixed_lr);
     free(u->applied);
     free(u->fused);
     free(u);
+}
+
+/* Calls the kLua schedule for `step` and checks what it returns. */
+static int call_schedule(singa_func *f, int step, float *rate, singa_err *err)
+{
+    singa_value arg = {.kind = SINGA_VALUE_INT, .num = step};
+    double r;
+    if (f->call(f, &arg, 1, &r, err) < 0)
+        return singa_err_prefix(err, "updater.learning_rate (kLua) at step %d: ", step);
+    if (!(r >= 0 && isfinite(r)))
+        return singa_err_set(err, "updater.learning_rate (kLua) at step %d: the schedule returned %g; a rate must be a finite number >= 0",
+                             step, r);
+    *rate = (float)r;
+    return 0;
+}
+
+/* The rate at `step`, calling a kLua schedule once per step. */
+static int rate_at(singa_updater *u, int step, float *rate, singa_err *err)
+{
+    if (u->lr != LR_LUA) {
+        *rate = singa_updater_lr(u, step);
+        return 0;
+    }
+    if (step != u->rate_step) {
+        if (call_schedule(u->schedule, step, &u->rate, err) < 0)
+            return -1;
+        u->rate_step = step;
+    }
+    *rate = u->rate;
+    return 0;
 }
 
 float singa_updater_lr(const singa_updater *u, int step)
@@ -347,13 +431,22 @@ float singa_updater_lr(const singa_updater *u, int step)
         for (int i = 0; i < u->nfixed && step >= u->fixed_step[i]; i++)
             r = u->fixed_lr[i];
         return (float)r;
+    case LR_LUA: {
+        singa_err ignored;
+        float rate;
+        if (step == u->rate_step)
+            return u->rate;
+        return call_schedule(u->schedule, step, &rate, &ignored) < 0 ? NAN : rate;
+    }
     }
     return (float)b;
 }
 
-void singa_updater_prepare(singa_updater *u, int step)
+int singa_updater_prepare(singa_updater *u, int step, singa_err *err)
 {
-    float lr = singa_updater_lr(u, step);
+    float lr;
+    if (rate_at(u, step, &lr, err) < 0)
+        return -1;
     for (int i = 0; i < u->nparams; i++) {
         singa_param *p = u->params->items[i];
         if (!u->fused[i])
@@ -368,6 +461,7 @@ void singa_updater_prepare(singa_updater *u, int step)
             p->grad_beta = 1.0f;
         }
     }
+    return 0;
 }
 
 /* Sums the gradients of params sharing p's value into p's gradient; returns the count. */
@@ -446,6 +540,8 @@ update_elems(upd_kind kind, bool clip, const coefs *c, size_t n, float *restrict
             s1[k] = fmaxf(b2 * s1[k], fabsf(gk));
             w[k] -= lr * s0[k] / (s1[k] + delta);
             break;
+        case UPD_LUA: /* apply_lua */
+            break;
         }
     }
 }
@@ -469,12 +565,58 @@ static void update_param(upd_kind kind, bool clip, const coefs *c, size_t n, flo
         UPDATE_CASE(UPD_ADADELTA);
         UPDATE_CASE(UPD_ADAM);
         UPDATE_CASE(UPD_ADAMAX);
+    case UPD_LUA:
+        break;
     }
 }
 
-void singa_updater_apply(singa_updater *u, int step)
+/* g = clip(g * scale + wd * w) in place: the effective gradient kLua is given, computed as
+ * update_elems computes it. */
+static void effective_grad(bool clip, float scale, float wd, float lo, float hi, size_t n,
+                           const float *restrict w, float *restrict g)
 {
-    float lr = singa_updater_lr(u, step);
+    for (size_t k = 0; k < n; k++) {
+        float gk = g[k] * scale + wd * w[k];
+        if (clip)
+            gk = gk < lo ? lo : gk > hi ? hi : gk;
+        g[k] = gk;
+    }
+}
+
+/* kLua: update(step, param, grad, state, lr, name) for each param it updates. */
+static int apply_lua(singa_updater *u, int step, float lr, singa_err *err)
+{
+    for (int i = 0; i < u->nparams; i++) {
+        singa_param *p = u->params->items[i];
+        if (p->owner || !p->trained)
+            continue;
+        float scale = 1.0f / (float)gather_sharers(u, p), wd = u->weight_decay * p->wd_scale;
+        if (scale != 1.0f || wd != 0.0f || u->clip)
+            effective_grad(u->clip, scale, wd, u->clip_low, u->clip_high, p->grad.size, p->data.data, p->grad.data);
+        singa_tensor *state[MAX_SLOTS];
+        for (int s = 0; s < u->nslots; s++)
+            state[s] = &u->slots[s][i];
+        const singa_value args[] = {
+            {.kind = SINGA_VALUE_INT, .num = step},
+            {.kind = SINGA_VALUE_TENSOR, .tensor = &p->data},
+            {.kind = SINGA_VALUE_TENSOR, .tensor = &p->grad},
+            {.kind = SINGA_VALUE_TENSORS, .n = u->nslots, .tensors = state, .names = (const char *const *)u->state_names},
+            {.kind = SINGA_VALUE_NUM, .num = (float)(lr * p->lr_scale)}, /* as the built-in types round it */
+            {.kind = SINGA_VALUE_STR, .str = p->name},
+        };
+        if (u->update->call(u->update, args, (int)(sizeof args / sizeof *args), NULL, err) < 0)
+            return singa_err_prefix(err, "updater kLua, param '%s': ", p->name);
+    }
+    return 0;
+}
+
+int singa_updater_apply(singa_updater *u, int step, singa_err *err)
+{
+    float lr;
+    if (rate_at(u, step, &lr, err) < 0)
+        return -1;
+    if (u->kind == UPD_LUA)
+        return apply_lua(u, step, lr, err);
     /* Adam's bias corrections, with t = step + 1 (the step's own gradient is the t-th one). */
     double t = (double)step + 1, c1 = 1, vhat = 1;
     if (u->kind == UPD_ADAM || u->kind == UPD_ADAMAX) {
@@ -512,13 +654,16 @@ void singa_updater_apply(singa_updater *u, int step)
         update_param(u->kind, u->clip, &c, n, p->data.data, p->grad.data, u->slots[0][i].data,
                      u->slots[1][i].data);
     }
+    return 0;
 }
 
 int singa_updater_nslots(const singa_updater *u) { return u->nslots; }
 
 const char *singa_updater_slot_name(const singa_updater *u, int slot)
 {
-    return slot >= 0 && slot < u->nslots ? upd_slots[u->kind][slot] : NULL;
+    if (slot < 0 || slot >= u->nslots)
+        return NULL;
+    return u->kind == UPD_LUA ? u->state_names[slot] : upd_slots[u->kind][slot];
 }
 
 singa_tensor *singa_updater_slot(singa_updater *u, int param_id, int slot)

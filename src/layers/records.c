@@ -1,0 +1,147 @@
+/* What the input layers that keep a whole data set in memory share: which record comes next.
+ * A layer knows only how many records it holds; this walks them in order or, with `shuffle`, in a
+ * fresh permutation per epoch drawn from (seed, layer name, epoch), so the cursor (epoch,
+ * position) is all a checkpoint needs to continue the same sequence.  `random_skip` starts at a
+ * record drawn uniformly from [0, random_skip] (from the seed, so runs repeat).  Reading wraps at
+ * the end of the set. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "layers/layers.h"
+#include "layers/records.h"
+#include "singa/net.h"
+
+int singa_records_conf(singa_records *r, singa_layer *l, singa_err *err)
+{
+    r->batch = singa_conf_int(l->conf, "batchsize", 0);
+    r->shuffle = singa_conf_bool(l->conf, "shuffle", false);
+    r->skip = singa_conf_int(l->conf, "random_skip", 0);
+    if (r->batch <= 0)
+        return singa_layer_err(l, err, "field 'batchsize' must be a positive integer");
+    if (r->skip < 0)
+        return singa_layer_err(l, err, "field 'random_skip' must not be negative, got %d", r->skip);
+    return 0;
+}
+
+static void make_perm(singa_records *r, const singa_layer *l)
+{
+    size_t n = r->count;
+    for (size_t i = 0; i < n; i++)
+        r->perm[i] = (uint32_t)i;
+    singa_rng g;
+    singa_rng_seed(&g, l->net->seed, singa_hash_str(l->name) + (uint64_t)r->epoch);
+    for (size_t i = n - 1; i > 0; i--) {
+        size_t j = singa_rng_below(&g, i + 1);
+        uint32_t t = r->perm[i];
+        r->perm[i] = r->perm[j];
+        r->perm[j] = t;
+    }
+}
+
+int singa_records_start(singa_records *r, singa_layer *l, size_t count, singa_err *err)
+{
+    if (count == 0)
+        return singa_layer_err(l, err, "the data set holds no records");
+    if (count > UINT32_MAX)
+        return singa_layer_err(l, err, "the data set holds %zu records, more than %u", count, UINT32_MAX);
+    r->count = count;
+    r->epoch = r->pos = 0;
+    if (r->shuffle) {
+        if (!(r->perm = malloc(count * sizeof *r->perm)))
+            return singa_layer_err(l, err, "out of memory");
+        make_perm(r, l);
+    }
+    if (r->skip > 0) {
+        singa_rng g;
+        singa_rng_seed(&g, l->net->seed, singa_hash_str(l->name) ^ 0x5eedull);
+        r->pos = (int64_t)(singa_rng_below(&g, (uint64_t)r->skip + 1) % count);
+    }
+    return 0;
+}
+
+size_t singa_records_next(singa_records *r, const singa_layer *l)
+{
+    size_t i = r->perm ? r->perm[r->pos] : (size_t)r->pos;
+    if ((size_t)++r->pos == r->count) {
+        r->pos = 0;
+        r->epoch++;
+        if (r->perm)
+            make_perm(r, l);
+    }
+    return i;
+}
+
+void singa_records_free(singa_records *r)
+{
+    free(r->perm);
+    r->perm = NULL;
+}
+
+void singa_records_get_cursor(const singa_records *r, int64_t c[SINGA_CURSOR_LEN])
+{
+    c[0] = r->epoch;
+    c[1] = r->pos;
+    c[2] = (int64_t)r->count;
+}
+
+int singa_records_set_cursor(singa_records *r, singa_layer *l, const int64_t c[SINGA_CURSOR_LEN],
+                             singa_err *err)
+{
+    if (c[2] != (int64_t)r->count || c[1] < 0 || c[1] >= c[2] || c[0] < 0)
+        return singa_layer_err(l, err, "data cursor (epoch %lld, record %lld of %lld) does not fit a data set of %zu records",
+                               (long long)c[0], (long long)c[1], (long long)c[2], r->count);
+    r->epoch = c[0];
+    r->pos = c[1];
+    if (r->perm)
+        make_perm(r, l);
+    return 0;
+}
+
+int singa_records_read_file(singa_layer *l, const char *path, uint8_t **out, size_t *len, singa_err *err)
+{
+    *out = NULL;
+    *len = 0;
+    errno = 0;
+    gzFile gz = gzopen(path, "rb");
+    if (!gz)
+        return singa_layer_err(l, err, "file '%s': %s", path, strerror(errno ? errno : ENOENT));
+    size_t cap = 1 << 16, n = 0;
+    uint8_t *buf = malloc(cap);
+    int rc = -1;
+    if (!buf) {
+        singa_layer_err(l, err, "file '%s': out of memory", path);
+        goto out;
+    }
+    for (;;) {
+        if (n == cap) {
+            uint8_t *grown = cap < ((size_t)1 << 40) ? realloc(buf, 2 * cap) : NULL;
+            if (!grown) {
+                singa_layer_err(l, err, "file '%s': out of memory after %zu bytes", path, n);
+                goto out;
+            }
+            buf = grown;
+            cap *= 2;
+        }
+        size_t want = cap - n > (1u << 30) ? (1u << 30) : cap - n;
+        int r = gzread(gz, buf + n, (unsigned)want);
+        if (r < 0) {
+            int zerr;
+            const char *zmsg = gzerror(gz, &zerr);
+            singa_layer_err(l, err, "file '%s': %s", path, zerr == Z_ERRNO ? strerror(errno) : zmsg);
+            goto out;
+        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
+    }
+    *out = buf;
+    *len = n;
+    buf = NULL;
+    rc = 0;
+out:
+    free(buf);
+    gzclose(gz);
+    return rc;
+}
