@@ -19,7 +19,7 @@ end
 local function job(o, threads, steps)
   return {
     name = o.name, seed = 1, train_steps = steps, disp_freq = 0, test_steps = 0,
-    num_openblas_threads = threads,
+    num_openblas_threads = threads, profile = os.getenv("BENCH_PROFILE") == "1",
     updater = { type = "kSGD", momentum = 0.9, learning_rate = { type = "kFixed", base_lr = o.base_lr } },
     neuralnet = { layer = o.layers() },
   }
@@ -46,6 +46,9 @@ function M.run(o)
   local r = singa.train(job(o, threads, steps))
   print(string.format("RESULT images_per_sec=%.0f seconds=%.3f steps=%d threads=%d",
                       o.batch * r.steps / r.seconds, r.seconds, r.steps, threads))
+  for _, l in ipairs(r.profile or {}) do
+    print(string.format("LAYER %s %s %.4f %.4f", l.name, l.type, l.forward_ms, l.backward_ms))
+  end
 end
 
 return M

@@ -41,6 +41,8 @@ ap.add_argument("--seed", type=int, default=0)
 ap.add_argument("--max-batches", type=int, default=0, help="time at most N batches per epoch (0: the whole epoch)")
 ap.add_argument("--warmup", type=int, default=0, help="train K batches untimed before the first epoch")
 ap.add_argument("--no-eval", action="store_true", help="skip the test-set evaluation after each epoch")
+ap.add_argument("--layer-times", action="store_true",
+                help="print each module's mean forward and backward ms per timed batch (LAYER lines)")
 args = ap.parse_args()
 
 os.environ["OPENBLAS_NUM_THREADS"] = str(args.blas_threads or args.threads)
@@ -166,7 +168,44 @@ if args.warmup > 0:
     for b in range(min(args.warmup, ntr // batch)):
         train_batch(widx[b * batch:(b + 1) * batch])
 
+# Per-module times: forward between the pre- and post-hooks; backward from the moment the
+# gradient of a module's output arrives to the moment the gradient of its input does (for the
+# first module, to the end of backward()).
+layer_fwd, layer_bwd, timing = {}, {}, {"on": False}
+if args.layer_times:
+    mods = list(model.children())
+    grad_at = {}
+
+    def pre(i):
+        def hook(m, inp):
+            timing[i] = time.perf_counter()
+        return hook
+
+    def post(i):
+        def hook(m, inp, out):
+            if timing["on"]:
+                layer_fwd[i] = layer_fwd.get(i, 0.0) + time.perf_counter() - timing[i]
+            if out.requires_grad:
+                out.register_hook(lambda g: grad_at.__setitem__(i, time.perf_counter()))
+        return hook
+
+    for i, m in enumerate(mods):
+        m.register_forward_pre_hook(pre(i))
+        m.register_forward_hook(post(i))
+    plain_backward = torch.Tensor.backward
+
+    def timed_backward(self, *a, **k):
+        grad_at.clear()
+        plain_backward(self, *a, **k)
+        end = time.perf_counter()
+        if timing["on"]:
+            for i in range(len(mods)):
+                if i in grad_at:
+                    layer_bwd[i] = layer_bwd.get(i, 0.0) + grad_at.get(i - 1, end) - grad_at[i]
+    torch.Tensor.backward = timed_backward
+
 for ep in range(1, args.epochs + 1):
+    timing["on"] = True
     idx = torch.randperm(ntr, generator=g)
     nb = ntr // batch  # drop last partial batch
     if args.max_batches > 0:
@@ -188,6 +227,11 @@ for ep in range(1, args.epochs + 1):
         print(f"time cap {args.time_cap}s reached after epoch {ep}")
         break
 
+if args.layer_times:
+    batches = sum(round(ips * dt) for e, dt, ips, l, a in results) // batch
+    for i, m in enumerate(model.children()):
+        print(f"LAYER {i} {type(m).__name__} {layer_fwd.get(i, 0.0) * 1e3 / batches:.4f} "
+              f"{layer_bwd.get(i, 0.0) * 1e3 / batches:.4f}")
 print("mem at end: VmRSS %.0f MB, VmHWM %.0f MB" % mem())
 print("EPOCHS " + " | ".join(f"ep{e}: {ips:.0f} img/s, acc {a * 100:.2f}%" for e, dt, ips, l, a in results))
 nimg = sum(round(ips * dt) for e, dt, ips, l, a in results)

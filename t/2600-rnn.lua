@@ -64,6 +64,25 @@ tap.ok(r1.train.loss > 1.2 and r2.train.loss < 0.5,
 -- After 'a' always comes 'b'; after 'b' comes 'c' or 'd' (each half the time): accuracy near 5/6.
 tap.ok(r2.train.accuracy > 0.75, string.format("it predicts the next character (accuracy %.3f)", r2.train.accuracy))
 
+-- kCharRNNOutput draws each row's next character from softmax(scores / temperature).
+do
+  local sure = singa.forward({ name = "s", type = "kCharRNNOutput" },
+                             { { shape = { 2, 3 }, data = { 30, 0, 0, 0, 0, 30 } } })[1]
+  tap.ok(sure[1] == 0 and sure[2] == 2, "a dominant score is always drawn")
+  local rows, data = 400, {}
+  for i = 1, rows do data[2 * i - 1], data[2 * i] = 0, math.log(3) end -- p = 1/4, 3/4
+  local draws = singa.forward({ name = "s", type = "kCharRNNOutput" }, { { shape = { rows, 2 }, data = data } })[1]
+  local ones = 0
+  for i = 1, rows do ones = ones + draws[i] end
+  tap.ok(ones / rows > 0.68 and ones / rows < 0.82, string.format("draws follow the softmax (%.3f of 0.75)", ones / rows))
+  local cold = singa.forward({ name = "s", type = "kCharRNNOutput", temperature = 0.1 }, { { shape = { rows, 2 }, data = data } })[1]
+  local cold_ones = 0
+  for i = 1, rows do cold_ones = cold_ones + cold[i] end
+  tap.ok(cold_ones / rows > 0.99, string.format("a low temperature sharpens them (%.3f)", cold_ones / rows))
+  tap.raises("field 'temperature' must be positive", "temperature 0 is refused", singa.forward,
+             { name = "s", type = "kCharRNNOutput", temperature = 0 }, { { shape = { 1, 2 } } })
+end
+
 -- Errors.
 local bad = gru_net()
 bad.layer[6] = { name = "ip", type = "kInnerProduct", srclayer = "gru", num_output = 3, unroll_len = 3 }

@@ -42,6 +42,8 @@ int singa_job_create(singa_job **out, const singa_conf *conf, const singa_regist
 void singa_job_free(singa_job *job);
 int singa_job_run(singa_job *job, const singa_job_hooks *hooks, singa_result *res, singa_err *err);
 const char *singa_job_name(const singa_job *job);
+/* The training net, e.g. to read its layers' times after a run with `profile = true`. */
+const singa_net *singa_job_train_net(const singa_job *job);
 
 extern const singa_field singa_job_fields[];
 extern const singa_field singa_cluster_fields[];

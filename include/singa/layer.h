@@ -72,6 +72,7 @@ struct singa_layer {
     singa_layer *unroll_first;
     bool needs_grad;   /* some param lies before this layer, so its gradient is wanted */
     bool grad_written; /* a destination has written grad during this backward pass */
+    double forward_seconds, backward_seconds; /* accumulated while the net profiles */
     void *state;
 };
 

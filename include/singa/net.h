@@ -17,6 +17,8 @@ struct singa_net {
     uint64_t seed;
     singa_metrics metrics;
     singa_pool *pool;     /* the job's threads for layers' own loops; NULL runs them inline */
+    bool profile;         /* time every layer's forward and backward (layer->*_seconds) */
+    long profiled_passes; /* forward passes timed */
     int cd_step;          /* kCD: 0 in the positive phase (and every other pass), k in the k-th negative (Gibbs) phase */
 };
 

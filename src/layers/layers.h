@@ -33,6 +33,7 @@ extern const singa_layer_type singa_rbm_vis_layer, singa_rbm_hid_layer;
 extern const singa_layer_type singa_gru_layer;
 extern const singa_layer_type singa_char_rnn_layer;
 extern const singa_layer_type singa_rnn_label_layer;
+extern const singa_layer_type singa_char_rnn_output_layer;
 
 /* Layers whose output has the shape of their only source. */
 int singa_layer_setup_like_src(singa_layer *l, singa_err *err);

@@ -38,6 +38,7 @@ static const singa_layer_type *const builtins[] = {
     &singa_gru_layer,
     &singa_char_rnn_layer,
     &singa_rnn_label_layer,
+    &singa_char_rnn_output_layer,
 };
 
 struct singa_registry {

@@ -201,9 +201,8 @@ static int l_predict(lua_State *L)
     const singa_tensor *input = singa_lua_tensor_check(L, 2);
     singa_tensor *out;
     singa_lua_tensor *holder = singa_lua_tensor_holder(L, &out);
-    reporter rp = {.opts = get_opts(L)};
-    singa_job_hooks hooks = {.ud = &rp, .log = on_log};
-    singa_model *m = load_model(L, &hooks);
+    /* Quiet: prediction runs in loops (sampling a text calls it once per character). */
+    singa_model *m = load_model(L, NULL);
     singa_err err = {{0}};
     int rc = singa_model_predict(m, input, layer, out, &err);
     singa_model_free(m);
@@ -213,6 +212,29 @@ static int l_predict(lua_State *L)
     if (rows)
         singa_lua_tensor_push_rows(L, out);
     return 1;
+}
+
+/* With `profile = true`: r.profile lists the training net's layers in order with their mean
+ * forward and backward milliseconds per step. */
+static void push_profile(lua_State *L, const singa_net *net)
+{
+    if (!net->profile || net->profiled_passes == 0)
+        return;
+    lua_createtable(L, net->nlayers, 0);
+    for (int i = 0; i < net->nlayers; i++) {
+        const singa_layer *l = net->layers[i];
+        lua_createtable(L, 0, 4);
+        lua_pushstring(L, l->name);
+        lua_setfield(L, -2, "name");
+        lua_pushstring(L, l->type->name);
+        lua_setfield(L, -2, "type");
+        lua_pushnumber(L, 1e3 * l->forward_seconds / (double)net->profiled_passes);
+        lua_setfield(L, -2, "forward_ms");
+        lua_pushnumber(L, 1e3 * l->backward_seconds / (double)net->profiled_passes);
+        lua_setfield(L, -2, "backward_ms");
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_setfield(L, -2, "profile");
 }
 
 /* singa.train(job) -> { steps, seconds, train = {...}, test = {...}, validation = {...} } */
@@ -238,10 +260,13 @@ static int l_train(lua_State *L)
     singa_result res;
     rc = singa_job_run(job, &hooks, &res, &err);
     clear_line(&rp);
-    singa_job_free(job);
-    if (rc < 0)
+    if (rc < 0) {
+        singa_job_free(job);
         return raise(L, err.msg);
+    }
     lua_newtable(L);
+    push_profile(L, singa_job_train_net(job));
+    singa_job_free(job);
     lua_pushinteger(L, res.steps);
     lua_setfield(L, -2, "steps");
     lua_pushnumber(L, res.seconds);

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "singa/net.h"
 
@@ -354,12 +355,25 @@ int singa_net_batchsize(const singa_net *net)
     return 0;
 }
 
+static double seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 int singa_net_forward(singa_net *net, singa_err *err)
 {
     singa_metrics_reset(&net->metrics);
-    for (int i = 0; i < net->nlayers; i++)
-        if (net->layers[i]->type->forward(net->layers[i], net->phase, err) < 0)
+    net->profiled_passes += net->profile;
+    for (int i = 0; i < net->nlayers; i++) {
+        singa_layer *l = net->layers[i];
+        double t0 = net->profile ? seconds() : 0;
+        if (l->type->forward(l, net->phase, err) < 0)
             return -1;
+        if (net->profile)
+            l->forward_seconds += seconds() - t0;
+    }
     return 0;
 }
 
@@ -371,8 +385,11 @@ void singa_net_backward(singa_net *net)
         singa_layer *l = net->layers[i];
         if (!l->needs_grad || !l->type->backward)
             continue;
+        double t0 = net->profile ? seconds() : 0;
         if (!l->grad_written && !(l->type->flags & SINGA_LAYER_LOSS) && l->grad.data)
             singa_tensor_fill(&l->grad, 0.0f); /* no destination contributed */
         l->type->backward(l);
+        if (net->profile)
+            l->backward_seconds += seconds() - t0;
     }
 }

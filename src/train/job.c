@@ -28,7 +28,7 @@ const singa_field singa_job_fields[] = {
     {"validate_after", SINGA_FIELD_INT},    {"checkpoint_freq", SINGA_FIELD_INT},
     {"checkpoint_after", SINGA_FIELD_INT},  {"checkpoint_path", SINGA_FIELD_STRS},
     {"checkpoint_keep", SINGA_FIELD_INT},   {"resume", SINGA_FIELD_BOOL},
-    {"num_openblas_threads", SINGA_FIELD_INT},
+    {"num_openblas_threads", SINGA_FIELD_INT}, {"profile", SINGA_FIELD_BOOL},
     {NULL, 0},
 };
 
@@ -227,6 +227,7 @@ int singa_job_create(singa_job **out, const singa_conf *conf, const singa_regist
         goto fail;
     }
     job->train->pool = job->pool;
+    job->train->profile = singa_conf_bool(job->conf, "profile", false);
     if (job->test_net)
         job->test_net->pool = job->pool;
     if (job->val_net)
@@ -260,6 +261,8 @@ void singa_job_free(singa_job *job)
 }
 
 const char *singa_job_name(const singa_job *job) { return job->name; }
+
+const singa_net *singa_job_train_net(const singa_job *job) { return job->train; }
 
 void singa_job_log(const singa_job_hooks *h, const char *fmt, ...)
 {
