@@ -550,8 +550,8 @@ static int init_params(singa_job *job, const singa_job_hooks *hooks, singa_err *
             singa_appendf(names, sizeof names, "%s%s", count++ ? ", " : "", p->name);
         }
         if (rc == 0 && count)
-            singa_job_log(hooks, "checkpoint_path: %d param%s from %s (step %llu): %s", count, count == 1 ? "" : "s", file,
-                  (unsigned long long)ck.step, names);
+            singa_job_log(hooks, "checkpoint_path: %d param%s from %s (step %llu): %s", count,
+                          count == 1 ? "" : "s", file, (unsigned long long)ck.step, names);
         else if (rc == 0)
             singa_job_log(hooks, "checkpoint_path: no param of this job is in %s", file);
         singa_ckpt_free(&ck, 1);
@@ -604,8 +604,8 @@ int singa_job_run(singa_job *job, const singa_job_hooks *hooks, singa_result *re
             return -1;
         if (job->nstale)
             singa_job_log(hooks, "checkpoint_path '%s' holds %zu checkpoints of an earlier run (newest: step %llu); "
-                         "this run replaces them once it writes its first checkpoint (resume = true continues them instead)",
-                  job->ckpt_dir, job->nstale, (unsigned long long)job->stale[0]);
+                                 "this run replaces them once it writes its first checkpoint (resume = true continues them instead)",
+                          job->ckpt_dir, job->nstale, (unsigned long long)job->stale[0]);
     }
     double t0 = now(), train_time = 0;
     int start = job->step, batch = singa_net_batchsize(job->train), last_test = -1;
