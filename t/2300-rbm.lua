@@ -7,22 +7,9 @@
 local singa = require "singa"
 local tap = require "tap"
 local td = require "testdata"
+local read, write = td.read, td.write
 
 local dir = td.tmpdir("2300-rbm")
-
-local function write(path, bytes)
-  local f = assert(io.open(path, "wb"))
-  f:write(bytes)
-  f:close()
-end
-
-local function read(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
 
 -- ---- checkpoint files (format in README.md) ----
 

@@ -3,23 +3,10 @@
 local singa = require "singa"
 local tap = require "tap"
 local td = require "testdata"
+local read, write, ckpt = td.read, td.write, td.ckpt
 
 local dir = td.tmpdir("2400-data-layers")
 local TOL = 2e-2
-
-local function write(path, bytes)
-  local f = assert(io.open(path, "wb"))
-  f:write(bytes)
-  f:close()
-end
-
-local function read(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
 
 local function f32(x) return (string.unpack("f", string.pack("f", x))) end
 
@@ -457,7 +444,6 @@ end
 ---------------------------------------------------------------------------------------------
 -- Checkpoints: kBM's running statistics are in them, and a resumed run (random crops, mirroring,
 -- shuffling, running statistics) ends exactly where the uninterrupted one does.
-local function ckpt(d, step) return string.format("%s/step%09d.ckpt", d, step) end
 for _, v in ipairs{
   { "kRGBImage + kBM", function(o) return rgb_job({ cropsize = 28, mirror = true, mean = 128, scale = 1 / 64 }, o) end },
   { "kCSVInput + kBM", function(o)

@@ -4,19 +4,10 @@
 local singa = require "singa"
 local tap = require "tap"
 local td = require "testdata"
+local read, ckpt = td.read, td.ckpt
 
 local dir = td.tmpdir("2500-lua-updater")
 local img, lab = td.idx(dir, 200, 4)
-
-local function read(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
-
-local function ckpt(d, step) return string.format("%s/step%09d.ckpt", d, step) end
 
 -- ---- tensors ----
 

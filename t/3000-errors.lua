@@ -3,15 +3,10 @@
 local singa = require "singa"
 local tap = require "tap"
 local td = require "testdata"
+local write = td.write
 
 local dir = td.tmpdir("3000-errors")
 local img, lab = td.idx(dir, 64, 4)
-
-local function write(path, bytes)
-  local f = assert(io.open(path, "wb"))
-  f:write(bytes)
-  f:close()
-end
 
 local function read(path)
   local f = assert(io.open(path, "rb"))

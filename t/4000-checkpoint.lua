@@ -2,23 +2,10 @@
 local singa = require "singa"
 local tap = require "tap"
 local td = require "testdata"
+local read, write, ckpt = td.read, td.write, td.ckpt
 
 local dir = td.tmpdir("4000-checkpoint")
 local img, lab = td.idx(dir, 200, 4)
-
-local function read(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
-
-local function write(path, bytes)
-  local f = assert(io.open(path, "wb"))
-  f:write(bytes)
-  f:close()
-end
 
 local function ls(d)
   local names = {}
@@ -28,8 +15,6 @@ local function ls(d)
   table.sort(names)
   return names
 end
-
-local function ckpt(d, step) return string.format("%s/step%09d.ckpt", d, step) end
 
 -- The job, in a file of its own so child processes (whose log lines we read) build the same one.
 -- Shuffled data, dropout (the generator), momentum (updater state) and a test net (a second

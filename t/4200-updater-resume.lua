@@ -3,19 +3,10 @@
 local singa = require "singa"
 local tap = require "tap"
 local td = require "testdata"
+local read, ckpt = td.read, td.ckpt
 
 local dir = td.tmpdir("4200-updater-resume")
 local img, lab = td.idx(dir, 200, 4)
-
-local function read(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
-
-local function ckpt(d, step) return string.format("%s/step%09d.ckpt", d, step) end
 
 -- Shuffling, dropout, a test net and a weight shared by two branches, so every kind of
 -- checkpointed state matters; `upd` is the updater table without its learning_rate.

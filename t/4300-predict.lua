@@ -4,26 +4,13 @@
 local singa = require "singa"
 local tap = require "tap"
 local td = require "testdata"
+local read, write = td.read, td.write
 
 local dir = td.tmpdir("4300-predict")
 -- 10 classes on 8 rows: classes 8 and 9 have no bright row of their own, so they look alike and
 -- the net cannot be perfect, which makes agreeing with its accuracy mean something.
 local img, lab = td.idx(dir .. "/train", 400, 10, 8, 8, 12345)
 local timg, tlab = td.idx(dir .. "/test", 200, 10, 8, 8, 999)
-
-local function read(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
-
-local function write(path, bytes)
-  local f = assert(io.open(path, "wb"))
-  f:write(bytes)
-  f:close()
-end
 
 -- The test set as rows of raw pixels and its labels, read back from the IDX files.
 local function idx_rows(images, labels)

@@ -35,6 +35,24 @@ function M.idx(dir, n, classes, rows, cols, seed)
   return images, labels
 end
 
+-- The bytes of a file, or nil when it cannot be read.
+function M.read(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+function M.write(path, bytes)
+  local f = assert(io.open(path, "wb"))
+  f:write(bytes)
+  f:close()
+end
+
+-- The name of a job's checkpoint at `step` in directory d.
+function M.ckpt(d, step) return string.format("%s/step%09d.ckpt", d, step) end
+
 -- A fresh scratch directory under the build tree's t/ folder.
 function M.tmpdir(name)
   local dir = "t/" .. name .. ".tmp"
