@@ -2,11 +2,12 @@
 # Per-layer forward and backward milliseconds per batch for LeNet (batch 64): singa-tui (job
 # field `profile = true`) beside PyTorch (module hooks in bench/torch_ref.py --layer-times), at 1
 # and 2 threads.  Layers pair up in order: conv1, pool1, conv2, pool2, ip1, relu1, ip2.
-# Env: SINGA_TUI, BENCH_PYTHON (/usr/bin/python3), BENCH_LAYER_STEPS (200), BENCH_THREADS ("1 2").
+# Env: SINGA_TUI, BENCH_PYTHON (/usr/bin/python3), BENCH_LAYER_STEPS (200; 20 with BENCH_QUICK=1),
+# BENCH_THREADS ("1 2").
 here=$(cd "$(dirname "$0")" && pwd)
 tui=${SINGA_TUI:-./singa-tui}
 python=${BENCH_PYTHON:-/usr/bin/python3}
-steps=${BENCH_LAYER_STEPS:-200}
+if [ "${BENCH_QUICK:-0}" = 1 ]; then steps=${BENCH_LAYER_STEPS:-20}; else steps=${BENCH_LAYER_STEPS:-200}; fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/singa-layers.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
