@@ -48,17 +48,7 @@ local function cifar(path, n, offset, seed)
   return path
 end
 
-local function refuses(want, name, f, ...)
-  if type(want) == "string" then want = { want } end
-  local ok, msg = pcall(f, ...)
-  if ok then return tap.ok(false, name, "no error raised") end
-  msg = tostring(msg)
-  local missing = {}
-  for _, w in ipairs(want) do
-    if not msg:find(w, 1, true) then missing[#missing + 1] = string.format("%q", w) end
-  end
-  return tap.ok(#missing == 0, name, string.format("message %q lacks %s", msg, table.concat(missing, ", ")))
-end
+local refuses = tap.raises
 
 ---------------------------------------------------------------------------------------------
 -- kBM: gradients in the training phase, per feature (2-d) and per channel (4-d).

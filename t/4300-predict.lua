@@ -131,7 +131,7 @@ list_job.checkpoint_path = { dir .. "/ckpt", dir .. "/elsewhere" }
 tap.is(singa.test(list_job).step, 60, "with a list checkpoint_path, the first entry is the job's checkpoints")
 
 -- Errors
-local function refuses(want, name, f, ...) tap.raises(want, name, f, ...) end
+local refuses = tap.raises
 refuses("checkpoint_path '" .. dir .. "/none': No such file or directory; train the job first",
         "no checkpoint directory: says so and to train first", singa.test, job{ path = dir .. "/none" })
 os.execute("mkdir -p '" .. dir .. "/empty'")

@@ -22,13 +22,17 @@ function tap.near(got, want, tol, name)
   return report(ok, name, string.format("got %s, want %s +- %s", tostring(got), tostring(want), tostring(tol)))
 end
 
--- Passes when f(...) raises an error whose message contains `pattern` (plain text).
-function tap.raises(pattern, name, f, ...)
+-- Passes when f(...) raises an error whose message contains `want` (plain text), or every
+-- string of `want` when it is a list.
+function tap.raises(want, name, f, ...)
   local ok, msg = pcall(f, ...)
   if ok then return report(false, name, "no error raised") end
   msg = tostring(msg)
-  return report(msg:find(pattern, 1, true) ~= nil, name,
-                string.format("message %q lacks %q", msg, pattern))
+  local missing = {}
+  for _, w in ipairs(type(want) == "table" and want or { want }) do
+    if not msg:find(w, 1, true) then missing[#missing + 1] = string.format("%q", w) end
+  end
+  return report(#missing == 0, name, string.format("message %q lacks %s", msg, table.concat(missing, ", ")))
 end
 
 function tap.diag(msg) print("# " .. tostring(msg):gsub("\n", "\n# ")) end
