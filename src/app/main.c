@@ -132,7 +132,8 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    singa_lua_opts opts = {.progress_line = isatty(STDOUT_FILENO), .test_only = test_only};
+    pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    singa_lua_opts opts = {.progress_line = isatty(STDOUT_FILENO), .test_only = test_only, .lock = &lock};
     if (metrics) {
         if (!(opts.metrics = fopen(metrics, "w"))) {
             perror(metrics);
@@ -151,7 +152,9 @@ int main(int argc, char **argv)
     luaL_openlibs(L);
     set_paths(L);
     singa_lua_set_opts(L, &opts);
+    pthread_mutex_lock(&lock);
     int rc = run_script(L, script, argc, argv, first_arg);
+    pthread_mutex_unlock(&lock);
     lua_close(L);
     if (opts.metrics && fclose(opts.metrics) != 0) {
         perror(metrics);

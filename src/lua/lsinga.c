@@ -35,6 +35,8 @@ void singa_lua_set_opts(lua_State *L, singa_lua_opts *opts)
 {
     lua_pushlightuserdata(L, opts);
     lua_setfield(L, LUA_REGISTRYINDEX, OPTS_KEY);
+    lua_pushlightuserdata(L, opts->lock); /* for luaconf.c's functions */
+    lua_setfield(L, LUA_REGISTRYINDEX, SINGA_LUA_LOCK_KEY);
 }
 
 static const singa_lua_opts *get_opts(lua_State *L)
@@ -258,7 +260,12 @@ static int l_train(lua_State *L)
     reporter rp = {.opts = get_opts(L)};
     singa_job_hooks hooks = {.ud = &rp, .record = on_record, .step = on_step, .log = on_log};
     singa_result res;
+    pthread_mutex_t *lock = get_opts(L)->lock;
+    if (lock)
+        pthread_mutex_unlock(lock);
     rc = singa_job_run(job, &hooks, &res, &err);
+    if (lock)
+        pthread_mutex_lock(lock);
     clear_line(&rp);
     if (rc < 0) {
         singa_job_free(job);

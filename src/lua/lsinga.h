@@ -3,6 +3,7 @@
 #define SINGA_LUA_LSINGA_H
 
 #include <lua.h>
+#include <pthread.h>
 #include <stdio.h>
 
 /* How the program wants training reported; kept in the Lua registry. */
@@ -11,6 +12,11 @@ typedef struct singa_lua_opts {
     int metrics_csv;   /* CSV instead of JSON lines */
     int progress_line; /* stdout is a terminal: redraw one progress line */
     int test_only;     /* --test: singa.train evaluates the job's checkpoint, then ends the script */
+    /* Which OS thread may run Lua code on the state: the host holds it while its script runs;
+     * singa.train lets it go for the length of the job, and the job's callbacks (kLua updaters
+     * and schedules, called from worker and server threads) take it for each call, as does an
+     * interactive console.  NULL when only one thread ever touches the state. */
+    pthread_mutex_t *lock;
 } singa_lua_opts;
 
 int luaopen_singa_core(lua_State *L);

@@ -20,6 +20,7 @@ typedef struct lua_func {
     singa_func base;
     lua_State *L;    /* the thread that converted the job, which is the one running it */
     lua_State *main; /* for releasing the reference, whatever becomes of L */
+    pthread_mutex_t *lock; /* the state's lock (singa_lua_opts.lock), or NULL */
     int ref;
 } lua_func;
 
@@ -118,9 +119,8 @@ static int traceback(lua_State *L)
     return 1;
 }
 
-static int lua_func_call(singa_func *f, const singa_value *args, int nargs, double *result, singa_err *err)
+static int locked_call(lua_func *lf, const singa_value *args, int nargs, double *result, singa_err *err)
 {
-    lua_func *lf = (lua_func *)f;
     lua_State *L = lf->L;
     int ntensors = 0;
     for (int i = 0; i < nargs; i++)
@@ -154,6 +154,17 @@ static int lua_func_call(singa_func *f, const singa_value *args, int nargs, doub
     return rc == LUA_OK ? 0 : -1;
 }
 
+static int lua_func_call(singa_func *f, const singa_value *args, int nargs, double *result, singa_err *err)
+{
+    lua_func *lf = (lua_func *)f;
+    if (lf->lock)
+        pthread_mutex_lock(lf->lock);
+    int rc = locked_call(lf, args, nargs, result, err);
+    if (lf->lock)
+        pthread_mutex_unlock(lf->lock);
+    return rc;
+}
+
 static void lua_func_destroy(singa_func *f)
 {
     lua_func *lf = (lua_func *)f;
@@ -172,6 +183,9 @@ static singa_conf *convert_func(lua_State *L, int idx, const char *path, singa_e
     f->base.destroy = lua_func_destroy;
     f->base.refs = 1;
     f->L = L;
+    lua_getfield(L, LUA_REGISTRYINDEX, SINGA_LUA_LOCK_KEY);
+    f->lock = lua_touserdata(L, -1);
+    lua_pop(L, 1);
     lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
     f->main = lua_tothread(L, -1);
     lua_pop(L, 1);
