@@ -26,6 +26,14 @@ typedef struct singa_updater singa_updater;
 
 int singa_updater_create(singa_updater **out, const singa_conf *conf, singa_params *params,
                          singa_err *err);
+/* Flags of singa_updater_create_ex. */
+enum {
+    /* Gradients arrive from elsewhere (a server's updates): the backward pass never writes into
+     * the updater's state. */
+    SINGA_UPDATER_SEPARATE_GRAD = 1,
+};
+int singa_updater_create_ex(singa_updater **out, const singa_conf *conf, singa_params *params,
+                            unsigned flags, singa_err *err);
 void singa_updater_free(singa_updater *u);
 /* The rate at `step` (for a kLua schedule: the rate prepare/apply got for that step, else a
  * fresh call; NAN if that call fails). */
@@ -35,6 +43,11 @@ float singa_updater_lr(const singa_updater *u, int step);
 int singa_updater_prepare(singa_updater *u, int step, singa_err *err);
 /* After the backward pass: change the params.  Fails only when a kLua function does. */
 int singa_updater_apply(singa_updater *u, int step, singa_err *err);
+/* Updates one trained param from the gradient `grad` (as many floats as the param; it may be
+ * changed, as the effective gradient is formed in it) times `scale`: what a server does with a
+ * slice once every contribution of a step has arrived.  Fails only when a kLua function does. */
+int singa_updater_apply_one(singa_updater *u, int param_id, int step, float *grad, float scale,
+                            singa_err *err);
 /* Per-param state for checkpoints: nslots slots per updated param (kSGD with momentum: "history";
  * kAdam: "m", "v"; kLua: its `state` names, at most SINGA_UPDATER_MAX_SLOTS; ...).  slot() is NULL for a param the updater does not keep state for (one
  * that shares another's value, or that the training net does not declare). */

@@ -304,6 +304,12 @@ static int read_method(singa_updater *v, const singa_conf *conf, singa_err *err)
 int singa_updater_create(singa_updater **out, const singa_conf *conf, singa_params *params,
                          singa_err *err)
 {
+    return singa_updater_create_ex(out, conf, params, 0, err);
+}
+
+int singa_updater_create_ex(singa_updater **out, const singa_conf *conf, singa_params *params,
+                            unsigned flags, singa_err *err)
+{
     const singa_field *const us[] = {singa_updater_fields, NULL}, *const ls[] = {singa_lr_fields, NULL};
     *out = NULL;
     if (singa_conf_check(conf, us, "updater", err) < 0)
@@ -323,7 +329,7 @@ int singa_updater_create(singa_updater **out, const singa_conf *conf, singa_para
         singa_updater_free(u);
         return -1;
     }
-    u->fuse = u->kind == UPD_SGD && u->momentum != 0 && !u->clip;
+    u->fuse = u->kind == UPD_SGD && u->momentum != 0 && !u->clip && !(flags & SINGA_UPDATER_SEPARATE_GRAD);
     size_t np = (size_t)(u->nparams ? u->nparams : 1);
     bool oom = !(u->applied = calloc(np, sizeof *u->applied)) || !(u->fused = calloc(np, sizeof *u->fused));
     for (int s = 0; s < MAX_SLOTS; s++)
@@ -583,30 +589,61 @@ static void effective_grad(bool clip, float scale, float wd, float lo, float hi,
     }
 }
 
-/* kLua: update(step, param, grad, state, lr, name) for each param it updates. */
-static int apply_lua(singa_updater *u, int step, float lr, singa_err *err)
+/* kLua: update(step, param, grad, state, lr, name) for param i, whose gradient is `g` scaled. */
+static int apply_lua(singa_updater *u, int i, int step, float lr, float scale, float *g, singa_err *err)
 {
-    for (int i = 0; i < u->nparams; i++) {
-        singa_param *p = u->params->items[i];
-        if (p->owner || !p->trained)
-            continue;
-        float scale = 1.0f / (float)gather_sharers(u, p), wd = u->weight_decay * p->wd_scale;
-        if (scale != 1.0f || wd != 0.0f || u->clip)
-            effective_grad(u->clip, scale, wd, u->clip_low, u->clip_high, p->grad.size, p->data.data, p->grad.data);
-        singa_tensor *state[MAX_SLOTS];
-        for (int s = 0; s < u->nslots; s++)
-            state[s] = &u->slots[s][i];
-        const singa_value args[] = {
-            {.kind = SINGA_VALUE_INT, .num = step},
-            {.kind = SINGA_VALUE_TENSOR, .tensor = &p->data},
-            {.kind = SINGA_VALUE_TENSOR, .tensor = &p->grad},
-            {.kind = SINGA_VALUE_TENSORS, .n = u->nslots, .tensors = state, .names = (const char *const *)u->state_names},
-            {.kind = SINGA_VALUE_NUM, .num = (float)(lr * p->lr_scale)}, /* as the built-in types round it */
-            {.kind = SINGA_VALUE_STR, .str = p->name},
-        };
-        if (u->update->call(u->update, args, (int)(sizeof args / sizeof *args), NULL, err) < 0)
-            return singa_err_prefix(err, "updater kLua, param '%s': ", p->name);
+    singa_param *p = u->params->items[i];
+    float wd = u->weight_decay * p->wd_scale;
+    if (scale != 1.0f || wd != 0.0f || u->clip)
+        effective_grad(u->clip, scale, wd, u->clip_low, u->clip_high, p->data.size, p->data.data, g);
+    singa_tensor grad = p->data;
+    grad.data = g;
+    grad.owns = false;
+    singa_tensor *state[MAX_SLOTS];
+    for (int s = 0; s < u->nslots; s++)
+        state[s] = &u->slots[s][i];
+    const singa_value args[] = {
+        {.kind = SINGA_VALUE_INT, .num = step},
+        {.kind = SINGA_VALUE_TENSOR, .tensor = &p->data},
+        {.kind = SINGA_VALUE_TENSOR, .tensor = &grad},
+        {.kind = SINGA_VALUE_TENSORS, .n = u->nslots, .tensors = state, .names = (const char *const *)u->state_names},
+        {.kind = SINGA_VALUE_NUM, .num = (float)(lr * p->lr_scale)}, /* as the built-in types round it */
+        {.kind = SINGA_VALUE_STR, .str = p->name},
+    };
+    if (u->update->call(u->update, args, (int)(sizeof args / sizeof *args), NULL, err) < 0)
+        return singa_err_prefix(err, "updater kLua, param '%s': ", p->name);
+    return 0;
+}
+
+/* Param i's update from gradient g times scale, at rate lr. */
+static int apply_param(singa_updater *u, int i, int step, float lr, float scale, float *g, singa_err *err)
+{
+    if (u->kind == UPD_LUA)
+        return apply_lua(u, i, step, lr, scale, g, err);
+    singa_param *p = u->params->items[i];
+    /* Adam's bias corrections, with t = step + 1 (the step's own gradient is the t-th one). */
+    double t = (double)step + 1, c1 = 1, vhat = 1;
+    if (u->kind == UPD_ADAM || u->kind == UPD_ADAMAX) {
+        c1 = 1 - pow(u->beta1, t);
+        vhat = 1 / (1 - pow(u->beta2, t));
     }
+    coefs c = {
+        .scale = scale,
+        .wd = u->weight_decay * p->wd_scale,
+        .lo = u->clip_low,
+        .hi = u->clip_high,
+        .lr = (float)(lr * p->lr_scale / c1),
+        .m = u->momentum,
+        .delta = u->delta,
+        .rho = (float)u->rho,
+        .rho_c = (float)(1 - u->rho),
+        .b1 = (float)u->beta1,
+        .b1_c = (float)(1 - u->beta1),
+        .b2 = (float)u->beta2,
+        .b2_c = (float)(1 - u->beta2),
+        .vhat = (float)vhat,
+    };
+    update_param(u->kind, u->clip, &c, p->data.size, p->data.data, g, u->slots[0][i].data, u->slots[1][i].data);
     return 0;
 }
 
@@ -615,46 +652,29 @@ int singa_updater_apply(singa_updater *u, int step, singa_err *err)
     float lr;
     if (rate_at(u, step, &lr, err) < 0)
         return -1;
-    if (u->kind == UPD_LUA)
-        return apply_lua(u, step, lr, err);
-    /* Adam's bias corrections, with t = step + 1 (the step's own gradient is the t-th one). */
-    double t = (double)step + 1, c1 = 1, vhat = 1;
-    if (u->kind == UPD_ADAM || u->kind == UPD_ADAMAX) {
-        c1 = 1 - pow(u->beta1, t);
-        vhat = 1 / (1 - pow(u->beta2, t));
-    }
     for (int i = 0; i < u->nparams; i++) {
         singa_param *p = u->params->items[i];
-        size_t n = p->data.size;
         if (p->owner || !p->trained)
             continue;
         if (u->fused[i]) {
             /* Layers report a param's gradient in full or not at all; unreported ones apply now. */
             if (u->applied[i] == 0)
-                apply_ready(u, p, 0, n);
+                apply_ready(u, p, 0, p->data.size);
             u->applied[i] = 0;
             continue;
         }
-        coefs c = {
-            .scale = 1.0f / (float)gather_sharers(u, p),
-            .wd = u->weight_decay * p->wd_scale,
-            .lo = u->clip_low,
-            .hi = u->clip_high,
-            .lr = (float)(lr * p->lr_scale / c1),
-            .m = u->momentum,
-            .delta = u->delta,
-            .rho = (float)u->rho,
-            .rho_c = (float)(1 - u->rho),
-            .b1 = (float)u->beta1,
-            .b1_c = (float)(1 - u->beta1),
-            .b2 = (float)u->beta2,
-            .b2_c = (float)(1 - u->beta2),
-            .vhat = (float)vhat,
-        };
-        update_param(u->kind, u->clip, &c, n, p->data.data, p->grad.data, u->slots[0][i].data,
-                     u->slots[1][i].data);
+        if (apply_param(u, i, step, lr, 1.0f / (float)gather_sharers(u, p), p->grad.data, err) < 0)
+            return -1;
     }
     return 0;
+}
+
+int singa_updater_apply_one(singa_updater *u, int param_id, int step, float *grad, float scale, singa_err *err)
+{
+    float lr;
+    if (rate_at(u, step, &lr, err) < 0)
+        return -1;
+    return apply_param(u, param_id, step, lr, scale, grad, err);
 }
 
 int singa_updater_nslots(const singa_updater *u) { return u->nslots; }
