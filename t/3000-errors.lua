@@ -207,11 +207,15 @@ refuses({ "updater", "unknown field 'momentun'", "did you mean 'momentum'" }, "m
 refuses({ "updater" }, "missing updater", function(j) j.updater = nil end)
 
 -- Cluster and the rest of the job
-refuses({ "cluster", "nworker_groups", "one worker and one server" }, "two worker groups refused clearly",
-        function(j) j.cluster = { nworker_groups = 2 } end)
-refuses({ "cluster", "nservers_per_group" }, "two servers per group refused clearly",
-        function(j) j.cluster = { nservers_per_group = 2 } end)
-refuses({ "cluster", "nworkers_per_group", "at least 1" }, "zero workers refused",
+refuses({ "cluster", "nworker_groups = 3", "multiple of nserver_groups = 2" }, "server groups that do not divide the worker groups",
+        function(j) j.cluster = { nworker_groups = 3, nserver_groups = 2 } end)
+refuses({ "cluster", "nworkers_per_procs = 3", "divide" }, "workers per process that split a group",
+        function(j) j.cluster = { nworkers_per_group = 2, nworkers_per_procs = 3 } end)
+refuses({ "batchsize", "does not split evenly over the 3 workers" }, "a batch that does not split over the workers",
+        function(j) j.cluster = { nworkers_per_group = 3 } end)
+refuses({ "checkpoint_path", "distributed runtime" }, "checkpoints in the distributed runtime refused, not ignored",
+        function(j) j.cluster = { nworkers_per_group = 2 }; j.checkpoint_path = "x" end)
+refuses({ "cluster", "nworkers_per_group", "must be in 1..4096, got 0" }, "zero workers refused",
         function(j) j.cluster = { nworkers_per_group = 0 } end)
 do
   local good = pcall(singa.train, job(function(j) j.cluster = { nworker_groups = 1, nserver_groups = 1 } end))

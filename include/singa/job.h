@@ -6,6 +6,7 @@
 #include "singa/conf.h"
 #include "singa/layer.h"
 #include "singa/metrics.h"
+#include "singa/stats.h"
 
 typedef struct singa_job singa_job;
 
@@ -42,6 +43,9 @@ int singa_job_create(singa_job **out, const singa_conf *conf, const singa_regist
 void singa_job_free(singa_job *job);
 int singa_job_run(singa_job *job, const singa_job_hooks *hooks, singa_result *res, singa_err *err);
 const char *singa_job_name(const singa_job *job);
+/* The distributed runtime's traffic counters (NULL for a job of one worker and one server);
+ * readable while the job runs. */
+singa_stats *singa_job_stats(const singa_job *job);
 /* The training net, e.g. to read its layers' times after a run with `profile = true`. */
 const singa_net *singa_job_train_net(const singa_job *job);
 

@@ -24,6 +24,7 @@ enum {
     SINGA_LAYER_INPUT = 1, /* reads records from outside; has a data cursor and a batch size */
     SINGA_LAYER_LOSS = 2,  /* reports metrics and starts the backward pass itself */
     SINGA_LAYER_RECURRENT = 4, /* unrolled copy i > 0 also gets copy i - 1 as its last source */
+    SINGA_LAYER_SPLITS = 16, /* an input layer that reads its part of the batch (net->split) */
     SINGA_LAYER_GIBBS = 8, /* an RBM layer: kCD runs its forward again in every negative phase (net->cd_step > 0), then its backward writes its params' CD gradient */
 };
 

@@ -8,6 +8,15 @@
 #include "singa/pool.h"
 #include "singa/rng.h"
 
+/* A worker's part of the data (SINGA's batch partitioning of input layers): of every batch of
+ * B records it reads rows [index * B / count, (index + 1) * B / count), and group `group` of
+ * `ngroups` asynchronous worker groups starts group / ngroups of the way into the data set, so
+ * groups see different records. */
+typedef struct singa_net_split {
+    int index, count;
+    int group, ngroups;
+} singa_net_split;
+
 struct singa_net {
     singa_phase phase;
     singa_layer **layers; /* topological order */
@@ -19,13 +28,15 @@ struct singa_net {
     singa_pool *pool;     /* the job's threads for layers' own loops; NULL runs them inline */
     bool profile;         /* time every layer's forward and backward (layer->*_seconds) */
     long profiled_passes; /* forward passes timed */
+    singa_net_split split;
     int cd_step;          /* kCD: 0 in the positive phase (and every other pass), k in the k-th negative (Gibbs) phase */
 };
 
-/* Builds the net for `phase` from netconf (the job's `neuralnet` table). */
+/* Builds the net for `phase` from netconf (the job's `neuralnet` table); split NULL reads
+ * whole batches. */
 int singa_net_create(singa_net **out, const singa_conf *netconf, singa_phase phase,
                      const singa_registry *reg, singa_params *params, singa_rng *rng,
-                     uint64_t seed, singa_err *err);
+                     uint64_t seed, const singa_net_split *split, singa_err *err);
 void singa_net_free(singa_net *net);
 int singa_net_forward(singa_net *net, singa_err *err);
 void singa_net_backward(singa_net *net);

@@ -22,6 +22,14 @@ int singa_records_conf(singa_records *r, singa_layer *l, singa_err *err)
         return singa_layer_err(l, err, "field 'batchsize' must be a positive integer");
     if (r->skip < 0)
         return singa_layer_err(l, err, "field 'random_skip' must not be negative, got %d", r->skip);
+    const singa_net_split *sp = &l->net->split;
+    if (r->batch % sp->count != 0)
+        return singa_layer_err(l, err, "batchsize %d does not split evenly over the %d workers of a group",
+                               r->batch, sp->count);
+    int part = r->batch / sp->count;
+    r->before = sp->index * part;
+    r->after = r->batch - r->before - part;
+    r->batch = part;
     return 0;
 }
 
@@ -53,15 +61,19 @@ int singa_records_start(singa_records *r, singa_layer *l, size_t count, singa_er
             return singa_layer_err(l, err, "out of memory");
         make_perm(r, l);
     }
+    int64_t start = 0;
     if (r->skip > 0) {
         singa_rng g;
         singa_rng_seed(&g, l->net->seed, singa_hash_str(l->name) ^ 0x5eedull);
-        r->pos = (int64_t)(singa_rng_below(&g, (uint64_t)r->skip + 1) % count);
+        start = (int64_t)singa_rng_below(&g, (uint64_t)r->skip + 1);
     }
+    const singa_net_split *sp = &l->net->split;
+    start += (int64_t)(count / (size_t)sp->ngroups) * sp->group;
+    r->pos = (int64_t)((uint64_t)start % count);
     return 0;
 }
 
-size_t singa_records_next(singa_records *r, const singa_layer *l)
+static size_t advance(singa_records *r, const singa_layer *l)
 {
     size_t i = r->perm ? r->perm[r->pos] : (size_t)r->pos;
     if ((size_t)++r->pos == r->count) {
@@ -69,6 +81,20 @@ size_t singa_records_next(singa_records *r, const singa_layer *l)
         r->epoch++;
         if (r->perm)
             make_perm(r, l);
+    }
+    return i;
+}
+
+size_t singa_records_next(singa_records *r, const singa_layer *l)
+{
+    if (r->in_batch == 0)
+        for (int k = 0; k < r->before; k++)
+            advance(r, l);
+    size_t i = advance(r, l);
+    if (++r->in_batch == r->batch) {
+        for (int k = 0; k < r->after; k++)
+            advance(r, l);
+        r->in_batch = 0;
     }
     return i;
 }

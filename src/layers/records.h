@@ -8,6 +8,8 @@
 
 typedef struct singa_records {
     int batch, skip;
+    int before, after; /* records of the batch that other workers of the group read (net->split) */
+    int in_batch;      /* records of the current batch read so far */
     bool shuffle;
     size_t count;
     uint32_t *perm; /* shuffle: this epoch's order */
@@ -15,7 +17,7 @@ typedef struct singa_records {
 } singa_records;
 
 /* Reads batchsize, shuffle and random_skip (before the data is loaded, so a bad field is
- * reported first). */
+ * reported first).  With the net split over workers, batch becomes this worker's rows. */
 int singa_records_conf(singa_records *r, singa_layer *l, singa_err *err);
 /* Once the layer knows how many records it holds (at least one). */
 int singa_records_start(singa_records *r, singa_layer *l, size_t count, singa_err *err);

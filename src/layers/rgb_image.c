@@ -172,7 +172,7 @@ static int set_cursor(singa_layer *l, const int64_t c[SINGA_CURSOR_LEN], singa_e
 }
 
 const singa_layer_type singa_rgb_image_layer = {
-    .name = "kRGBImage", .fields = fields, .min_src = 0, .max_src = 0, .flags = SINGA_LAYER_INPUT,
+    .name = "kRGBImage", .fields = fields, .min_src = 0, .max_src = 0, .flags = SINGA_LAYER_INPUT | SINGA_LAYER_SPLITS,
     .state_size = sizeof(rgb_state), .setup = setup, .forward = forward, .destroy = destroy,
     .get_cursor = get_cursor, .set_cursor = set_cursor,
 };

@@ -196,6 +196,9 @@ static int add_layers(singa_net *net, const singa_conf *netconf, const singa_con
             return -1;
         if (excluded & phase_bit(net->phase))
             continue;
+        if ((lt->flags & SINGA_LAYER_INPUT) && !(lt->flags & SINGA_LAYER_SPLITS) && net->split.count > 1)
+            return singa_err_set(err, "%s: this input layer cannot split its batch over the %d workers of a group "
+                                      "(set nworkers_per_group = 1)", what, net->split.count);
         for (int j = 0; j < net->nlayers; j++)
             if (strcmp(singa_conf_str(net->layers[j]->conf, "name", ""), name) == 0)
                 return singa_err_set(err, "%s: the name is used by another layer in phase %s (exclude one of them from this phase)",
@@ -314,7 +317,7 @@ static int setup_layers(singa_net *net, singa_err *err)
 
 int singa_net_create(singa_net **out, const singa_conf *netconf, singa_phase phase,
                      const singa_registry *reg, singa_params *params, singa_rng *rng,
-                     uint64_t seed, singa_err *err)
+                     uint64_t seed, const singa_net_split *split, singa_err *err)
 {
     *out = NULL;
     const singa_field *const schemas[] = {net_fields, NULL};
@@ -330,6 +333,7 @@ int singa_net_create(singa_net **out, const singa_conf *netconf, singa_phase pha
     net->params = params;
     net->rng = rng;
     net->seed = seed;
+    net->split = split ? *split : (singa_net_split){0, 1, 0, 1};
     if (add_layers(net, netconf, list, reg, err) < 0 || connect(net, list, err) < 0 ||
         toposort(net, err) < 0 || setup_layers(net, err) < 0) {
         singa_net_free(net);

@@ -82,7 +82,8 @@ static int harness_open(harness *h, const singa_registry *reg, const singa_conf 
         return singa_err_set(err, "gradcheck: 0 to %d destinations, not %d", SINGA_GRADCHECK_MAX_DSTS, ndst);
 
     singa_rng_seed(&h->rng, seed, 1);
-    h->net = (singa_net){.phase = SINGA_PHASE_TRAIN, .params = &h->params, .rng = &h->rng, .seed = seed};
+    h->net = (singa_net){.phase = SINGA_PHASE_TRAIN, .params = &h->params, .rng = &h->rng, .seed = seed,
+                        .split = {0, 1, 0, 1}};
     for (int i = 0; i < ninputs; i++) {
         const singa_gradcheck_input *spec = &inputs[i];
         singa_layer *in = &h->in[i];
@@ -307,7 +308,7 @@ int singa_gradcheck_net(const singa_registry *reg, const singa_conf *netconf, ui
     int rc = -1;
     singa_params_init(&params);
     singa_rng_seed(&rng, seed, 1);
-    if (singa_net_create(&net, netconf, SINGA_PHASE_TRAIN, reg, &params, &rng, seed, err) < 0)
+    if (singa_net_create(&net, netconf, SINGA_PHASE_TRAIN, reg, &params, &rng, seed, NULL, err) < 0)
         goto out;
     if (!(rw.cursor = calloc((size_t)net->nlayers, sizeof *rw.cursor))) {
         singa_err_set(err, "out of memory");

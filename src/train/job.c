@@ -9,9 +9,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dist/dist.h"
 #include "singa/checkpoint.h"
 #include "singa/job.h"
 #include "singa/net.h"
+#include "singa/stats.h"
 #include "singa/tensor.h"
 #include "singa/updater.h"
 #include "train/train.h"
@@ -32,15 +34,6 @@ const singa_field singa_job_fields[] = {
     {NULL, 0},
 };
 
-const singa_field singa_cluster_fields[] = {
-    {"nworker_groups", SINGA_FIELD_INT},      {"nserver_groups", SINGA_FIELD_INT},
-    {"nworkers_per_group", SINGA_FIELD_INT},  {"nservers_per_group", SINGA_FIELD_INT},
-    {"nworkers_per_procs", SINGA_FIELD_INT},  {"nservers_per_procs", SINGA_FIELD_INT},
-    {"server_worker_separate", SINGA_FIELD_BOOL}, {"sync_freq", SINGA_FIELD_INT},
-    {"share_memory", SINGA_FIELD_BOOL},       {"workspace", SINGA_FIELD_STR},
-    {NULL, 0},
-};
-
 static const singa_field tob_fields[] = {
     {"alg", SINGA_FIELD_STR}, {"cd_k", SINGA_FIELD_INT}, {NULL, 0},
 };
@@ -55,6 +48,11 @@ typedef struct action {
 
 struct singa_job {
     singa_conf *conf;
+    const singa_registry *reg;
+    singa_cluster cluster;
+    bool dist;           /* trains through the distributed runtime (src/dist) */
+    singa_net_split split; /* which worker of which group this job's nets are */
+    singa_stats *stats;    /* the runtime's traffic, when distributed */
     const char *name;
     uint64_t seed;
     int train_steps, threads, keep;
@@ -63,6 +61,7 @@ struct singa_job {
     size_t ninit; /* checkpoint_path entries after the first: where a fresh run's params come from */
     bool resume;
     singa_params params;
+    singa_params no_params; /* what a distributed worker's updater (for its rates) sees */
     singa_rng rng;
     singa_net *train, *test_net, *val_net;
     singa_updater *upd;
@@ -101,32 +100,14 @@ static double now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static int check_cluster(const singa_conf *c, singa_err *err)
-{
-    const singa_field *const schemas[] = {singa_cluster_fields, NULL};
-    if (!c)
-        return 0;
-    if (singa_conf_check(c, schemas, "cluster", err) < 0)
-        return -1;
-    static const char *const counts[] = {"nworker_groups", "nserver_groups", "nworkers_per_group",
-                                         "nservers_per_group", "nworkers_per_procs", "nservers_per_procs"};
-    for (int i = 0; i < 6; i++) {
-        int v = singa_conf_int(c, counts[i], 1);
-        if (v < 1)
-            return singa_err_set(err, "cluster: field '%s' must be at least 1, got %d", counts[i], v);
-        if (v != 1)
-            return singa_err_set(err, "cluster: %s = %d needs the distributed runtime, which this build does not have yet; "
-                                      "run with one worker and one server (every cluster count 1)", counts[i], v);
-    }
-    return 0;
-}
-
 static int read_fields(singa_job *job, singa_err *err)
 {
     const singa_conf *c = job->conf;
     const singa_field *const schemas[] = {singa_job_fields, NULL};
-    if (singa_conf_check(c, schemas, "job", err) < 0 || check_cluster(singa_conf_get(c, "cluster"), err) < 0)
+    if (singa_conf_check(c, schemas, "job", err) < 0 ||
+        singa_cluster_read(&job->cluster, singa_conf_get(c, "cluster"), err) < 0)
         return -1;
+    job->dist = singa_cluster_distributed(&job->cluster);
     const singa_conf *tob = singa_conf_get(c, "train_one_batch");
     const singa_field *const ts[] = {tob_fields, NULL};
     if (tob && singa_conf_check(tob, ts, "train_one_batch", err) < 0)
@@ -197,18 +178,37 @@ static int collect_inputs(singa_job *job, singa_err *err)
 int singa_job_create(singa_job **out, const singa_conf *conf, const singa_registry *reg,
                      singa_err *err)
 {
+    return singa_job_create_worker(out, conf, reg, 0, 0, err);
+}
+
+int singa_job_create_worker(singa_job **out, const singa_conf *conf, const singa_registry *reg, int group,
+                            int id, singa_err *err)
+{
     *out = NULL;
     singa_job *job = calloc(1, sizeof *job);
     if (!job || !(job->conf = singa_conf_clone(conf))) {
         free(job);
         return singa_err_set(err, "out of memory");
     }
+    job->reg = reg;
     singa_params_init(&job->params);
+    singa_params_init(&job->no_params);
     if (read_fields(job, err) < 0)
         goto fail;
+    job->split = (singa_net_split){id, job->cluster.nworkers_per_group, group, job->cluster.nworker_groups};
+    if (job->dist && !(job->stats = singa_stats_new(0))) {
+        singa_err_set(err, "out of memory");
+        goto fail;
+    }
+    if (group || id) { /* worker 0 of group 0 tests, validates, checkpoints; group leaders display */
+        job->test.steps = job->validate.steps = 0;
+        job->checkpoint.freq = 0;
+        if (id)
+            job->disp.freq = 0;
+    }
     singa_rng_seed(&job->rng, job->seed, 0);
     const singa_conf *nc = singa_conf_get(job->conf, "neuralnet");
-    if (singa_net_create(&job->train, nc, SINGA_PHASE_TRAIN, reg, &job->params, &job->rng, job->seed, err) < 0)
+    if (singa_net_create(&job->train, nc, SINGA_PHASE_TRAIN, reg, &job->params, &job->rng, job->seed, &job->split, err) < 0)
         goto fail;
     if (job->tob->check && job->tob->check(job->train, job->tob_conf, err) < 0)
         goto fail;
@@ -217,10 +217,10 @@ int singa_job_create(singa_job **out, const singa_conf *conf, const singa_regist
         goto fail;
     }
     if (job->test.steps > 0 &&
-        singa_net_create(&job->test_net, nc, SINGA_PHASE_TEST, reg, &job->params, &job->rng, job->seed, err) < 0)
+        singa_net_create(&job->test_net, nc, SINGA_PHASE_TEST, reg, &job->params, &job->rng, job->seed, NULL, err) < 0)
         goto fail;
     if (job->validate.steps > 0 &&
-        singa_net_create(&job->val_net, nc, SINGA_PHASE_VALIDATION, reg, &job->params, &job->rng, job->seed, err) < 0)
+        singa_net_create(&job->val_net, nc, SINGA_PHASE_VALIDATION, reg, &job->params, &job->rng, job->seed, NULL, err) < 0)
         goto fail;
     if (job->threads > 1 && !(job->pool = singa_pool_new(job->threads))) {
         singa_err_set(err, "cannot start %d threads", job->threads);
@@ -232,10 +232,17 @@ int singa_job_create(singa_job **out, const singa_conf *conf, const singa_regist
         job->test_net->pool = job->pool;
     if (job->val_net)
         job->val_net->pool = job->pool;
-    /* Last, when every net has declared its params and who shares what is settled. */
-    if (singa_updater_create(&job->upd, singa_conf_get(job->conf, "updater"), &job->params, err) < 0 ||
+    /* Last, when every net has declared its params and who shares what is settled.  Distributed,
+     * servers update the params: a worker's updater gives the learning rate only. */
+    if (singa_updater_create(&job->upd, singa_conf_get(job->conf, "updater"),
+                             job->dist ? &job->no_params : &job->params, err) < 0 ||
         collect_inputs(job, err) < 0)
         goto fail;
+    if (job->dist && job->ckpt_dir) {
+        singa_err_set(err, "job: checkpoint_path is not supported by the distributed runtime yet; "
+                           "train with one worker and one server to checkpoint");
+        goto fail;
+    }
     *out = job;
     return 0;
 fail:
@@ -253,6 +260,8 @@ void singa_job_free(singa_job *job)
     singa_updater_free(job->upd);
     singa_pool_free(job->pool);
     singa_params_free(&job->params);
+    singa_params_free(&job->no_params);
+    singa_stats_free(job->stats);
     free(job->stale);
     free(job->inputs);
     free(job->cursors);
@@ -588,10 +597,8 @@ static int evaluate(singa_job *job, singa_net *net, int nsteps, int step, double
     return 0;
 }
 
-int singa_job_run(singa_job *job, const singa_job_hooks *hooks, singa_result *res, singa_err *err)
+int singa_job_begin(singa_job *job, const singa_job_hooks *hooks, singa_err *err)
 {
-    memset(res, 0, sizeof *res);
-    singa_blas_set_threads(job->threads);
     /* Find an unusable checkpoint_path now, not after hours of training. */
     if (job->ckpt_dir && singa_mkdirs(job->ckpt_dir, err) < 0)
         return singa_err_prefix(err, "job: checkpoint_path: ");
@@ -607,6 +614,24 @@ int singa_job_run(singa_job *job, const singa_job_hooks *hooks, singa_result *re
                                  "this run replaces them once it writes its first checkpoint (resume = true continues them instead)",
                           job->ckpt_dir, job->nstale, (unsigned long long)job->stale[0]);
     }
+    return 0;
+}
+
+/* One training step: locally the updater changes the params; distributed, the exchange sends
+ * the gradients to the servers and waits for the fresh values. */
+static int train_step(singa_job *job, const singa_exchange *x, int s, singa_err *err)
+{
+    if (x)
+        return job->tob->run(job->train, job->tob_conf, err) < 0 ? -1 : x->after_backward(x->ud, s, err);
+    return singa_updater_prepare(job->upd, s, err) < 0 || job->tob->run(job->train, job->tob_conf, err) < 0 ||
+                   singa_updater_apply(job->upd, s, err) < 0
+               ? -1
+               : 0;
+}
+
+int singa_job_loop(singa_job *job, const singa_job_hooks *hooks, const singa_exchange *x, singa_result *res,
+                   singa_err *err)
+{
     double t0 = now(), train_time = 0;
     int start = job->step, batch = singa_net_batchsize(job->train), last_test = -1;
     for (int s = job->step; s < job->train_steps; s++) {
@@ -624,8 +649,7 @@ int singa_job_run(singa_job *job, const singa_job_hooks *hooks, singa_result *re
             last_test = s;
         }
         double ts = now();
-        if (singa_updater_prepare(job->upd, s, err) < 0 || job->tob->run(job->train, job->tob_conf, err) < 0 ||
-            singa_updater_apply(job->upd, s, err) < 0)
+        if (train_step(job, x, s, err) < 0)
             return singa_err_prefix(err, "training step %d: ", s);
         job->step = s + 1;
         double te = now();
@@ -636,7 +660,7 @@ int singa_job_run(singa_job *job, const singa_job_hooks *hooks, singa_result *re
         job->window_timed++;
         if (hooks && hooks->step) {
             double ips = (double)batch * (s + 1 - start) / train_time;
-            singa_record r = {.step = s + 1, .phase = SINGA_PHASE_TRAIN, .metrics = &job->window.metrics,
+            singa_record r = {.step = s + 1, .phase = SINGA_PHASE_TRAIN, .group = job->split.group, .metrics = &job->window.metrics,
                               .images_per_sec = ips, .lr = singa_updater_lr(job->upd, s), .elapsed = te - t0,
                               .total_steps = job->train_steps,
                               .eta = (double)(job->train_steps - s - 1) * batch / ips};
@@ -644,7 +668,7 @@ int singa_job_run(singa_job *job, const singa_job_hooks *hooks, singa_result *re
         }
         if (fires(&job->disp, s)) {
             if (hooks && hooks->record) {
-                singa_record r = {.step = s, .phase = SINGA_PHASE_TRAIN, .metrics = &job->window.metrics,
+                singa_record r = {.step = s, .phase = SINGA_PHASE_TRAIN, .group = job->split.group, .metrics = &job->window.metrics,
                                   .images_per_sec = (double)batch * job->window_timed / job->window_seconds,
                                   .lr = singa_updater_lr(job->upd, s), .elapsed = te - t0};
                 hooks->record(hooks->ud, &r);
@@ -668,3 +692,21 @@ int singa_job_run(singa_job *job, const singa_job_hooks *hooks, singa_result *re
     res->seconds = now() - t0;
     return 0;
 }
+
+int singa_job_run(singa_job *job, const singa_job_hooks *hooks, singa_result *res, singa_err *err)
+{
+    memset(res, 0, sizeof *res);
+    singa_blas_set_threads(job->threads);
+    if (job->dist)
+        return singa_dist_run(job, hooks, res, err);
+    if (singa_job_begin(job, hooks, err) < 0)
+        return -1;
+    return singa_job_loop(job, hooks, NULL, res, err);
+}
+
+const singa_conf *singa_job_conf(const singa_job *job) { return job->conf; }
+const singa_registry *singa_job_registry(const singa_job *job) { return job->reg; }
+const singa_cluster *singa_job_cluster(const singa_job *job) { return &job->cluster; }
+singa_params *singa_job_params(singa_job *job) { return &job->params; }
+int singa_job_step(const singa_job *job) { return job->step; }
+singa_stats *singa_job_stats(const singa_job *job) { return job->stats; }

@@ -154,7 +154,7 @@ int singa_model_load(singa_model **out, const singa_conf *job, const singa_regis
     uint64_t seed = (uint64_t)singa_conf_int(m->conf, "seed", 0);
     singa_rng_seed(&m->rng, seed, 0);
     if (singa_net_create(&m->net, singa_conf_get(m->conf, "neuralnet"), SINGA_PHASE_TEST, reg, &m->params, &m->rng,
-                         seed, err) < 0)
+                         seed, NULL, err) < 0)
         goto fail;
     if (!(m->cursors = calloc((size_t)m->net->nlayers, sizeof *m->cursors))) {
         singa_err_set(err, "out of memory");

@@ -1,0 +1,40 @@
+/* The cluster topology (SINGA's ClusterProto): worker groups and server groups, and which
+ * process each worker and server lives in.  Workers of a group train synchronously on parts of
+ * one batch; groups run asynchronously with each other; worker group g talks to server group
+ * g / (nworker_groups / nserver_groups).  SINGA's placement: worker (g, j) lives in process
+ * (g * nworkers_per_group + j) / nworkers_per_procs, server (g, j) in process
+ * (g * nservers_per_group + j) / nservers_per_procs, after the worker processes when
+ * server_worker_separate is set. */
+#ifndef SINGA_CLUSTER_H
+#define SINGA_CLUSTER_H
+
+#include "singa/conf.h"
+
+typedef struct singa_cluster {
+    int nworker_groups, nserver_groups;
+    int nworkers_per_group, nservers_per_group;
+    int nworkers_per_procs, nservers_per_procs;
+    bool server_worker_separate, share_memory;
+    int sync_freq;            /* server groups exchange a slice's updates after this many */
+    const char *workspace;    /* where every process writes its log; NULL: none */
+    const char *coordinator;  /* rank 0's address, "tcp://host:port"; NULL: from the launcher */
+    const char *bind;         /* the interface processes listen on (default 127.0.0.1) */
+    double heartbeat_timeout; /* seconds of silence after which a process is dead */
+    int nworker_procs, nserver_procs;
+    int nprocs;               /* the processes the topology spreads its threads over */
+} singa_cluster;
+
+/* Reads and checks `cluster` (NULL: one worker, one server); an impossible topology is refused
+ * naming the rule it breaks. */
+int singa_cluster_read(singa_cluster *c, const singa_conf *conf, singa_err *err);
+/* More than the one worker and one server of a plain job. */
+bool singa_cluster_distributed(const singa_cluster *c);
+/* Where a thread lives when the job runs in `nprocs` processes: with one process every thread
+ * lives in it (the embedded default); otherwise nprocs must equal c->nprocs. */
+int singa_cluster_worker_proc(const singa_cluster *c, int group, int id, int nprocs);
+int singa_cluster_server_proc(const singa_cluster *c, int group, int id, int nprocs);
+int singa_cluster_server_group(const singa_cluster *c, int worker_group);
+
+extern const singa_field singa_cluster_fields[];
+
+#endif

@@ -1,0 +1,95 @@
+/* The topology's fields, its rules and SINGA's placement of threads in processes. */
+#include <stdio.h>
+
+#include "singa/cluster.h"
+
+const singa_field singa_cluster_fields[] = {
+    {"nworker_groups", SINGA_FIELD_INT},      {"nserver_groups", SINGA_FIELD_INT},
+    {"nworkers_per_group", SINGA_FIELD_INT},  {"nservers_per_group", SINGA_FIELD_INT},
+    {"nworkers_per_procs", SINGA_FIELD_INT},  {"nservers_per_procs", SINGA_FIELD_INT},
+    {"server_worker_separate", SINGA_FIELD_BOOL}, {"sync_freq", SINGA_FIELD_INT},
+    {"share_memory", SINGA_FIELD_BOOL},       {"workspace", SINGA_FIELD_STR},
+    {"coordinator", SINGA_FIELD_STR},         {"bind", SINGA_FIELD_STR},
+    {"heartbeat_timeout", SINGA_FIELD_NUM},   {"framework", SINGA_FIELD_STR},
+    {NULL, 0},
+};
+
+/* Threads of a kind spread over processes: a process holds whole groups, or a group spans
+ * whole processes, so that no process holds a fraction of two groups. */
+static int check_per_procs(const char *what, int per_group, int ngroups, int per_procs, int *nprocs,
+                           singa_err *err)
+{
+    if (per_procs % per_group != 0 && per_group % per_procs != 0)
+        return singa_err_set(err, "cluster: n%ss_per_procs = %d must divide n%ss_per_group = %d or be a multiple of it "
+                                  "(a process holds whole groups, or a group spans whole processes)",
+                              what, per_procs, what, per_group);
+    int total = per_group * ngroups;
+    if (total % per_procs != 0)
+        return singa_err_set(err, "cluster: the %d %ss (n%s_groups x n%ss_per_group) do not fill processes of "
+                                  "n%ss_per_procs = %d evenly", total, what, what, what, what, per_procs);
+    *nprocs = total / per_procs;
+    return 0;
+}
+
+int singa_cluster_read(singa_cluster *c, const singa_conf *conf, singa_err *err)
+{
+    const singa_field *const schemas[] = {singa_cluster_fields, NULL};
+    if (conf && singa_conf_check(conf, schemas, "cluster", err) < 0)
+        return -1;
+    int *const counts[] = {&c->nworker_groups, &c->nserver_groups, &c->nworkers_per_group,
+                           &c->nservers_per_group, &c->nworkers_per_procs, &c->nservers_per_procs,
+                           &c->sync_freq};
+    static const char *const names[] = {"nworker_groups", "nserver_groups", "nworkers_per_group",
+                                        "nservers_per_group", "nworkers_per_procs", "nservers_per_procs",
+                                        "sync_freq"};
+    for (int i = 0; i < 7; i++) {
+        *counts[i] = singa_conf_int(conf, names[i], 1);
+        if (*counts[i] < 1 || *counts[i] > 4096)
+            return singa_err_set(err, "cluster: field '%s' must be in 1..4096, got %d", names[i], *counts[i]);
+    }
+    c->server_worker_separate = singa_conf_bool(conf, "server_worker_separate", false);
+    c->share_memory = singa_conf_bool(conf, "share_memory", true);
+    c->workspace = singa_conf_str(conf, "workspace", NULL);
+    c->coordinator = singa_conf_str(conf, "coordinator", NULL);
+    c->bind = singa_conf_str(conf, "bind", "127.0.0.1");
+    c->heartbeat_timeout = singa_conf_num(conf, "heartbeat_timeout", 5.0);
+    if (!(c->heartbeat_timeout >= 0.2 && c->heartbeat_timeout <= 3600))
+        return singa_err_set(err, "cluster: field 'heartbeat_timeout' must be in 0.2..3600 seconds, got %g",
+                             c->heartbeat_timeout);
+    if (c->nworker_groups % c->nserver_groups != 0)
+        return singa_err_set(err, "cluster: nworker_groups = %d must be a multiple of nserver_groups = %d "
+                                  "(every server group serves the same number of worker groups)",
+                             c->nworker_groups, c->nserver_groups);
+    if (check_per_procs("worker", c->nworkers_per_group, c->nworker_groups, c->nworkers_per_procs,
+                        &c->nworker_procs, err) < 0 ||
+        check_per_procs("server", c->nservers_per_group, c->nserver_groups, c->nservers_per_procs,
+                        &c->nserver_procs, err) < 0)
+        return -1;
+    c->nprocs = c->server_worker_separate ? c->nworker_procs + c->nserver_procs
+                                          : (c->nworker_procs > c->nserver_procs ? c->nworker_procs : c->nserver_procs);
+    return 0;
+}
+
+bool singa_cluster_distributed(const singa_cluster *c)
+{
+    return c->nworker_groups * c->nworkers_per_group > 1 || c->nserver_groups * c->nservers_per_group > 1 ||
+           c->nprocs > 1;
+}
+
+int singa_cluster_worker_proc(const singa_cluster *c, int group, int id, int nprocs)
+{
+    return nprocs == 1 ? 0 : (group * c->nworkers_per_group + id) / c->nworkers_per_procs;
+}
+
+int singa_cluster_server_proc(const singa_cluster *c, int group, int id, int nprocs)
+{
+    if (nprocs == 1)
+        return 0;
+    return (group * c->nservers_per_group + id) / c->nservers_per_procs +
+           (c->server_worker_separate ? c->nworker_procs : 0);
+}
+
+int singa_cluster_server_group(const singa_cluster *c, int worker_group)
+{
+    return worker_group / (c->nworker_groups / c->nserver_groups);
+}

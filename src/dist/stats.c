@@ -1,0 +1,105 @@
+/* Traffic counters: a small table of (type, peer) rows behind one mutex.  The stub counts every
+ * message it routes (a few per param per step), so a lock is cheap next to the message. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dist/dist.h"
+
+struct singa_stats {
+    pthread_mutex_t lock;
+    int rank;
+    singa_traffic *rows;
+    int n, cap;
+    uint64_t dropped;
+};
+
+singa_stats *singa_stats_new(int rank)
+{
+    singa_stats *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    pthread_mutex_init(&s->lock, NULL);
+    s->rank = rank;
+    return s;
+}
+
+void singa_stats_free(singa_stats *s)
+{
+    if (!s)
+        return;
+    pthread_mutex_destroy(&s->lock);
+    free(s->rows);
+    free(s);
+}
+
+/* The row of (type, peer), made when missing; NULL when out of memory.  Called locked. */
+static singa_traffic *row(singa_stats *s, const char *type, const char *peer)
+{
+    for (int i = 0; i < s->n; i++)
+        if (strcmp(s->rows[i].type, type) == 0 && strcmp(s->rows[i].peer, peer) == 0)
+            return &s->rows[i];
+    if (s->n == s->cap) {
+        int cap = s->cap ? 2 * s->cap : 32;
+        singa_traffic *grown = realloc(s->rows, (size_t)cap * sizeof *grown);
+        if (!grown)
+            return NULL;
+        s->rows = grown;
+        s->cap = cap;
+    }
+    singa_traffic *r = &s->rows[s->n++];
+    memset(r, 0, sizeof *r);
+    r->rank = s->rank;
+    snprintf(r->type, sizeof r->type, "%s", type);
+    snprintf(r->peer, sizeof r->peer, "%s", peer);
+    return r;
+}
+
+void dist_stats_count(singa_stats *s, const char *type, const char *peer, bool sent, size_t bytes, int pending,
+                      double wait)
+{
+    pthread_mutex_lock(&s->lock);
+    singa_traffic *r = row(s, type, peer);
+    if (r) {
+        if (sent) {
+            r->sent++;
+            r->bytes_sent += bytes;
+        } else {
+            r->received++;
+            r->bytes_received += bytes;
+        }
+        r->pending += pending;
+        r->wait_seconds += wait;
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+void dist_stats_drop(singa_stats *s)
+{
+    pthread_mutex_lock(&s->lock);
+    s->dropped++;
+    pthread_mutex_unlock(&s->lock);
+}
+
+int singa_stats_snapshot(const singa_stats *s, singa_traffic *rows, int max)
+{
+    singa_stats *m = (singa_stats *)s; /* the lock is not part of the value */
+    pthread_mutex_lock(&m->lock);
+    int n = s->n, k = n < max ? n : max;
+    if (k > 0)
+        memcpy(rows, s->rows, (size_t)k * sizeof *rows);
+    pthread_mutex_unlock(&m->lock);
+    return n;
+}
+
+uint64_t singa_stats_dropped(const singa_stats *s)
+{
+    singa_stats *m = (singa_stats *)s;
+    pthread_mutex_lock(&m->lock);
+    uint64_t d = s->dropped;
+    pthread_mutex_unlock(&m->lock);
+    return d;
+}
+
+int singa_stats_rank(const singa_stats *s) { return s->rank; }

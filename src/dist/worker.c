@@ -1,0 +1,134 @@
+/* A worker: its job's training loop, with the local updater replaced by messages.  Each param's
+ * gradient leaves for the stub as soon as the backward pass reports it final (layers compute a
+ * source's gradient before their params', so nothing reads the value after that), the rest
+ * after the pass; then the worker waits until every param is fresh (SINGA's Collect). */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "dist/dist.h"
+#include "singa/tensor.h"
+
+static msg_addr self(const dist_worker *w)
+{
+    return (msg_addr){ENT_WORKER, (uint16_t)w->group, (uint16_t)w->id, (uint16_t)w->rt->rank};
+}
+
+static void send_update(dist_worker *w, int k)
+{
+    singa_param *p = w->params[k];
+    msg m = {.type = MSG_UPDATE, .flags = MSG_F_PTR, .src = self(w),
+             .dst = {ENT_STUB, (uint16_t)w->group, 0, (uint16_t)w->rt->rank}, .slice = k, .step = w->step_sent,
+             .count = 1, .ptr = (uint64_t)(uintptr_t)p->grad.data};
+    dist_send(w->sock, &m, NULL, 0);
+    w->sent[k] = true;
+}
+
+static void grad_ready(void *ud, singa_param *p, size_t begin, size_t end)
+{
+    dist_worker *w = ud;
+    if (begin != 0 || end != p->data.size || w->step_sent < 0)
+        return;
+    for (int k = 0; k < w->rt->nparams; k++)
+        if (w->params[k] == p && !w->sent[k]) {
+            send_update(w, k);
+            return;
+        }
+}
+
+/* Waits for a message of `type` (counting it in *n when given) until *n reaches 0; a stop
+ * ends the wait with the reason. */
+static int wait_for(dist_worker *w, int type, int *n, singa_err *err)
+{
+    do {
+        msg m;
+        zmq_msg_t payload;
+        int rc = msg_recv(w->sock, false, NULL, 0, &m, &payload);
+        if (rc < 0) {
+            zmq_msg_close(&payload);
+            if (zmq_errno() == EINTR)
+                continue;
+            return singa_err_set(err, "worker %d.%d: %s", w->group, w->id, zmq_strerror(zmq_errno()));
+        }
+        if (rc == 0 && m.type == MSG_STOP) {
+            singa_err_set(err, "worker %d.%d stopped: %.*s", w->group, w->id, (int)zmq_msg_size(&payload),
+                          zmq_msg_size(&payload) ? (const char *)zmq_msg_data(&payload) : "another thread failed");
+            zmq_msg_close(&payload);
+            return -1;
+        }
+        if (rc == 0 && m.type == type)
+            (*n)--;
+        zmq_msg_close(&payload);
+    } while (*n > 0);
+    return 0;
+}
+
+/* After the backward pass: gradients of params that share their value (an unrolled layer's
+ * copies) are averaged into the owner's and sent with the rest; then every param's answer. */
+static int after_backward(void *ud, int step, singa_err *err)
+{
+    dist_worker *w = ud;
+    singa_params *ps = singa_job_params(w->job);
+    for (int k = 0; k < w->rt->nparams; k++) {
+        if (w->sent[k])
+            continue;
+        singa_param *p = w->params[k];
+        if (p->nsharers) {
+            int n = 1;
+            for (int i = 0; i < ps->n; i++) {
+                singa_param *q = ps->items[i];
+                if (q->owner == p && q->trained) {
+                    singa_tensor_axpy(1.0f, &q->grad, &p->grad);
+                    n++;
+                }
+            }
+            singa_tensor_scale(&p->grad, 1.0f / (float)n);
+        }
+        send_update(w, k);
+    }
+    int left = w->rt->nparams;
+    int rc = wait_for(w, MSG_UPDATE_REPLY, &left, err);
+    memset(w->sent, 0, (size_t)w->rt->nparams * sizeof *w->sent);
+    w->step_sent = step + 1;
+    return rc;
+}
+
+void *dist_worker_main(void *arg)
+{
+    dist_worker *w = arg;
+    dist_rt *rt = w->rt;
+    char id[32];
+    int linger = 0, one = 1;
+    dist_identity(id, sizeof id, ENT_WORKER, w->group, w->id);
+    w->sock = zmq_socket(rt->zmq, ZMQ_DEALER);
+    if (!w->sock) {
+        singa_err_set(&w->err, "worker %s: %s", id, zmq_strerror(zmq_errno()));
+        dist_fail(rt, &w->err);
+        return NULL;
+    }
+    zmq_setsockopt(w->sock, ZMQ_ROUTING_ID, id, strlen(id));
+    zmq_setsockopt(w->sock, ZMQ_LINGER, &linger, sizeof linger);
+    zmq_connect(w->sock, rt->endpoint);
+    msg hello = {.type = MSG_HELLO, .src = self(w), .dst = {ENT_STUB, 0, 0, (uint16_t)rt->rank}};
+    dist_send(w->sock, &hello, NULL, 0);
+    singa_exchange x = {w, after_backward};
+    if (wait_for(w, MSG_READY, &one, &w->err) == 0) {
+        for (int k = 0; k < rt->nparams; k++) {
+            singa_param *p = w->params[k];
+            if (!p->nsharers) {
+                p->grad_ready = grad_ready;
+                p->grad_ready_ud = w;
+            }
+        }
+        w->step_sent = singa_job_step(w->job);
+        w->rc = singa_job_loop(w->job, &w->hooks, &x, &w->res, &w->err);
+        msg m = {.type = w->rc == 0 ? MSG_DONE : MSG_ABORT, .src = self(w), .dst = {ENT_STUB, 0, 0, (uint16_t)rt->rank}};
+        dist_send(w->sock, &m, w->rc == 0 ? NULL : w->err.msg, w->rc == 0 ? 0 : strlen(w->err.msg));
+        if (w->rc < 0) /* type 0 never comes: waits for the stop the stub sends everyone */
+            wait_for(w, 0, &one, &(singa_err){{0}});
+    } else {
+        w->rc = -1;
+    }
+    zmq_close(w->sock);
+    return NULL;
+}
