@@ -11,6 +11,8 @@ local singa = {
   test = core.test,             -- singa.test(job) -> { test = { loss, accuracy }, step, checkpoint }
   predict = core.predict,       -- singa.predict(job, input [, layer]) -> probabilities per input row
   tensor = core.tensor,         -- singa.tensor(d1, ...) zeros, or singa.tensor(list of numbers or rows)
+  stats = core.stats,           -- singa.stats() -> { rank, dropped, traffic = { {type, peer, sent, ...}, ... } }
+  cluster = require "singa.cluster", -- topology presets: sandblaster, allreduce, downpour, hogwild
 }
 
 return singa

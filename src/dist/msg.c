@@ -8,7 +8,7 @@ static const char *const type_names[MSG_NTYPES] = {
     [MSG_HELLO] = "hello",   [MSG_PUT] = "put",           [MSG_GET] = "get",
     [MSG_UPDATE] = "update", [MSG_SYNC] = "sync",         [MSG_GET_REPLY] = "get-reply",
     [MSG_UPDATE_REPLY] = "update-reply", [MSG_SYNC_REPLY] = "sync-reply", [MSG_READY] = "ready",
-    [MSG_DONE] = "done",     [MSG_STOP] = "stop",         [MSG_ABORT] = "abort",
+    [MSG_DONE] = "done",     [MSG_FINISHED] = "finished", [MSG_STOP] = "stop",         [MSG_ABORT] = "abort",
     [MSG_METRIC] = "metric", [MSG_JOIN] = "join",         [MSG_PEERS] = "peers",
     [MSG_HEARTBEAT] = "heartbeat",
 };

@@ -21,6 +21,7 @@ typedef enum {
     MSG_SYNC_REPLY, /* the master's values */
     MSG_READY,      /* stub to worker: params in place, train */
     MSG_DONE,       /* worker to stub: trained; stub to coordinator: its workers are done */
+    MSG_FINISHED,   /* worker 0.0 to stub: its final test is done, everyone may stop */
     MSG_STOP,       /* stop now; the payload says why when it is an error */
     MSG_ABORT,      /* a thread failed; the payload is the message */
     MSG_METRIC,     /* a worker's display window, to its group's worker 0 */

@@ -209,8 +209,6 @@ static int sync_groups(dist_server *s, srv_slice *x)
     }
     if (x->out || ++x->since < rt->c->sync_freq)
         return 0;
-    if (!x->last && !copy_of(x->data, &x->last, n))
-        return -1;
     if (!copy_of(x->data, &x->snap, n) || (!x->master && !(x->master = malloc(n * sizeof(float)))))
         return -1;
     for (size_t i = 0; i < n; i++) /* the delta, built in `master` until the answer overwrites it */
@@ -273,8 +271,11 @@ static int on_put(dist_server *s, srv_slice *x, const msg *m)
 {
     if (x->ready || !(m->flags & MSG_F_PTR) || !m->ptr)
         return 1;
+    size_t n = s->rt->slices[x->slice].len;
     if (x->shared_group < 0)
-        memcpy(x->data, (const float *)(uintptr_t)m->ptr, s->rt->slices[x->slice].len * sizeof(float));
+        memcpy(x->data, (const float *)(uintptr_t)m->ptr, n * sizeof(float));
+    if (s->rt->c->nserver_groups > 1 && !copy_of(x->data, &x->last, n)) /* deltas count from here */
+        return -1;
     x->ready = true;
     for (int g = s->first_group; g < s->first_group + s->ngroups; g++)
         if (x->get_from >> (g - s->first_group) & 1)
@@ -315,7 +316,11 @@ static int handle(dist_server *s, const msg *m, zmq_msg_t *payload, singa_err *e
     bool from_group = m->src.group >= s->first_group && m->src.group < s->first_group + s->ngroups;
     switch (m->type) {
     case MSG_PUT:
-        return from_group ? on_put(s, x, m) : 1;
+        if (!from_group)
+            return 1;
+        if (on_put(s, x, m) < 0)
+            return singa_err_set(err, "server %d.%d: out of memory", s->group, s->id);
+        return 0;
     case MSG_GET:
         if (!from_group)
             return 1;

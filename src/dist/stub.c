@@ -25,7 +25,8 @@ struct dist_stub {
     void *router;
     stub_group *groups;
     int hellos, threads;   /* threads here, and how many said hello */
-    int done;              /* workers here that finished */
+    int done;              /* workers here that finished training */
+    bool final_fetch;      /* fetching the newest values for worker 0.0's final test */
     bool stop;
 };
 
@@ -134,6 +135,18 @@ static float *replica_at(dist_rt *rt, int g, const dist_slice *sl)
     return rt->replica[g][sl->param]->data.data + sl->offset;
 }
 
+/* Asks group g's servers for every slice. */
+static void get_all(dist_stub *s, int g)
+{
+    dist_rt *rt = s->rt;
+    for (int k = 0; k < rt->nslices; k++) {
+        msg m = {.type = MSG_GET, .src = stub_addr(s, g),
+                 .dst = server_addr(rt, singa_cluster_server_group(rt->c, g), rt->slices[k].server), .slice = k};
+        deliver(s, &m, NULL, 0);
+    }
+    s->groups[g].gets_left = rt->nslices;
+}
+
 /* Puts (the first group of each server group) and gets every slice, once every thread is here. */
 static void start(dist_stub *s)
 {
@@ -150,12 +163,8 @@ static void start(dist_stub *s)
                      .slice = k, .ptr = (uint64_t)(uintptr_t)replica_at(rt, g, sl)};
             if (g % per == 0)
                 deliver(s, &m, NULL, 0);
-            m.type = MSG_GET;
-            m.flags = 0;
-            m.ptr = 0;
-            deliver(s, &m, NULL, 0);
         }
-        sg->gets_left = rt->nslices;
+        get_all(s, g);
     }
 }
 
@@ -224,8 +233,21 @@ static void on_get_reply(dist_stub *s, const msg *m, zmq_msg_t *payload)
         dist_stats_drop(s->rt->stats);
         return;
     }
-    if (--sg->gets_left == 0)
-        to_workers(s, g, (msg){.type = MSG_READY, .src = stub_addr(s, g)});
+    if (--sg->gets_left > 0)
+        return;
+    msg ready = {.type = MSG_READY, .src = stub_addr(s, g), .dst = {ENT_WORKER, (uint16_t)g, 0, (uint16_t)s->rt->rank}};
+    if (s->final_fetch)
+        deliver(s, &ready, NULL, 0);
+    else
+        to_workers(s, g, ready);
+}
+
+/* Every worker here trained: worker 0.0 (always here, in process 0) gets the newest values
+ * for its final test. */
+static void on_all_done(dist_stub *s)
+{
+    s->final_fetch = true;
+    get_all(s, 0);
 }
 
 /* Whether a message from a thread of this process is one the stub can act on. */
@@ -243,7 +265,8 @@ static bool valid(const dist_stub *s, const msg *m)
         return m->dst.group < c->nserver_groups && m->dst.id < c->nservers_per_group;
     if (m->dst.kind == ENT_SERVER && m->type == MSG_SYNC)
         return m->dst.group < c->nserver_groups && m->dst.id < c->nservers_per_group;
-    return m->type == MSG_HELLO || m->type == MSG_DONE || m->type == MSG_ABORT;
+    return m->type == MSG_HELLO || m->type == MSG_DONE || m->type == MSG_ABORT ||
+           (m->type == MSG_FINISHED && m->src.kind == ENT_WORKER && m->src.group == 0 && m->src.id == 0);
 }
 
 static void handle(dist_stub *s, const msg *m, zmq_msg_t *payload)
@@ -276,7 +299,10 @@ static void handle(dist_stub *s, const msg *m, zmq_msg_t *payload)
         break;
     case MSG_DONE:
         if (++s->done == s->rt->nworkers)
-            stop_all(s, NULL);
+            on_all_done(s);
+        break;
+    case MSG_FINISHED:
+        stop_all(s, NULL);
         break;
     case MSG_ABORT: {
         singa_err e;

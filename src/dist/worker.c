@@ -93,6 +93,17 @@ static int after_backward(void *ud, int step, singa_err *err)
     return rc;
 }
 
+/* Every worker says it is done; worker 0 of group 0 then waits for the newest values, which the
+ * stub fetches once every worker is done. */
+static int after_training(void *ud, singa_err *err)
+{
+    dist_worker *w = ud;
+    int one = 1;
+    msg m = {.type = MSG_DONE, .src = self(w), .dst = {ENT_STUB, 0, 0, (uint16_t)w->rt->rank}};
+    dist_send(w->sock, &m, NULL, 0);
+    return w->group == 0 && w->id == 0 ? wait_for(w, MSG_READY, &one, err) : 0;
+}
+
 void *dist_worker_main(void *arg)
 {
     dist_worker *w = arg;
@@ -111,7 +122,7 @@ void *dist_worker_main(void *arg)
     zmq_connect(w->sock, rt->endpoint);
     msg hello = {.type = MSG_HELLO, .src = self(w), .dst = {ENT_STUB, 0, 0, (uint16_t)rt->rank}};
     dist_send(w->sock, &hello, NULL, 0);
-    singa_exchange x = {w, after_backward};
+    singa_exchange x = {w, after_backward, after_training};
     if (wait_for(w, MSG_READY, &one, &w->err) == 0) {
         for (int k = 0; k < rt->nparams; k++) {
             singa_param *p = w->params[k];
@@ -122,10 +133,14 @@ void *dist_worker_main(void *arg)
         }
         w->step_sent = singa_job_step(w->job);
         w->rc = singa_job_loop(w->job, &w->hooks, &x, &w->res, &w->err);
-        msg m = {.type = w->rc == 0 ? MSG_DONE : MSG_ABORT, .src = self(w), .dst = {ENT_STUB, 0, 0, (uint16_t)rt->rank}};
-        dist_send(w->sock, &m, w->rc == 0 ? NULL : w->err.msg, w->rc == 0 ? 0 : strlen(w->err.msg));
-        if (w->rc < 0) /* type 0 never comes: waits for the stop the stub sends everyone */
-            wait_for(w, 0, &one, &(singa_err){{0}});
+        msg m = {.type = MSG_ABORT, .src = self(w), .dst = {ENT_STUB, 0, 0, (uint16_t)rt->rank}};
+        if (w->rc < 0) {
+            dist_send(w->sock, &m, w->err.msg, strlen(w->err.msg));
+            wait_for(w, 0, &one, &(singa_err){{0}}); /* type 0 never comes: until the stub stops all */
+        } else if (w->group == 0 && w->id == 0) {
+            m.type = MSG_FINISHED;
+            dist_send(w->sock, &m, NULL, 0);
+        }
     } else {
         w->rc = -1;
     }

@@ -14,6 +14,8 @@
 
 #define REGISTRY_KEY "singa.registry"
 #define OPTS_KEY "singa.opts"
+#define LIVE_STATS_KEY "singa.stats.live" /* the running job's counters */
+#define LAST_STATS_KEY "singa.stats.last" /* the last job's, as a table */
 
 static int registry_gc(lua_State *L)
 {
@@ -239,6 +241,54 @@ static void push_profile(lua_State *L, const singa_net *net)
     lua_setfield(L, -2, "profile");
 }
 
+/* r.params: a copy of every param's final values by name (worker group 0's, distributed). */
+static void push_params(lua_State *L, const singa_params *ps)
+{
+    lua_createtable(L, 0, ps->n);
+    for (int i = 0; i < ps->n; i++) {
+        const singa_param *p = ps->items[i];
+        singa_tensor *t = singa_lua_tensor_new(L, p->data.ndim, p->data.shape);
+        singa_tensor_copy(t, &p->data);
+        lua_setfield(L, -2, p->name);
+    }
+    lua_setfield(L, -2, "params");
+}
+
+/* The runtime's traffic: { rank, dropped, traffic = { {type, peer, sent, received, bytes_sent,
+ * bytes_received, pending, wait}, ... } }; an empty traffic list for a job of one process and
+ * thread pair. */
+static void push_stats(lua_State *L, const singa_stats *st)
+{
+    singa_traffic rows[256];
+    int n = st ? singa_stats_snapshot(st, rows, 256) : 0;
+    n = n < 256 ? n : 256;
+    lua_createtable(L, 0, 3);
+    lua_pushinteger(L, st ? singa_stats_rank(st) : 0);
+    lua_setfield(L, -2, "rank");
+    lua_pushinteger(L, st ? (lua_Integer)singa_stats_dropped(st) : 0);
+    lua_setfield(L, -2, "dropped");
+    lua_createtable(L, n, 0);
+    for (int i = 0; i < n; i++) {
+        const singa_traffic *r = &rows[i];
+        lua_createtable(L, 0, 8);
+        lua_pushstring(L, r->type);
+        lua_setfield(L, -2, "type");
+        lua_pushstring(L, r->peer);
+        lua_setfield(L, -2, "peer");
+        const struct { const char *name; double v; } nums[] = {
+            {"sent", (double)r->sent},           {"received", (double)r->received},
+            {"bytes_sent", (double)r->bytes_sent}, {"bytes_received", (double)r->bytes_received},
+            {"pending", (double)r->pending},     {"wait", r->wait_seconds},
+        };
+        for (size_t k = 0; k < sizeof nums / sizeof *nums; k++) {
+            lua_pushnumber(L, nums[k].v);
+            lua_setfield(L, -2, nums[k].name);
+        }
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_setfield(L, -2, "traffic");
+}
+
 /* singa.train(job) -> { steps, seconds, train = {...}, test = {...}, validation = {...} } */
 static int l_train(lua_State *L)
 {
@@ -261,11 +311,15 @@ static int l_train(lua_State *L)
     singa_job_hooks hooks = {.ud = &rp, .record = on_record, .step = on_step, .log = on_log};
     singa_result res;
     pthread_mutex_t *lock = get_opts(L)->lock;
+    lua_pushlightuserdata(L, singa_job_stats(job)); /* for singa.stats() while the job runs */
+    lua_setfield(L, LUA_REGISTRYINDEX, LIVE_STATS_KEY);
     if (lock)
         pthread_mutex_unlock(lock);
     rc = singa_job_run(job, &hooks, &res, &err);
     if (lock)
         pthread_mutex_lock(lock);
+    lua_pushnil(L);
+    lua_setfield(L, LUA_REGISTRYINDEX, LIVE_STATS_KEY);
     clear_line(&rp);
     if (rc < 0) {
         singa_job_free(job);
@@ -273,6 +327,11 @@ static int l_train(lua_State *L)
     }
     lua_newtable(L);
     push_profile(L, singa_job_train_net(job));
+    push_params(L, singa_job_train_net(job)->params);
+    push_stats(L, singa_job_stats(job));
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, LAST_STATS_KEY);
+    lua_setfield(L, -2, "stats");
     singa_job_free(job);
     lua_pushinteger(L, res.steps);
     lua_setfield(L, -2, "steps");
@@ -283,6 +342,21 @@ static int l_train(lua_State *L)
         push_metrics(L, &res.test, "test");
     if (res.has_validation)
         push_metrics(L, &res.validation, "validation");
+    return 1;
+}
+
+/* singa.stats(): the running job's traffic, else the last job's (see push_stats). */
+static int l_stats(lua_State *L)
+{
+    lua_getfield(L, LUA_REGISTRYINDEX, LIVE_STATS_KEY);
+    const singa_stats *live = lua_touserdata(L, -1);
+    if (live) {
+        push_stats(L, live);
+        return 1;
+    }
+    lua_getfield(L, LUA_REGISTRYINDEX, LAST_STATS_KEY);
+    if (lua_isnil(L, -1))
+        push_stats(L, NULL);
     return 1;
 }
 
@@ -440,6 +514,7 @@ int luaopen_singa_core(lua_State *L)
 {
     static const luaL_Reg funcs[] = {
         {"train", l_train},
+        {"stats", l_stats},
         {"gradcheck", l_gradcheck},
         {"gradcheck_net", l_gradcheck_net},
         {"forward", l_forward},

@@ -681,6 +681,8 @@ int singa_job_loop(singa_job *job, const singa_job_hooks *hooks, const singa_exc
     }
     if (job->window.steps > 0)
         res->train = job->window.metrics;
+    if (x && x->after_training(x->ud, err) < 0)
+        return -1;
     if (job->ckpt_dir && job->step > start && save_checkpoint(job, job->step, hooks, err) < 0)
         return -1;
     if (job->test_net && last_test != job->train_steps) {

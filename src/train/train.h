@@ -22,6 +22,9 @@ int singa_job_begin(singa_job *job, const singa_job_hooks *hooks, singa_err *err
 typedef struct singa_exchange {
     void *ud;
     int (*after_backward)(void *ud, int step, singa_err *err);
+    /* After the last step, before the final test: the lead waits for every worker's last update
+     * and fetches the newest values, so the test sees all the training. */
+    int (*after_training)(void *ud, singa_err *err);
 } singa_exchange;
 
 /* The training loop from the job's current step (x NULL: the local updater). */

@@ -1,0 +1,136 @@
+-- The distributed runtime in one process: synchronous frameworks are exact (k workers with
+-- batch B/k end with the params of one worker with batch B), every updater runs on the servers,
+-- asynchronous frameworks converge, traffic is counted, presets and impossible topologies.
+local singa = require "singa"
+local tap = require "tap"
+local td = require "testdata"
+
+local dir = td.tmpdir("8000-dist")
+local img, lab = td.idx(dir .. "/train", 480, 10, 12, 12, 4242)
+
+local function job(cluster, o)
+  o = o or {}
+  return {
+    name = "dist", seed = 7, train_steps = o.steps or 50, disp_freq = 0,
+    cluster = cluster,
+    updater = o.updater or { type = "kSGD", momentum = 0.9, weight_decay = 1e-4,
+                             learning_rate = { type = "kStep", base_lr = 0.05, gamma = 0.5, change_freq = 20 } },
+    neuralnet = { layer = {
+      { name = "data", type = "kIDXData", batchsize = 24, shuffle = true, images = img, labels = lab },
+      { name = "image", type = "kMnist", srclayer = "data", norm_a = 255 },
+      { name = "label", type = "kLabel", srclayer = "data" },
+      { name = "fc1", type = "kInnerProduct", srclayer = "image", num_output = 40 },
+      { name = "act", type = "kTanh", srclayer = "fc1" },
+      { name = "fc2", type = "kInnerProduct", srclayer = "act", num_output = 10 },
+      { name = "loss", type = "kSoftmaxLoss", srclayer = { "fc2", "label" } },
+    } },
+  }
+end
+
+-- ||a - b|| / ||b|| over every param.
+local function rel_diff(a, b)
+  local num, den = 0, 0
+  for name, t in pairs(b) do
+    num = num + a[name]:clone():sub(t):norm() ^ 2
+    den = den + t:norm() ^ 2
+  end
+  return math.sqrt(num / den)
+end
+
+local function train(cluster, o)
+  local ok, r = pcall(singa.train, job(cluster, o))
+  if not ok then tap.diag(r) return nil end
+  return r
+end
+
+local base = train(nil)
+local nparams = 0
+for _ in pairs(base and base.params or {}) do nparams = nparams + 1 end
+tap.is(nparams, 4, "a plain job returns its params (two weights, two biases)")
+
+local function same_as_base(cluster, what, o, ref)
+  local r = train(cluster, o)
+  local d = r and rel_diff(r.params, (ref or base).params) or math.huge
+  tap.ok(d < 1e-5, what .. string.format(" (relative difference %.2g)", d))
+  return r
+end
+
+-- Synchronous data parallelism is exact.
+same_as_base({ nworkers_per_group = 2 }, "2 workers with batch 12 = 1 worker with batch 24")
+same_as_base({ nworkers_per_group = 4, nservers_per_group = 3 }, "4 workers and 3 servers: exact")
+same_as_base(singa.cluster.sandblaster{ workers = 3, servers = 2 }, "Sandblaster, 3 workers, 2 servers: exact")
+same_as_base(singa.cluster.allreduce{ workers = 2 }, "AllReduce, 2 workers: exact")
+same_as_base({ nservers_per_group = 5 }, "1 worker, params sliced over 5 servers: exact")
+same_as_base({ nworkers_per_group = 2, share_memory = false }, "without shared memory (values in messages): exact")
+
+-- Every updater runs on the servers, kLua included.
+for _, u in ipairs{
+  { type = "kAdam", learning_rate = { type = "kFixed", base_lr = 0.01 } },
+  { type = "kRMSProp", learning_rate = { type = "kInverse", base_lr = 0.01, gamma = 0.1, pow = 0.5 } },
+  { type = "kNesterov", momentum = 0.8, clip_low = -0.1, clip_high = 0.1, learning_rate = { type = "kFixed", base_lr = 0.02 } },
+  { type = "kLua", state = { "h" }, learning_rate = function(step) return 0.05 / (1 + step) end,
+    update = function(step, w, g, st, lr) st.h:scale(0.5):axpy(1, g); w:axpy(-lr, st.h) end },
+} do
+  local ref = train(nil, { updater = u })
+  same_as_base({ nworkers_per_group = 2, nservers_per_group = 2 }, "updater " .. u.type .. " on 2 servers: exact",
+               { updater = u }, ref)
+end
+
+-- Traffic is counted per message type and peer.
+local r = train({ nworkers_per_group = 2 }, { steps = 10 })
+local updates_from_w1, replies = 0, 0
+for _, row in ipairs(r and r.stats.traffic or {}) do
+  if row.type == "update" and row.peer == "worker 0.1" then updates_from_w1 = row.received end
+  if row.type == "update-reply" and row.peer == "worker 0.0" then replies = row.sent end
+end
+tap.is(updates_from_w1, 10 * 4, "the stub received one update per param per step from worker 0.1")
+tap.is(replies, 10 * 4, "and told worker 0.0 once per param per step")
+tap.is(r and r.stats.dropped, 0, "no message was dropped")
+tap.ok(#singa.stats().traffic > 0, "singa.stats() gives the last job's traffic")
+tap.is(#(base.stats.traffic), 0, "a plain job has no traffic")
+
+-- Presets are plain tables; wrong options are refused.
+local sb = singa.cluster.sandblaster{ workers = 4, servers = 2, procs = 3 }
+tap.ok(sb.nworker_groups == 1 and sb.nworkers_per_group == 4 and sb.server_worker_separate and sb.nworkers_per_procs == 2,
+       "sandblaster preset: one group, separate servers, two workers per process")
+local hw = singa.cluster.hogwild{ groups = 3, sync_freq = 2 }
+tap.ok(hw.nserver_groups == 3 and hw.nworker_groups == 3 and hw.sync_freq == 2, "hogwild preset: a server group per worker group")
+tap.raises("unknown option 'worker'", "a misspelt preset option", singa.cluster.downpour, { worker = 2 })
+tap.raises("procs must be 1 or groups + 1", "a preset's impossible process count", singa.cluster.downpour, { groups = 2, procs = 2 })
+
+-- Asynchronous frameworks converge on Fashion-MNIST within a point of one worker, same epochs.
+local fm = os.getenv("FMNIST_DIR") or "/usr/share/datasets/fashion-mnist/"
+local function fmnist(cluster, steps)
+  local ok, res = pcall(singa.train, {
+    name = "async", seed = 1, train_steps = steps, disp_freq = 0, test_steps = 50, cluster = cluster,
+    updater = { type = "kSGD", learning_rate = { type = "kFixed", base_lr = 0.04 } },
+    neuralnet = { layer = {
+      { name = "data", type = "kIDXData", exclude = "kTest", batchsize = 64, shuffle = true,
+        images = fm .. "train-images-idx3-ubyte.gz", labels = fm .. "train-labels-idx1-ubyte.gz" },
+      { name = "data", type = "kIDXData", exclude = "kTrain", batchsize = 100,
+        images = fm .. "t10k-images-idx3-ubyte.gz", labels = fm .. "t10k-labels-idx1-ubyte.gz" },
+      { name = "image", type = "kMnist", srclayer = "data", norm_a = 255 },
+      { name = "label", type = "kLabel", srclayer = "data" },
+      { name = "fc1", type = "kInnerProduct", srclayer = "image", num_output = 128 },
+      { name = "relu1", type = "kReLU", srclayer = "fc1" },
+      { name = "fc2", type = "kInnerProduct", srclayer = "relu1", num_output = 10 },
+      { name = "loss", type = "kSoftmaxLoss", srclayer = { "fc2", "label" } },
+    } },
+  })
+  if not ok then tap.diag(res) return 0 end
+  return res.test.accuracy
+end
+local one = fmnist(nil, 4000)
+tap.ok(one > 0.83, string.format("one worker reaches %.4f", one))
+for _, c in ipairs{
+  { "Downpour, 4 groups", singa.cluster.downpour{ groups = 4 } },
+  { "Hogwild, 4 groups", singa.cluster.hogwild{ groups = 4 } },
+  { "Hogwild, 2 groups, sync every 4", singa.cluster.hogwild{ groups = 2, sync_freq = 4 } },
+} do
+  local acc = fmnist(c[2], 4000 // c[2].nworker_groups)
+  tap.ok(acc > one - 0.01, string.format("%s: %.4f against %.4f", c[1], acc, one))
+end
+
+-- Scratch files go when everything passed; on a failure they stay for a look.
+if tap.failed == 0 then os.execute("rm -rf '" .. dir .. "'") end
+tap.done()
