@@ -121,9 +121,11 @@ int msg_recv(void *sock, bool router, char *identity, size_t idlen, msg *m, zmq_
 {
     zmq_msg_t part;
     zmq_msg_init(payload);
+    zmq_msg_init(&part);
+    int n;
+    while ((n = zmq_msg_recv(&part, sock, 0)) < 0 && zmq_errno() == EINTR) /* nothing read yet: retry */
+        ;
     if (router) {
-        zmq_msg_init(&part);
-        int n = zmq_msg_recv(&part, sock, 0);
         if (n < 0) {
             zmq_msg_close(&part);
             return -1;
@@ -134,9 +136,9 @@ int msg_recv(void *sock, bool router, char *identity, size_t idlen, msg *m, zmq_
         zmq_msg_close(&part);
         if (!has_more(sock))
             return 1;
+        zmq_msg_init(&part); /* the parts of a message arrive together: no EINTR from here */
+        n = zmq_msg_recv(&part, sock, 0);
     }
-    zmq_msg_init(&part);
-    int n = zmq_msg_recv(&part, sock, 0);
     if (n < 0) {
         zmq_msg_close(&part);
         return -1;

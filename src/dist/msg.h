@@ -59,7 +59,7 @@ int msg_decode(msg *m, const void *buf, size_t len);
 int msg_send(void *sock, const char *identity, const msg *m, const void *payload, size_t nbytes);
 /* Receives one message: the identity frame when `router`, the header, and the payload into
  * `payload` (initialised here; the caller closes it).  Returns 0, 1 for a malformed message
- * (drained and dropped), -1 when the socket fails (ETERM, EINTR ...). */
+ * (drained and dropped), -1 when the socket fails (ETERM ...); a signal is no failure. */
 int msg_recv(void *sock, bool router, char *identity, size_t idlen, msg *m, zmq_msg_t *payload);
 
 #endif

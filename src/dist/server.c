@@ -359,13 +359,7 @@ void *dist_server_main(void *arg)
         msg m;
         zmq_msg_t payload;
         int rc = msg_recv(s->sock, false, NULL, 0, &m, &payload);
-        if (rc < 0) {
-            zmq_msg_close(&payload);
-            if (zmq_errno() == EINTR)
-                continue;
-            break;
-        }
-        if (rc == 0 && m.type == MSG_STOP) {
+        if (rc < 0 || (rc == 0 && m.type == MSG_STOP)) {
             zmq_msg_close(&payload);
             break;
         }

@@ -341,7 +341,7 @@ void *dist_stub_main(void *arg)
         else if (rc > 0)
             dist_stats_drop(rt->stats);
         zmq_msg_close(&payload);
-        if (rc < 0 && zmq_errno() != EINTR)
+        if (rc < 0)
             break;
     }
     zmq_close(s->router);

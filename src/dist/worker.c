@@ -46,8 +46,6 @@ static int wait_for(dist_worker *w, int type, int *n, singa_err *err)
         int rc = msg_recv(w->sock, false, NULL, 0, &m, &payload);
         if (rc < 0) {
             zmq_msg_close(&payload);
-            if (zmq_errno() == EINTR)
-                continue;
             return singa_err_set(err, "worker %d.%d: %s", w->group, w->id, zmq_strerror(zmq_errno()));
         }
         if (rc == 0 && m.type == MSG_STOP) {
