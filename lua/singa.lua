@@ -11,6 +11,9 @@ local singa = {
   test = core.test,             -- singa.test(job) -> { test = { loss, accuracy }, step, checkpoint }
   predict = core.predict,       -- singa.predict(job, input [, layer]) -> probabilities per input row
   tensor = core.tensor,         -- singa.tensor(d1, ...) zeros, or singa.tensor(list of numbers or rows)
+  load_plugin = core.load_plugin, -- singa.load_plugin(path) -> { name, version, description, path, abi, types }
+  plugins = core.plugins,       -- singa.plugins() -> the loaded plugins, in load order
+  plugin_abi = core.plugin_abi, -- "major.minor" of the plugin ABI (singa/plugin.h)
 }
 
 return singa
