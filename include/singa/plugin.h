@@ -58,7 +58,9 @@ typedef struct singa_plugin_def {
     const char *name;        /* letters, digits, '_', '-', '.'; unique among loaded plugins */
     const char *version;     /* the plugin's own version, e.g. "1.0.0" */
     const char *description; /* one line, or NULL */
-    /* Registers the layer types; returns 0, or -1 with a message in err.  Called once. */
+    /* Registers the layer types; returns 0, or -1 with a message in err.  Called once for each
+     * registry the plugin is loaded into (each Lua state has one), with a ctx valid during
+     * the call only; so keep no state of your own outside the layers' l->state. */
     int (*init)(singa_plugin_ctx *ctx, singa_err *err);
 } singa_plugin_def;
 
