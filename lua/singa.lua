@@ -13,6 +13,9 @@ local singa = {
   tensor = core.tensor,         -- singa.tensor(d1, ...) zeros, or singa.tensor(list of numbers or rows)
   stats = core.stats,           -- singa.stats() -> { rank, dropped, traffic = { {type, peer, sent, ...}, ... } }
   cluster = require "singa.cluster", -- topology presets: sandblaster, allreduce, downpour, hogwild
+  load_plugin = core.load_plugin, -- singa.load_plugin(path) -> { name, version, description, path, abi, types }
+  plugins = core.plugins,       -- singa.plugins() -> the loaded plugins, in load order
+  plugin_abi = core.plugin_abi, -- "major.minor" of the plugin ABI (singa/plugin.h)
 }
 
 return singa

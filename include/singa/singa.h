@@ -18,5 +18,6 @@
 #include "singa/tensor.h"
 #include "singa/updater.h"
 #include "singa/gradcheck.h"
+#include "singa/plugin.h"
 
 #endif

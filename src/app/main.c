@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "app/plugin_cli.h"
 #include "config.h"
 #include "lua/lsinga.h"
 #include "singa/singa.h"
@@ -26,10 +27,14 @@ static void usage(FILE *f)
             "  --test          do not train: the script's first singa.train(job) loads the newest\n"
             "                  checkpoint in the job's checkpoint_path, runs test_steps batches of\n"
             "                  the kTest net, prints the test metrics and ends the script\n"
+            "  --check-plugin FILE  load the plugin FILE (a .so) and gradient-check every layer\n"
+            "                  type it registers; exits non-zero when a check fails\n"
             "  --help          show this help\n"
             "  --version       show the version\n"
             "\n"
             "A job script calls singa.train{...}: see README.md for the job format.\n"
+            "Plugins (*.so) are loaded from $SINGA_PLUGIN_PATH (folders, colon-separated),\n"
+            "plugins/ beside the program and " SINGA_PLUGINDIR ".\n"
             "The interactive workbench (singa-tui FILE without -e) is not part of this build yet.\n");
 }
 
@@ -114,6 +119,8 @@ int main(int argc, char **argv)
             return 0;
         } else if (strcmp(argv[i], "--test") == 0) {
             test_only = 1;
+        } else if (strcmp(argv[i], "--check-plugin") == 0 && i + 1 < argc) {
+            return singa_tui_check_plugin(argv[i + 1]);
         } else if (strcmp(argv[i], "--metrics") == 0 && i + 1 < argc) {
             metrics = argv[++i];
         } else if (strcmp(argv[i], "-e") == 0 && i + 1 < argc) {
@@ -134,6 +141,9 @@ int main(int argc, char **argv)
     }
     pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
     singa_lua_opts opts = {.progress_line = isatty(STDOUT_FILENO), .test_only = test_only, .lock = &lock};
+    char plugin_path[4 * PATH_MAX + 64];
+    singa_tui_plugin_path(plugin_path, sizeof plugin_path);
+    opts.plugin_path = plugin_path;
     if (metrics) {
         if (!(opts.metrics = fopen(metrics, "w"))) {
             perror(metrics);

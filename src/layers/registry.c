@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "layers/layers.h"
+#include "layers/registry.h"
 #include "singa/net.h"
 
 const singa_field singa_layer_common_fields[] = {
@@ -41,11 +42,6 @@ static const singa_layer_type *const builtins[] = {
     &singa_char_rnn_output_layer,
 };
 
-struct singa_registry {
-    const singa_layer_type **types;
-    size_t n;
-};
-
 singa_registry *singa_registry_new(void)
 {
     singa_registry *reg = calloc(1, sizeof *reg);
@@ -61,8 +57,10 @@ singa_registry *singa_registry_new(void)
 
 void singa_registry_free(singa_registry *reg)
 {
-    if (reg)
+    if (reg) {
         free(reg->types);
+        singa_registry_unload_plugins(reg); /* after the types, which live in the plugins */
+    }
     free(reg);
 }
 

@@ -1,5 +1,6 @@
 /* singa.core: train, gradcheck, layer_types and version for Lua.  The layer registry lives in a
- * userdata owned by the Lua state, so two states never share mutable engine state. */
+ * userdata owned by the Lua state, so two states never share mutable engine state; the plugins
+ * loaded into it go with it. */
 #include <lauxlib.h>
 #include <math.h>
 #include <stdio.h>
@@ -25,7 +26,7 @@ static int registry_gc(lua_State *L)
     return 0;
 }
 
-static const singa_registry *get_registry(lua_State *L)
+static singa_registry *get_registry(lua_State *L)
 {
     lua_getfield(L, LUA_REGISTRYINDEX, REGISTRY_KEY "#");
     singa_registry **reg = lua_touserdata(L, -1);
@@ -142,6 +143,93 @@ static void push_metrics(lua_State *L, const singa_metrics *m, const char *field
     lua_setfield(L, -2, field);
 }
 
+/* ---- plugins (singa/plugin.h) ---- */
+
+/* A plugin as Lua sees it: { name, version, description, path, abi = "1.0", types = {...} } */
+static void push_plugin(lua_State *L, const singa_plugin *p)
+{
+    size_t n = singa_plugin_types(p, NULL, 0);
+    const singa_layer_type **types = lua_newuserdatauv(L, (n ? n : 1) * sizeof *types, 0);
+    singa_plugin_types(p, types, n);
+    int major, minor;
+    singa_plugin_abi(p, &major, &minor);
+    lua_createtable(L, 0, 6);
+    lua_pushstring(L, singa_plugin_name(p));
+    lua_setfield(L, -2, "name");
+    lua_pushstring(L, singa_plugin_version(p));
+    lua_setfield(L, -2, "version");
+    lua_pushstring(L, singa_plugin_description(p));
+    lua_setfield(L, -2, "description");
+    lua_pushstring(L, singa_plugin_path(p));
+    lua_setfield(L, -2, "path");
+    lua_pushfstring(L, "%d.%d", major, minor);
+    lua_setfield(L, -2, "abi");
+    lua_createtable(L, (int)n, 0);
+    for (size_t i = 0; i < n; i++) {
+        lua_pushstring(L, types[i]->name);
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    lua_setfield(L, -2, "types");
+    lua_remove(L, -2); /* the types' userdata */
+}
+
+/* singa.load_plugin(path) -> the plugin (as in singa.plugins()); a file already loaded is not
+ * loaded again. */
+static int l_load_plugin(lua_State *L)
+{
+    const char *path = luaL_checkstring(L, 1);
+    const singa_plugin *p;
+    singa_err err = {{0}};
+    if (singa_plugin_load(get_registry(L), path, &p, &err) < 0)
+        return raise(L, err.msg);
+    push_plugin(L, p);
+    return 1;
+}
+
+/* singa.plugins() -> the loaded plugins in load order */
+static int l_plugins(lua_State *L)
+{
+    const singa_registry *reg = get_registry(L);
+    size_t n = singa_registry_plugins(reg, NULL, 0);
+    const singa_plugin **ps = lua_newuserdatauv(L, (n ? n : 1) * sizeof *ps, 0);
+    singa_registry_plugins(reg, ps, n);
+    lua_createtable(L, (int)n, 0);
+    for (size_t i = 0; i < n; i++) {
+        push_plugin(L, ps[i]);
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    return 1;
+}
+
+/* The plugins a job names (`plugins`, a path or a list of paths) are loaded before anything
+ * else of it, so a layer type of theirs resolves and a plugin that fails stops the job before
+ * it starts.  Values of the wrong type are left to the job's validation. */
+static void load_job_plugins(lua_State *L, int job)
+{
+    lua_getfield(L, job, "plugins");
+    int list = lua_istable(L, -1);
+    lua_Integer n = list ? (lua_Integer)lua_rawlen(L, -1) : lua_isstring(L, -1) ? 1 : 0;
+    for (lua_Integer i = 1; i <= n; i++) {
+        if (list)
+            lua_rawgeti(L, -1, i);
+        else
+            lua_pushvalue(L, -1);
+        singa_err err = {{0}};
+        if (lua_type(L, -1) == LUA_TSTRING &&
+            singa_plugin_load(get_registry(L), lua_tostring(L, -1), NULL, &err) < 0)
+            raise(L, err.msg);
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+}
+
+/* A plugin found by scanning the plugin folders that fails to load is reported and skipped. */
+static void warn_plugin(void *ud, const char *msg)
+{
+    fflush(stdout);
+    fprintf(stderr, "singa-tui: %s (skipped)\n", msg);
+}
+
 /* ---- trained models: singa.test, singa.predict (src/train/predict.c) ---- */
 
 static const char finished_key = 0; /* its address is the error value that ends a --test script */
@@ -153,6 +241,7 @@ int singa_lua_finished(lua_State *L, int idx) { return lua_touserdata(L, idx) ==
 static singa_model *load_model(lua_State *L, const singa_job_hooks *hooks)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
+    load_job_plugins(L, 1);
     singa_err err = {{0}};
     singa_conf *conf = singa_lua_toconf(L, 1, "job", &err);
     if (!conf)
@@ -298,6 +387,7 @@ static int l_train(lua_State *L)
         lua_pushlightuserdata(L, (void *)&finished_key);
         return lua_error(L);
     }
+    load_job_plugins(L, 1);
     singa_err err = {{0}};
     singa_conf *conf = singa_lua_toconf(L, 1, "job", &err);
     if (!conf)
@@ -522,6 +612,8 @@ int luaopen_singa_core(lua_State *L)
         {"test", l_test},
         {"predict", l_predict},
         {"tensor", singa_lua_tensor_ctor},
+        {"load_plugin", l_load_plugin},
+        {"plugins", l_plugins},
         {NULL, NULL},
     };
     singa_registry **reg = lua_newuserdatauv(L, sizeof *reg, 0);
@@ -533,10 +625,14 @@ int luaopen_singa_core(lua_State *L)
     lua_setmetatable(L, -2);
     if (!(*reg = singa_registry_new()))
         return luaL_error(L, "out of memory");
+    if (get_opts(L)->plugin_path)
+        singa_plugin_load_path(*reg, get_opts(L)->plugin_path, warn_plugin, NULL);
     lua_setfield(L, LUA_REGISTRYINDEX, REGISTRY_KEY "#");
     singa_lua_tensor_open(L);
     luaL_newlib(L, funcs);
     lua_pushstring(L, SINGA_VERSION);
     lua_setfield(L, -2, "version");
+    lua_pushfstring(L, "%d.%d", SINGA_PLUGIN_ABI_MAJOR, SINGA_PLUGIN_ABI_MINOR);
+    lua_setfield(L, -2, "plugin_abi");
     return 1;
 }

@@ -17,6 +17,8 @@ typedef struct singa_lua_opts {
      * and schedules, called from worker and server threads) take it for each call, as does an
      * interactive console.  NULL when only one thread ever touches the state. */
     pthread_mutex_t *lock;
+    /* Folders (colon-separated) whose plugins are loaded when the module opens, or NULL. */
+    const char *plugin_path;
 } singa_lua_opts;
 
 int luaopen_singa_core(lua_State *L);

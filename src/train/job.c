@@ -31,6 +31,7 @@ const singa_field singa_job_fields[] = {
     {"checkpoint_after", SINGA_FIELD_INT},  {"checkpoint_path", SINGA_FIELD_STRS},
     {"checkpoint_keep", SINGA_FIELD_INT},   {"resume", SINGA_FIELD_BOOL},
     {"num_openblas_threads", SINGA_FIELD_INT}, {"profile", SINGA_FIELD_BOOL},
+    {"plugins", SINGA_FIELD_STRS}, /* loaded by the host before the job (singa/plugin.h) */
     {NULL, 0},
 };
 

@@ -1,0 +1,26 @@
+/* What the plugin files share: a loaded plugin, and text-to-conf for check examples. */
+#ifndef SINGA_PLUGIN_INTERNAL_H
+#define SINGA_PLUGIN_INTERNAL_H
+
+#include "singa/plugin.h"
+
+/* A registered type: the host's copy of the plugin's structs (see type_size in loader.c). */
+typedef struct singa_plugin_type {
+    singa_layer_type type;
+    singa_plugin_example example;
+} singa_plugin_type;
+
+struct singa_plugin {
+    char *path;     /* as given */
+    char *real;     /* realpath, to see one file loaded twice */
+    void *handle;
+    const singa_plugin_def *def;
+    singa_plugin_type **types; /* each its own allocation: the registry points into them */
+    size_t ntypes;
+};
+
+/* Parses Lua table syntax ("{ beta = 1.5, param = { { name = 'a' } } }") into a conf tree
+ * (conf_text.c).  NULL with the error set on a syntax error. */
+singa_conf *singa_conf_parse_text(const char *text, singa_err *err);
+
+#endif
