@@ -16,6 +16,15 @@ local function count(opts, name, default)
   return v
 end
 
+-- The `procs` option where a framework allows 1 (the embedded default) or exactly `n`.
+local function procs(opts, framework, n, what)
+  local p = count(opts, "procs", 1)
+  if p ~= 1 and p ~= n then
+    error(string.format("singa.cluster.%s: procs must be 1 or %s (%d), got %d", framework, what, n, p), 3)
+  end
+  return p
+end
+
 local function finish(opts, t, known)
   for k in pairs(opts) do
     local ok = known[k]
@@ -45,10 +54,8 @@ end
 -- AllReduce: one synchronous group of n workers and n servers, a worker and a server per process.
 function M.allreduce(opts)
   opts = opts or {}
-  local n, p = count(opts, "workers", 2), count(opts, "procs", 1)
-  if p ~= 1 and p ~= n then
-    error(string.format("singa.cluster.allreduce: procs must be 1 or the number of workers (%d), got %d", n, p), 2)
-  end
+  local n = count(opts, "workers", 2)
+  local p = procs(opts, "allreduce", n, "the number of workers")
   return finish(opts, {
     framework = "allreduce", nworker_groups = 1, nworkers_per_group = n, nserver_groups = 1,
     nservers_per_group = n, nworkers_per_procs = p == 1 and n or 1, nservers_per_procs = p == 1 and n or 1,
@@ -59,11 +66,8 @@ end
 -- `servers` servers apart from them.  procs > 1: one process per worker group, then the servers'.
 function M.downpour(opts)
   opts = opts or {}
-  local g, w, s, p = count(opts, "groups", 2), count(opts, "workers", 1), count(opts, "servers", 1),
-                     count(opts, "procs", 1)
-  if p ~= 1 and p ~= g + 1 then
-    error(string.format("singa.cluster.downpour: procs must be 1 or groups + 1 (%d), got %d", g + 1, p), 2)
-  end
+  local g, w, s = count(opts, "groups", 2), count(opts, "workers", 1), count(opts, "servers", 1)
+  local p = procs(opts, "downpour", g + 1, "groups + 1")
   return finish(opts, {
     framework = "downpour", nworker_groups = g, nworkers_per_group = w, nserver_groups = 1,
     nservers_per_group = s, server_worker_separate = true,
@@ -75,10 +79,8 @@ end
 -- process, server groups syncing every sync_freq updates.
 function M.hogwild(opts)
   opts = opts or {}
-  local n, p = count(opts, "groups", 2), count(opts, "procs", 1)
-  if p ~= 1 and p ~= n then
-    error(string.format("singa.cluster.hogwild: procs must be 1 or the number of groups (%d), got %d", n, p), 2)
-  end
+  local n = count(opts, "groups", 2)
+  local p = procs(opts, "hogwild", n, "the number of groups")
   return finish(opts, {
     framework = "hogwild", nworker_groups = n, nworkers_per_group = 1, nserver_groups = n,
     nservers_per_group = 1, nworkers_per_procs = p == 1 and n or 1, nservers_per_procs = p == 1 and n or 1,

@@ -52,19 +52,8 @@ static int msghandler(lua_State *L)
 /* package.path gains the lua/ folder beside the program, $SINGA_LUA_PATH and the installed one. */
 static void set_paths(lua_State *L)
 {
-    char exe[PATH_MAX] = "", dir[PATH_MAX] = ".";
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = 0;
-        snprintf(dir, sizeof dir, "%s", exe);
-        char *slash = strrchr(dir, '/');
-        if (slash)
-            *slash = 0;
-        /* libtool keeps the real binary in .libs/ during development */
-        size_t len = strlen(dir);
-        if (len > 6 && strcmp(dir + len - 6, "/.libs") == 0)
-            dir[len - 6] = 0;
-    }
+    char dir[PATH_MAX];
+    singa_tui_program_dir(dir, sizeof dir);
     const char *env = getenv("SINGA_LUA_PATH");
     lua_getglobal(L, "package");
     lua_pushfstring(L, "%s%s%s/lua/?.lua;%s/?.lua;", env ? env : "", env ? "/?.lua;" : "", dir,

@@ -11,24 +11,30 @@
 #include "config.h"
 #include "singa/singa.h"
 
+int singa_tui_program_dir(char *dir, size_t cap)
+{
+    char exe[PATH_MAX] = "";
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    snprintf(dir, cap, ".");
+    if (n <= 0)
+        return 0;
+    exe[n] = 0;
+    snprintf(dir, cap, "%s", exe);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = 0;
+    size_t len = strlen(dir);
+    if (len > 6 && strcmp(dir + len - 6, "/.libs") == 0) {
+        dir[len - 6] = 0;
+        return 1;
+    }
+    return 0;
+}
+
 void singa_tui_plugin_path(char *buf, size_t cap)
 {
-    /* The program's folder as set_paths (main.c) finds it for lua/. */
-    char exe[PATH_MAX] = "", dir[PATH_MAX] = ".";
-    int dev = 0;
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = 0;
-        snprintf(dir, sizeof dir, "%s", exe);
-        char *slash = strrchr(dir, '/');
-        if (slash)
-            *slash = 0;
-        size_t len = strlen(dir);
-        if (len > 6 && strcmp(dir + len - 6, "/.libs") == 0) {
-            dir[len - 6] = 0;
-            dev = 1; /* libtool's build tree: modules are in plugins/.libs/ too */
-        }
-    }
+    char dir[PATH_MAX];
+    int dev = singa_tui_program_dir(dir, sizeof dir); /* the build tree: modules in plugins/.libs/ too */
     const char *env = getenv("SINGA_PLUGIN_PATH");
     snprintf(buf, cap, "%s%s%s/plugins%s%s%s:%s", env ? env : "", env ? ":" : "", dir,
              dev ? ":" : "", dev ? dir : "", dev ? "/plugins/.libs" : "", SINGA_PLUGINDIR);

@@ -4,6 +4,9 @@
 
 #include <stddef.h>
 
+/* The folder of the program, as dir; returns 1 when it runs from libtool's .libs/ in the build
+ * tree (dir is then the build tree's top, where lua/ and plugins/ are). */
+int singa_tui_program_dir(char *dir, size_t cap);
 /* The folders whose plugins every Lua state loads, colon-separated, in this order:
  * $SINGA_PLUGIN_PATH, plugins/ beside the program (and plugins/.libs/ when the program runs
  * from libtool's .libs/, as in the build tree), and the installed plugin folder. */

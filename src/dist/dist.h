@@ -85,7 +85,7 @@ int dist_worker_proc(const dist_rt *rt, int group, int id);
 int dist_server_proc(const dist_rt *rt, int group, int id);
 /* An identity on the stub's router: "w<group>.<id>", "s<group>.<id>". */
 void dist_identity(char *buf, size_t len, int kind, int group, int id);
-/* Sends a message to the stub, counting it; payload may be NULL. */
+/* Sends a message to the stub from a worker's or server's socket; payload may be NULL. */
 int dist_send(void *sock, const msg *m, const void *payload, size_t nbytes);
 
 void *dist_worker_main(void *arg);
@@ -100,6 +100,7 @@ int dist_stub_create(dist_rt *rt, singa_err *err);
 void dist_stub_free(dist_stub *s);
 void *dist_stub_main(void *arg);
 
+/* Counts a message of `bytes` (0: none, only pending and wait change) on the row (type, peer). */
 void dist_stats_count(singa_stats *s, const char *type, const char *peer, bool sent, size_t bytes, int pending,
                       double wait);
 void dist_stats_drop(singa_stats *s);

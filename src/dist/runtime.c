@@ -191,15 +191,9 @@ static int add_servers(dist_rt *rt, singa_err *err)
 
 static void free_rt(dist_rt *rt, singa_job *lead)
 {
-    for (int i = 0; i < rt->nworkers; i++) {
+    for (int i = 0; i < rt->nworkers; i++) { /* borrowed values are views: any order will do */
         dist_worker *w = &rt->workers[i];
-        /* Values shared with the group's first worker go with it: free the borrowers first. */
-        if (w->job != lead && rt->replica && rt->replica[w->group] != w->params)
-            singa_job_free(w->job);
-    }
-    for (int i = 0; i < rt->nworkers; i++) {
-        dist_worker *w = &rt->workers[i];
-        if (w->job != lead && !(rt->replica && rt->replica[w->group] != w->params))
+        if (w->job != lead)
             singa_job_free(w->job);
         free(w->params);
         free(w->sent);

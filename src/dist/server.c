@@ -150,13 +150,10 @@ static void fail(dist_server *s, const singa_err *err)
 static void answer_group(dist_server *s, srv_slice *x, int type, int g, int version)
 {
     const dist_rt *rt = s->rt;
-    uint64_t sent = 0; /* processes answered (bit per process, which the topology bounds) */
     for (int j = 0; j < rt->c->nworkers_per_group; j++) {
         int p = dist_worker_proc(rt, g, j);
-        if (p < 64 && (sent >> p & 1))
+        if (j > 0 && dist_worker_proc(rt, g, j - 1) == p) /* a process holds consecutive workers */
             continue;
-        if (p < 64)
-            sent |= 1ull << p;
         msg m = {.type = (uint8_t)type, .src = self(s), .dst = {ENT_STUB, (uint16_t)g, 0, (uint16_t)p},
                  .slice = x->slice, .step = version};
         bool in_place = p == rt->rank && x->shared_group == g;

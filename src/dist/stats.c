@@ -62,13 +62,10 @@ void dist_stats_count(singa_stats *s, const char *type, const char *peer, bool s
     pthread_mutex_lock(&s->lock);
     singa_traffic *r = row(s, type, peer);
     if (r) {
-        if (sent) {
-            r->sent++;
-            r->bytes_sent += bytes;
-        } else {
-            r->received++;
-            r->bytes_received += bytes;
-        }
+        r->sent += sent && bytes;
+        r->bytes_sent += sent ? bytes : 0;
+        r->received += !sent && bytes;
+        r->bytes_received += sent ? 0 : bytes;
         r->pending += pending;
         r->wait_seconds += wait;
     }

@@ -261,9 +261,7 @@ static bool valid(const dist_stub *s, const msg *m)
     if (m->src.kind == ENT_WORKER && m->type == MSG_UPDATE)
         return (m->flags & MSG_F_PTR) && m->ptr && m->src.group < c->nworker_groups &&
                s->groups[m->src.group].nlocal && m->slice >= 0 && m->slice < rt->nparams;
-    if (m->dst.kind == ENT_SERVER && m->type == MSG_SYNC_REPLY)
-        return m->dst.group < c->nserver_groups && m->dst.id < c->nservers_per_group;
-    if (m->dst.kind == ENT_SERVER && m->type == MSG_SYNC)
+    if (m->dst.kind == ENT_SERVER && (m->type == MSG_SYNC || m->type == MSG_SYNC_REPLY))
         return m->dst.group < c->nserver_groups && m->dst.id < c->nservers_per_group;
     return m->type == MSG_HELLO || m->type == MSG_DONE || m->type == MSG_ABORT ||
            (m->type == MSG_FINISHED && m->src.kind == ENT_WORKER && m->src.group == 0 && m->src.id == 0);
@@ -273,8 +271,10 @@ static void handle(dist_stub *s, const msg *m, zmq_msg_t *payload)
 {
     char peer[32];
     peer_name(peer, sizeof peer, &m->src);
-    dist_stats_count(s->rt->stats, msg_type_name(m->type), peer, false, MSG_HEADER_BYTES + zmq_msg_size(payload),
-                     m->type == MSG_UPDATE_REPLY || m->type == MSG_GET_REPLY ? -1 : 0, 0);
+    dist_stats_count(s->rt->stats, msg_type_name(m->type), peer, false, MSG_HEADER_BYTES + zmq_msg_size(payload), 0, 0);
+    if (m->type == MSG_UPDATE_REPLY || m->type == MSG_GET_REPLY) /* answers a request: pending on its row */
+        dist_stats_count(s->rt->stats, msg_type_name(m->type == MSG_UPDATE_REPLY ? MSG_UPDATE : MSG_GET), peer,
+                         true, 0, -1, 0);
     if (!valid(s, m)) {
         dist_stats_drop(s->rt->stats);
         return;

@@ -85,7 +85,14 @@ static int after_backward(void *ud, int step, singa_err *err)
         send_update(w, k);
     }
     int left = w->rt->nparams;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     int rc = wait_for(w, MSG_UPDATE_REPLY, &left, err);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    char peer[32];
+    snprintf(peer, sizeof peer, "worker %d.%d", w->group, w->id);
+    dist_stats_count(w->rt->stats, msg_type_name(MSG_UPDATE_REPLY), peer, true, 0, 0,
+                     (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
     memset(w->sent, 0, (size_t)w->rt->nparams * sizeof *w->sent);
     w->step_sent = step + 1;
     return rc;

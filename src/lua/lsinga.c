@@ -364,15 +364,17 @@ static void push_stats(lua_State *L, const singa_stats *st)
         lua_setfield(L, -2, "type");
         lua_pushstring(L, r->peer);
         lua_setfield(L, -2, "peer");
-        const struct { const char *name; double v; } nums[] = {
-            {"sent", (double)r->sent},           {"received", (double)r->received},
-            {"bytes_sent", (double)r->bytes_sent}, {"bytes_received", (double)r->bytes_received},
-            {"pending", (double)r->pending},     {"wait", r->wait_seconds},
+        const struct { const char *name; lua_Integer v; } counts[] = {
+            {"sent", (lua_Integer)r->sent},             {"received", (lua_Integer)r->received},
+            {"bytes_sent", (lua_Integer)r->bytes_sent}, {"bytes_received", (lua_Integer)r->bytes_received},
+            {"pending", (lua_Integer)r->pending},
         };
-        for (size_t k = 0; k < sizeof nums / sizeof *nums; k++) {
-            lua_pushnumber(L, nums[k].v);
-            lua_setfield(L, -2, nums[k].name);
+        for (size_t k = 0; k < sizeof counts / sizeof *counts; k++) {
+            lua_pushinteger(L, counts[k].v);
+            lua_setfield(L, -2, counts[k].name);
         }
+        lua_pushnumber(L, r->wait_seconds);
+        lua_setfield(L, -2, "wait");
         lua_rawseti(L, -2, i + 1);
     }
     lua_setfield(L, -2, "traffic");
