@@ -49,24 +49,11 @@ threads_list=${BENCH_THREADS:-"1 2"}
 python=${BENCH_PYTHON:-/usr/bin/python3}
 use_torch=${BENCH_TORCH:-1}
 
-die() { echo "bench: $*" >&2; exit 1; }
-note() { echo "$*" >&2; }
-
-find_prog() { # ENV_VALUE NAME: the first executable of ENV_VALUE, ./NAME, $srcdir/NAME
-    for p in "$1" "./$2" "$srcdir/$2"; do
-        if [ -n "$p" ] && [ -x "$p" ] && [ ! -d "$p" ]; then
-            (cd "$(dirname "$p")" && echo "$(pwd)/$(basename "$p")")
-            return 0
-        fi
-    done
-    return 1
-}
-
-tui=$(find_prog "${SINGA_TUI:-}" singa-tui) || die "singa-tui not found: build it first (make), or set SINGA_TUI"
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/singa-bench.XXXXXX") || die "mktemp failed"
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 130' INT TERM
+bench_name=bench
+# shellcheck source=bench/common.sh
+. "$here/common.sh"
+bench_start singa-bench
+median_fmt="%.0f"
 
 if ! ceiling=$(find_prog "${GEMM_CEILING:-}" bench/gemm_ceiling); then
     # From a source tree without `make bench/gemm_ceiling`: build it here.
@@ -126,21 +113,6 @@ run() {
     echo "$ips"
 }
 
-# median FILE: the median of the numbers in FILE, or "-".
-median() {
-    if [ ! -s "$1" ]; then
-        echo -
-        return
-    fi
-    grep -E '^[0-9.]+$' "$1" | sort -n | awk '{ v[NR] = $1 } END {
-        if (NR == 0) { print "-"; exit }
-        if (NR % 2) print v[(NR + 1) / 2]; else printf "%.0f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
-
-ratio() { # A B [SCALE [FMT]]: SCALE * A / B, or "-"
-    awk -v a="$1" -v b="$2" -v k="${3:-1}" -v f="${4:-%.2f}" 'BEGIN {
-        if (a == "-" || b == "-" || b + 0 == 0) print "-"; else printf f "\n", k * a / b }'
-}
 
 list() { # WHO MODEL THREADS: the images/s of every run, in order
     if [ -s "$tmp/$1_$2_$3.ips" ]; then paste -s -d ' ' "$tmp/$1_$2_$3.ips"; else echo -; fi

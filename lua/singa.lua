@@ -4,18 +4,23 @@ local core = require "singa.core"
 local singa = {
   version = core.version,
   train = core.train,           -- singa.train(job) -> { steps, seconds, train, test, validation }
-  gradcheck_net = core.gradcheck_net, -- singa.gradcheck_net(neuralnet [, seed]) -> max_rel_err, worst, checked
+  gradcheck_net = core.gradcheck_net, -- singa.gradcheck_net(neuralnet [, seed [, workers]]) -> max_rel_err, worst, checked
   gradcheck = core.gradcheck,   -- singa.gradcheck(layer, inputs [, seed [, destinations]]) -> max_rel_err, worst, checked
   forward = core.forward,       -- singa.forward(layer, inputs [, destinations]) -> { out1, ..., metrics = {...} }
   layer_types = core.layer_types,
   test = core.test,             -- singa.test(job) -> { test = { loss, accuracy }, step, checkpoint }
   predict = core.predict,       -- singa.predict(job, input [, layer]) -> probabilities per input row
   tensor = core.tensor,         -- singa.tensor(d1, ...) zeros, or singa.tensor(list of numbers or rows)
+  rank = core.rank,             -- singa.rank() -> rank, size of this process in the job (0, 1 alone)
   stats = core.stats,           -- singa.stats() -> { rank, dropped, traffic = { {type, peer, sent, ...}, ... } }
   cluster = require "singa.cluster", -- topology presets: sandblaster, allreduce, downpour, hogwild
   load_plugin = core.load_plugin, -- singa.load_plugin(path) -> { name, version, description, path, abi, types }
   plugins = core.plugins,       -- singa.plugins() -> the loaded plugins, in load order
   plugin_abi = core.plugin_abi, -- "major.minor" of the plugin ABI (singa/plugin.h)
+  graph = core.graph,           -- singa.graph(job [, phase]) -> { workers, layers, nodes }: the net partitioned over a group
+  -- Steering the running job (the workbench's console): effective before the job's next step.
+  pause = core.pause, resume = core.resume, checkpoint = core.checkpoint,
+  lr_scale = core.lr_scale,     -- singa.lr_scale([x]) -> x: lr = schedule(step) * x
 }
 
 return singa

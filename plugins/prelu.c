@@ -103,6 +103,8 @@ static void destroy(singa_layer *l)
 
 static const singa_layer_type prelu_layer = {
     .name = "kPReLU", .fields = fields, .min_src = 1, .max_src = 1,
+    /* feature k's output reads feature k only; not FEATURE_PARTS: its slopes are not split */
+    .flags = SINGA_LAYER_FEATURE_WISE,
     .state_size = sizeof(prelu_state), .setup = setup, .forward = forward, .backward = backward,
     .destroy = destroy,
 };

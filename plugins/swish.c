@@ -64,6 +64,8 @@ static void backward(singa_layer *l)
 
 static const singa_layer_type swish_layer = {
     .name = "kSwish", .fields = fields, .min_src = 1, .max_src = 1,
+    /* element-wise without params: a part on the features needs only its own features */
+    .flags = SINGA_LAYER_FEATURE_WISE | SINGA_LAYER_FEATURE_PARTS,
     .state_size = sizeof(swish_state), .setup = setup, .forward = forward, .backward = backward,
 };
 

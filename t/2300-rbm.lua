@@ -43,30 +43,7 @@ local function write_ckpt(path, params, step)
 end
 
 -- Returns { [name] = { values } } of the f32 entries.
-local function read_ckpt(path)
-  local s = assert(read(path), "no checkpoint " .. path)
-  local _, _, count, _, pos = string.unpack("<c8I4I4I8", s)
-  local out = {}
-  for _ = 1, count do
-    local name, dtype, ndim
-    name, dtype, ndim, pos = string.unpack("<s2BB", s, pos)
-    local n = 1
-    for _ = 1, ndim do
-      local d
-      d, pos = string.unpack("<I4", s, pos)
-      n = n * d
-    end
-    local bytes
-    bytes, _, pos = string.unpack("<I8I4", s, pos)
-    if dtype == 0 then
-      local v = {}
-      for i = 1, n do v[i] = string.unpack("<f", s, pos + 4 * (i - 1)) end
-      out[name] = v
-    end
-    pos = pos + bytes
-  end
-  return out
-end
+local function read_ckpt(path) return assert(td.read_ckpt(path), "no checkpoint " .. path) end
 
 local function f32(x) return string.unpack("<f", string.pack("<f", x)) end
 

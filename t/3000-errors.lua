@@ -213,8 +213,11 @@ refuses({ "cluster", "nworkers_per_procs = 3", "divide" }, "workers per process 
         function(j) j.cluster = { nworkers_per_group = 2, nworkers_per_procs = 3 } end)
 refuses({ "batchsize", "does not split evenly over the 3 workers" }, "a batch that does not split over the workers",
         function(j) j.cluster = { nworkers_per_group = 3 } end)
-refuses({ "checkpoint_path", "distributed runtime" }, "checkpoints in the distributed runtime refused, not ignored",
-        function(j) j.cluster = { nworkers_per_group = 2 }; j.checkpoint_path = "x" end)
+os.execute("mkdir -p '" .. dir .. "/plain-ckpt'")
+write(dir .. "/plain-ckpt/step000000002.ckpt", "")
+refuses({ "checkpoint_path", "one worker and one server", "this distributed job" },
+        "a distributed job does not mix its checkpoints with a plain job's",
+        function(j) j.cluster = { nworkers_per_group = 2 }; j.checkpoint_path = dir .. "/plain-ckpt" end)
 refuses({ "cluster", "nworkers_per_group", "must be in 1..4096, got 0" }, "zero workers refused",
         function(j) j.cluster = { nworkers_per_group = 0 } end)
 do

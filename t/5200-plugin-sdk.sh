@@ -52,7 +52,9 @@ report $? "the installed singa-tui passes it and the installed kPReLU" "$tmp/ins
 cat >"$tmp/job.lua" <<'EOF'
 local singa = require "singa"
 local td = require "testdata"
-local img, lab = td.idx(arg[1] .. "/data", 96, 4)
+local procs = arg[3] == "procs" -- then the data exists: the ranks would write it at once
+local img, lab = arg[1] .. "/data/images-idx3-ubyte", arg[1] .. "/data/labels-idx1-ubyte"
+if not procs then img, lab = td.idx(arg[1] .. "/data", 96, 4) end
 local layers = {
   { name = "data", type = "kIDXData", batchsize = 16, shuffle = true, images = img, labels = lab },
   { name = "image", type = "kMnist", srclayer = "data", norm_a = 255 },
@@ -64,6 +66,7 @@ local layers = {
 }
 local r = singa.train{ name = "sdk", seed = 1, train_steps = 150, disp_freq = 50,
   plugins = arg[2] ~= "" and { arg[2] } or nil,
+  cluster = procs and singa.cluster.sandblaster{ workers = 2, procs = 3 } or nil,
   updater = { type = "kSGD", momentum = 0.9, learning_rate = { type = "kFixed", base_lr = 0.05 } },
   neuralnet = { layer = layers } }
 for _, p in ipairs(singa.plugins()) do print("plugin " .. p.name) end
@@ -79,6 +82,14 @@ mkdir -p "$tmp/myplugins" && cp "$tmp/softplus.so" "$tmp/myplugins/"
 SINGA_PLUGIN_PATH="$tmp/myplugins" timeout 120 "$SINGA_TUI" -e "$tmp/job.lua" "$tmp" "" >"$tmp/path.out" 2>&1 &&
     grep -q '^plugin softplus$' "$tmp/path.out" && [ "$(grep '^final' "$tmp/path.out")" = "$(grep '^final' "$tmp/train.out")" ]
 report $? "dropped into a folder of \$SINGA_PLUGIN_PATH, it trains the same numbers" "$tmp/path.out"
+
+# Across processes: every rank loads the plugin the job names, and they train together.
+timeout 120 "$SINGA_TUI" --procs 3 -e "$tmp/job.lua" "$tmp" "$tmp/softplus.so" procs >"$tmp/procs.out" 2>&1 &&
+    [ "$(grep -c '^plugin softplus$' "$tmp/procs.out")" -eq 3 ] && grep -q '^rank 2 of 3 .*: servers 0.0$' "$tmp/procs.out"
+report $? "in 3 processes (singa-tui --procs 3, Sandblaster), every rank loads it and the job runs" "$tmp/procs.out"
+last=$(sed -n 's/^final loss \([0-9.]*\) accuracy \([0-9.]*\)/\1 \2/p' "$tmp/procs.out" | head -n 1)
+awk -v f="${first:-0}" -v l="${last:-9 0}" 'BEGIN { split(l, a, " "); exit !(a[1] < f / 2 && a[2] > 0.9) }'
+report $? "it learns there too (loss and accuracy ${last:-?} at the end)" "$tmp/procs.out"
 
 [ $failed -eq 0 ] && rm -rf "$tmp"
 done_testing

@@ -1,6 +1,7 @@
 -- The distributed runtime in one process: synchronous frameworks are exact (k workers with
 -- batch B/k end with the params of one worker with batch B), every updater runs on the servers,
--- asynchronous frameworks converge, traffic is counted, presets and impossible topologies.
+-- Hogwild's final flush is exact (here, and once across processes), asynchronous frameworks
+-- converge, traffic is counted, presets and impossible topologies.
 local singa = require "singa"
 local tap = require "tap"
 local td = require "testdata"
@@ -15,15 +16,7 @@ local function job(cluster, o)
     cluster = cluster,
     updater = o.updater or { type = "kSGD", momentum = 0.9, weight_decay = 1e-4,
                              learning_rate = { type = "kStep", base_lr = 0.05, gamma = 0.5, change_freq = 20 } },
-    neuralnet = { layer = {
-      { name = "data", type = "kIDXData", batchsize = 24, shuffle = true, images = img, labels = lab },
-      { name = "image", type = "kMnist", srclayer = "data", norm_a = 255 },
-      { name = "label", type = "kLabel", srclayer = "data" },
-      { name = "fc1", type = "kInnerProduct", srclayer = "image", num_output = 40 },
-      { name = "act", type = "kTanh", srclayer = "fc1" },
-      { name = "fc2", type = "kInnerProduct", srclayer = "act", num_output = 10 },
-      { name = "loss", type = "kSoftmaxLoss", srclayer = { "fc2", "label" } },
-    } },
+    neuralnet = td.mlp(img, lab),
   }
 end
 
@@ -89,6 +82,88 @@ tap.is(r and r.stats.dropped, 0, "no message was dropped")
 tap.ok(#singa.stats().traffic > 0, "singa.stats() gives the last job's traffic")
 tap.is(#(base.stats.traffic), 0, "a plain job has no traffic")
 
+-- Hogwild's final flush is exact.  An update that adds lr to every value, whatever the gradient,
+-- makes each server group's every update add the same amount, however the groups interleave: the
+-- combined model of n groups of S steps is exactly one worker's after n * S steps.  A delta lost
+-- or counted twice (or no flush: group 0's own values) leaves some value off by at least one
+-- update, 0.01.
+local S = 30
+local add_lr = { type = "kLua", learning_rate = { type = "kFixed", base_lr = 0.01 },
+                 update = function(step, w, g, st, lr) w:add(lr) end }
+local function flat(t, out)
+  for _, v in ipairs(t) do if type(v) == "table" then flat(v, out) else out[#out + 1] = v end end
+  return out
+end
+-- The largest |a - b| over every value; b's params by name, a's by name or as flat lists.
+local function max_diff(a, b)
+  local m = 0
+  for name, t in pairs(b) do
+    local va, vb = a[name], flat(t:totable(), {})
+    va = type(va) == "table" and va or va and flat(va:totable(), {}) or {}
+    for i, x in ipairs(vb) do m = math.max(m, math.abs((va[i] or math.huge) - x)) end
+  end
+  return m
+end
+local flush_ref = {}
+local function after(steps)
+  flush_ref[steps] = flush_ref[steps] or train(nil, { steps = steps, updater = add_lr })
+  return flush_ref[steps] and flush_ref[steps].params or {}
+end
+for _, c in ipairs{
+  { "Hogwild, 4 groups (a delta out at the end)", singa.cluster.hogwild{ groups = 4 } },
+  { "Hogwild, 3 groups, sync every 7 (changes never sent)", singa.cluster.hogwild{ groups = 3, sync_freq = 7 } },
+  { "Hogwild, 2 groups, sync every 4, values in messages", singa.cluster.hogwild{ groups = 2, sync_freq = 4, share_memory = false } },
+  { "2 worker groups per server group, 3 servers each", { nworker_groups = 4, nserver_groups = 2, nservers_per_group = 3, sync_freq = 3 } },
+  { "2 workers per group, 2 servers, separate", { nworker_groups = 2, nworkers_per_group = 2, nserver_groups = 2,
+                                                  nservers_per_group = 2, sync_freq = 2, server_worker_separate = true } },
+} do
+  local r = train(c[2], { steps = S, updater = add_lr })
+  local d = r and max_diff(r.params, after(c[2].nworker_groups * S)) or math.huge
+  tap.ok(d < 1e-4, string.format("flush: %s = one worker, all updates (max difference %.2g)", c[1], d))
+  if c[2].framework == "hogwild" and c[2].nworker_groups == 4 then
+    local flushes = 0
+    for _, row in ipairs(r and r.stats.traffic or {}) do
+      if row.type == "flush" then flushes = flushes + row.sent end
+    end
+    tap.ok(flushes > 0 and r.stats.dropped == 0, string.format("the flush is counted (%d sent), nothing dropped", flushes))
+  end
+end
+
+-- The same across processes: server groups in 3 processes flush through their stubs.
+local tui = os.getenv("SINGA_TUI")
+if tui then
+  local script, out = dir .. "/flush-procs.lua", dir .. "/flush-procs.txt"
+  local f = assert(io.open(script, "w"))
+  f:write(string.format([[
+local singa = require "singa"
+local td = require "testdata"
+local r = singa.train{
+  name = "flush", seed = 7, train_steps = %d, disp_freq = 0,
+  cluster = singa.cluster.hogwild{ groups = 3, sync_freq = 2, procs = 3 },
+  updater = { type = "kLua", learning_rate = { type = "kFixed", base_lr = 0.01 },
+              update = function(step, w, g, st, lr) w:add(lr) end },
+  neuralnet = td.mlp(%q, %q),
+}
+if singa.rank() == 0 then
+  local f = assert(io.open(%q, "w"))
+  td.write_params(f, r.params)
+  f:close()
+end
+]], S, img, lab, out))
+  f:close()
+  os.remove(out)
+  local ok = os.execute(string.format("timeout 60 '%s' --procs 3 -e '%s' >'%s.log' 2>&1", tui, script, out))
+  local got = {}
+  for line in io.lines(ok and out or script) do
+    local name, x = line:match("^(%S+) (%S+)$")
+    if name and tonumber(x) then got[name] = got[name] or {}; table.insert(got[name], tonumber(x)) end
+  end
+  local d = ok and max_diff(got, after(3 * S)) or math.huge
+  tap.ok(d < 1e-4, string.format("flush: Hogwild in 3 processes = one worker, all updates (max difference %.2g)", d))
+else
+  tap.ok(true, "flush across processes # SKIP SINGA_TUI is not set")
+end
+
 -- Presets are plain tables; wrong options are refused.
 local sb = singa.cluster.sandblaster{ workers = 4, servers = 2, procs = 3 }
 tap.ok(sb.nworker_groups == 1 and sb.nworkers_per_group == 4 and sb.server_worker_separate and sb.nworkers_per_procs == 2,
@@ -99,11 +174,17 @@ tap.raises("unknown option 'worker'", "a misspelt preset option", singa.cluster.
 tap.raises("procs must be 1 or groups + 1", "a preset's impossible process count", singa.cluster.downpour, { groups = 2, procs = 2 })
 
 -- Asynchronous frameworks converge on Fashion-MNIST within a point of one worker, same epochs.
+-- The rate falls linearly over each job's own steps: with a fixed one, one worker's final
+-- accuracy alone swings by two points between neighbouring step counts (0.833 to 0.853), more
+-- than the margin; annealed, it stays within half a point, and so do the asynchronous jobs on a
+-- loaded machine (3 at once on 2 cores: Hogwild 4 groups 0.849-0.852, Hogwild 2 groups / sync
+-- every 4 0.846-0.849, Downpour 0.847-0.851, one worker 0.850).
 local fm = os.getenv("FMNIST_DIR") or "/usr/share/datasets/fashion-mnist/"
 local function fmnist(cluster, steps)
   local ok, res = pcall(singa.train, {
     name = "async", seed = 1, train_steps = steps, disp_freq = 0, test_steps = 50, cluster = cluster,
-    updater = { type = "kSGD", learning_rate = { type = "kFixed", base_lr = 0.04 } },
+    updater = { type = "kSGD",
+                learning_rate = { type = "kLinear", base_lr = 0.05, final_lr = 0.005, change_freq = steps } },
     neuralnet = { layer = {
       { name = "data", type = "kIDXData", exclude = "kTest", batchsize = 64, shuffle = true,
         images = fm .. "train-images-idx3-ubyte.gz", labels = fm .. "train-labels-idx1-ubyte.gz" },
@@ -128,14 +209,7 @@ for _, c in ipairs{
   { "Hogwild, 2 groups, sync every 4", singa.cluster.hogwild{ groups = 2, sync_freq = 4 } },
 } do
   local acc = fmnist(c[2], 4000 // c[2].nworker_groups)
-  -- Known weak spot: group 0's final values miss the deltas other Hogwild groups send after its
-  -- last update (no final flush round yet), so under load the result varies.
-  local what = string.format("%s: %.4f against %.4f", c[1], acc, one)
-  if c[2].framework == "hogwild" then
-    tap.ok(true, what .. " # SKIP not asserted until Hogwild has a final sync round")
-  else
-    tap.ok(acc > one - 0.01, what)
-  end
+  tap.ok(acc > one - 0.01, string.format("%s: %.4f against %.4f", c[1], acc, one))
 end
 
 -- Scratch files go when everything passed; on a failure they stay for a look.

@@ -50,6 +50,63 @@ function M.write(path, bytes)
   f:close()
 end
 
+-- { [entry name] = { values } } of a checkpoint's f32 entries (format in README.md), or nil
+-- when the file cannot be read.
+function M.read_ckpt(path)
+  local s = M.read(path)
+  if not s then return nil end
+  local _, _, count, _, pos = string.unpack("<c8I4I4I8", s)
+  local out = {}
+  for _ = 1, count do
+    local name, dtype, ndim
+    name, dtype, ndim, pos = string.unpack("<s2BB", s, pos)
+    local n = 1
+    for _ = 1, ndim do
+      local d
+      d, pos = string.unpack("<I4", s, pos)
+      n = n * d
+    end
+    local bytes
+    bytes, _, pos = string.unpack("<I8I4", s, pos)
+    if dtype == 0 then
+      local v = {}
+      for i = 1, n do v[i] = string.unpack("<f", s, pos + 4 * (i - 1)) end
+      out[name] = v
+    end
+    pos = pos + bytes
+  end
+  return out
+end
+
+-- The runtime tests' net on idx()'s data: images -> fc1 (`hidden` units, 40 by default) -> tanh
+-- -> fc2 (10) -> softmax loss.
+function M.mlp(images, labels, hidden)
+  return { layer = {
+    { name = "data", type = "kIDXData", batchsize = 24, shuffle = true, images = images, labels = labels },
+    { name = "image", type = "kMnist", srclayer = "data", norm_a = 255 },
+    { name = "label", type = "kLabel", srclayer = "data" },
+    { name = "fc1", type = "kInnerProduct", srclayer = "image", num_output = hidden or 40 },
+    { name = "act", type = "kTanh", srclayer = "fc1" },
+    { name = "fc2", type = "kInnerProduct", srclayer = "act", num_output = 10 },
+    { name = "loss", type = "kSoftmaxLoss", srclayer = { "fc2", "label" } },
+  } }
+end
+
+-- Writes a job result's params (r.params) to file f as "name value" lines, names in order (the
+-- format t/paramdiff.lua compares).
+function M.write_params(f, params)
+  local names = {}
+  for name in pairs(params) do names[#names + 1] = name end
+  table.sort(names)
+  for _, name in ipairs(names) do
+    local function walk(v)
+      if type(v) == "table" then for _, x in ipairs(v) do walk(x) end
+      else f:write(string.format("%s %.9g\n", name, v)) end
+    end
+    walk(params[name]:totable())
+  end
+end
+
 -- The name of a job's checkpoint at `step` in directory d.
 function M.ckpt(d, step) return string.format("%s/step%09d.ckpt", d, step) end
 

@@ -52,8 +52,25 @@ void singa_ckpt_path(char *buf, size_t len, const char *dir, uint64_t step);
 typedef int (*singa_ckpt_try_fn)(void *ud, const char *file, singa_err *err);
 int singa_ckpt_try_newest(const char *path, singa_ckpt_try_fn try_one,
                           void (*refused)(void *ud, const char *reason), void *ud, singa_err *err);
-/* Removes all but the newest `keep` checkpoints. */
+/* Removes all but the newest `keep` checkpoints, and "*.ckpt.tmp" files a crash left. */
 int singa_ckpt_dir_prune(const char *dir, int keep, singa_err *err);
+/* Removes the "step*.ckpt.tmp" files a crash left (nothing may be writing one). */
+void singa_ckpt_dir_clean(const char *dir);
+
+/* A distributed job's checkpoint of step S is a set of files in the same format: one per server,
+ * "stepS.s<group>.<id>.ckpt" (its slices of the params and their updater state), and one per
+ * worker, "stepS.w<group>.<id>.ckpt" (its own state: generator, data cursors, display window,
+ * the params no server holds), S as %09d.  A step is a checkpoint once every file of the
+ * topology is there. */
+enum { SINGA_CKPT_LOCAL = 0, SINGA_CKPT_SERVER = 's', SINGA_CKPT_WORKER = 'w' };
+typedef struct singa_ckpt_file {
+    uint64_t step;
+    int kind; /* SINGA_CKPT_LOCAL ("stepS.ckpt"), _SERVER or _WORKER */
+    int group, id;
+} singa_ckpt_file;
+void singa_ckpt_part_path(char *buf, size_t len, const char *dir, uint64_t step, int kind, int group, int id);
+/* Every checkpoint file of a directory (none when it does not exist), newest step first. */
+int singa_ckpt_dir_files(const char *dir, singa_ckpt_file **files, size_t *n, singa_err *err);
 int singa_mkdirs(const char *dir, singa_err *err);
 
 #endif

@@ -18,8 +18,12 @@ typedef struct singa_cluster {
     int sync_freq;            /* server groups exchange a slice's updates after this many */
     const char *workspace;    /* where every process writes its log; NULL: none */
     const char *coordinator;  /* rank 0's address, "tcp://host:port"; NULL: from the launcher */
-    const char *bind;         /* the interface processes listen on (default 127.0.0.1) */
+    const char *bind;         /* the interface processes listen on (NULL: $SINGA_BIND, else 127.0.0.1) */
     double heartbeat_timeout; /* seconds of silence after which a process is dead */
+    double join_timeout;      /* seconds the processes have to meet at the coordinator */
+    /* CURVE between processes (NULL: none): this process's secret key, the public keys allowed
+     * in, the coordinator's public key (NULL: this process's own). */
+    const char *curve_secret_key_file, *curve_public_keys_dir, *curve_coordinator_key_file;
     int nworker_procs, nserver_procs;
     int nprocs;               /* the processes the topology spreads its threads over */
 } singa_cluster;
@@ -34,6 +38,11 @@ bool singa_cluster_distributed(const singa_cluster *c);
 int singa_cluster_worker_proc(const singa_cluster *c, int group, int id, int nprocs);
 int singa_cluster_server_proc(const singa_cluster *c, int group, int id, int nprocs);
 int singa_cluster_server_group(const singa_cluster *c, int worker_group);
+
+/* This process's rank and the job's number of processes, from `singa-tui --procs` (SINGA_RANK,
+ * SINGA_SIZE) or a launcher (Open MPI, PMI, Slurm); 0 and 1 without one.  *from names the
+ * variable the rank came from. */
+int singa_launch_rank(int *rank, int *size, const char **from, singa_err *err);
 
 extern const singa_field singa_cluster_fields[];
 

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include "singa/error.h"
 #include "singa/tensor.h"
 
@@ -79,6 +80,9 @@ singa_conf *singa_conf_new_bool(bool v);
  * also when this returns NULL for lack of memory). */
 singa_conf *singa_conf_new_func(singa_func *f);
 singa_conf *singa_conf_clone(const singa_conf *c);
+/* A digest of the tree that ignores the order of a table's fields (a function counts by kind
+ * only), so processes running one job can check they read the same configuration. */
+uint64_t singa_conf_hash(const singa_conf *c);
 
 const singa_conf *singa_conf_get(const singa_conf *table, const char *key);
 double singa_conf_num(const singa_conf *table, const char *key, double def);

@@ -44,5 +44,9 @@ int singa_layer_probe(const singa_registry *reg, const singa_conf *layer_conf,
  * before every pass so each pass sees the same batch. */
 int singa_gradcheck_net(const singa_registry *reg, const singa_conf *netconf, uint64_t seed,
                         singa_gradcheck_report *rep, singa_err *err);
+/* The same over the net partitioned over nworkers workers (singa/partition.h), every part and
+ * connection layer in one net: the gradients through the inserted layers. */
+int singa_gradcheck_net_parts(const singa_registry *reg, const singa_conf *netconf, int nworkers, uint64_t seed,
+                              singa_gradcheck_report *rep, singa_err *err);
 
 #endif

@@ -3,6 +3,9 @@
 #ifndef SINGA_JOB_H
 #define SINGA_JOB_H
 
+#include <stdatomic.h>
+
+#include "singa/cluster.h"
 #include "singa/conf.h"
 #include "singa/layer.h"
 #include "singa/metrics.h"
@@ -22,6 +25,20 @@ typedef struct singa_record {
     double eta;            /* step records: seconds of training left at the current speed */
 } singa_record;
 
+/* Steering a running job from other threads (the workbench's keys and Lua console): requests the
+ * training loop reads between steps.  Every field is atomic, so any thread may set one at any
+ * time; the loop never waits for the host except while paused. */
+typedef struct singa_job_control {
+    atomic_bool pause;       /* hold before the next step while set */
+    atomic_bool checkpoint;  /* write a checkpoint before the next step; the loop clears it */
+    atomic_bool stop;        /* end training before the next step, skipping the final checkpoint and test */
+    _Atomic double lr_scale; /* multiplies the schedule's rate (1: as scheduled); not checkpointed */
+    atomic_bool paused;      /* set by the loop while it holds */
+} singa_job_control;
+
+/* Nothing requested, lr_scale 1. */
+void singa_job_control_init(singa_job_control *c);
+
 typedef struct singa_job_hooks {
     void *ud;
     /* A display (train), test or validation result. */
@@ -29,6 +46,10 @@ typedef struct singa_job_hooks {
     /* After every training step, with the display window so far; keep it cheap. */
     void (*step)(void *ud, const singa_record *r);
     void (*log)(void *ud, const char *line);
+    /* After a checkpoint file was written. */
+    void (*checkpoint)(void *ud, int step, const char *path);
+    /* The host's requests (pause, checkpoint now, stop, lr scale), or NULL. */
+    singa_job_control *control;
 } singa_job_hooks;
 
 typedef struct singa_result {
@@ -46,6 +67,10 @@ const char *singa_job_name(const singa_job *job);
 /* The distributed runtime's traffic counters (NULL for a job of one worker and one server);
  * readable while the job runs. */
 singa_stats *singa_job_stats(const singa_job *job);
+/* The job's configuration as it was given (e.g. to show its updater). */
+const singa_conf *singa_job_conf(const singa_job *job);
+/* Its topology (one worker and one server when the job has no `cluster`). */
+const singa_cluster *singa_job_cluster(const singa_job *job);
 /* The training net, e.g. to read its layers' times after a run with `profile = true`. */
 const singa_net *singa_job_train_net(const singa_job *job);
 

@@ -26,6 +26,16 @@ enum {
     SINGA_LAYER_RECURRENT = 4, /* unrolled copy i > 0 also gets copy i - 1 as its last source */
     SINGA_LAYER_SPLITS = 16, /* an input layer that reads its part of the batch (net->split) */
     SINGA_LAYER_GIBBS = 8, /* an RBM layer: kCD runs its forward again in every negative phase (net->cd_step > 0), then its backward writes its params' CD gradient */
+    /* For partitioning (singa/partition.h).  FEATURE_WISE: output feature k (a column of the
+     * blob seen as a matrix, a channel of an N x C x H x W blob) depends on input feature k
+     * only, so a part on the feature dimension reads only its own features of the source (a
+     * one-to-one connection; every other layer is one-to-all).  FEATURE_PARTS: the layer can
+     * be partitioned on the feature dimension (dim 1), its params split with it.  WHOLE_BATCH:
+     * its rows are not independent (batch statistics, an output file), so it is never
+     * partitioned on the batch dimension. */
+    SINGA_LAYER_FEATURE_WISE = 32,
+    SINGA_LAYER_FEATURE_PARTS = 64,
+    SINGA_LAYER_WHOLE_BATCH = 128,
 };
 
 #define SINGA_CURSOR_LEN 4
@@ -75,6 +85,11 @@ struct singa_layer {
     bool grad_written; /* a destination has written grad during this backward pass */
     double forward_seconds, backward_seconds; /* accumulated while the net profiles */
     void *state;
+    /* Partitioning (singa/partition.h): this layer is part `index` of `count` of a layer cut on
+     * dimension `dim` (0 the batch, 1 the features); a count below 2 when whole. */
+    struct { int dim, index, count; } part;
+    /* Per source, which slab of a kSlice source this layer reads; NULL: slabs in net order. */
+    int *src_slab;
 };
 
 /* Allocates l->data with this shape (and l->grad when needed). */
@@ -83,10 +98,24 @@ int singa_layer_shape(singa_layer *l, int ndim, const int *shape, singa_err *err
  * destinations add up their gradients without a separate zeroing pass. */
 float singa_layer_grad_beta(singa_layer *src);
 /* Declares the index-th param of l; `suffix` names it "<layer>_<suffix>" unless the layer's
- * param list names it.  default_init is the init type used when the user gives none. */
+ * param list names it.  default_init is the init type used when the user gives none.  In a part
+ * of a partitioned layer, l gets a view of the whole param all the parts share (a replica's
+ * gradient is added to the others'). */
 singa_param *singa_layer_param(singa_layer *l, int index, const char *suffix, int ndim,
                                const int *shape, int fan_in, int fan_out, const char *default_init,
                                singa_err *err);
+/* singa_layer_param for a param that follows the layer's output features along `axis` (a
+ * kInnerProduct's weight rows and bias, a convolution's filters): `shape` is the whole layer's,
+ * and in a part on the features (l->part.dim == 1) l gets the view of its part along axis. */
+singa_param *singa_layer_param_split(singa_layer *l, int index, const char *suffix, int ndim,
+                                     const int *shape, int axis, int fan_in, int fan_out,
+                                     const char *default_init, singa_err *err);
+/* The layer's output features: `total`, or its part's share of them in a part on the features
+ * (-1 with err set when total does not divide). */
+int singa_layer_part_size(const singa_layer *l, const char *field, int total, singa_err *err);
+/* The instances a loss averages over: its rows, times the parts of a part on the batch, so the
+ * parts' gradients add up to the whole layer's. */
+int singa_layer_batch(const singa_layer *l);
 /* Declares the index-th param of l as layer state (see singa_param.state): shared by name across
  * the phases' nets and checkpointed, but the updater leaves it alone and it has no gradient; the
  * layer updates it itself.  Filled with `value` unless the param list gives an init. */

@@ -30,6 +30,7 @@ struct singa_net {
     long profiled_passes; /* forward passes timed */
     singa_net_split split;
     int cd_step;          /* kCD: 0 in the positive phase (and every other pass), k in the k-th negative (Gibbs) phase */
+    singa_conf *confs;    /* layer confs the net made itself (a partitioned net's connection layers) */
 };
 
 /* Builds the net for `phase` from netconf (the job's `neuralnet` table); split NULL reads

@@ -33,6 +33,14 @@ struct singa_param {
     singa_grad_ready_fn grad_ready;
     void *grad_ready_ud;
     const void *net;     /* the net that declared it last, to catch a name used twice in one net */
+    const void *decl;    /* the conf of the layer that declared it: its parts may declare it again */
+    /* A part's view (singa_layer_param in a part of a partitioned layer): data and grad are
+     * views of whole's, disjoint from the other views' when the layer is cut on the features,
+     * all of it (a replica) when on the batch.  NULL for a param of its own. */
+    singa_param *whole;
+    bool disjoint;
+    int nviews, nviews_done; /* a whole param: its views, and those final in this pass */
+    bool claimed;            /* a whole param: a replica has taken grad_beta in this pass */
 };
 
 typedef struct singa_params {
@@ -53,8 +61,13 @@ int singa_param_init_values(singa_param *p, singa_rng *rng, singa_err *err);
 /* p->grad = grad_alpha * op(A) op(B) + grad_beta * p->grad, then reports it ready. */
 void singa_param_grad_gemm(singa_param *p, bool trans_a, const singa_tensor *a, bool trans_b,
                            const singa_tensor *b);
-/* Reports the whole gradient as final (for gradients computed without singa_param_grad_gemm). */
+/* Reports the whole gradient as final (for gradients computed without singa_param_grad_gemm);
+ * for a view, the whole param's is final once all its views' are. */
 void singa_param_grad_done(singa_param *p);
+/* Before a backward pass over views: each takes its whole's grad_alpha, and grad_beta if it is
+ * the first to write its elements in the pass (else 1, so replicas add up). */
+void singa_param_view_begin(singa_param *view);
+void singa_param_view_free(singa_param *view);
 
 extern const singa_field singa_param_fields[];
 extern const singa_field singa_init_fields[];

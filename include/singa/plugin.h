@@ -28,6 +28,8 @@
  * plugin's singa_layer_type and singa_plugin_example into zeroed host structs up to the size
  * they had at the plugin's minor (src/plugin/loader.c), so an appended member reads as 0 for
  * an older plugin.  A plugin built with minor m loads on hosts of the same major and minor >= m.
+ * History: 1.1 added the partitioning flags SINGA_LAYER_FEATURE_WISE, _FEATURE_PARTS and
+ * _WHOLE_BATCH (a 1.0 plugin sets none: its layers read one-to-all and stay whole on dim 1).
  *
  * Ownership.  A plugin is loaded into a registry (in singa-tui, the one of the Lua state) and
  * belongs to it: singa_registry_free drops its types and then dlcloses it.  Nothing is global,
@@ -40,7 +42,7 @@
 #include "singa/layer.h"
 
 #define SINGA_PLUGIN_ABI_MAJOR 1
-#define SINGA_PLUGIN_ABI_MINOR 0
+#define SINGA_PLUGIN_ABI_MINOR 1
 
 /* The name of the exported entry object, for dlsym. */
 #define SINGA_PLUGIN_ENTRY_SYMBOL "singa_plugin_entry"

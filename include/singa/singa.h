@@ -11,6 +11,7 @@
 #include "singa/layer.h"
 #include "singa/metrics.h"
 #include "singa/net.h"
+#include "singa/partition.h"
 #include "singa/param.h"
 #include "singa/pool.h"
 #include "singa/predict.h"

@@ -38,6 +38,9 @@ void singa_updater_free(singa_updater *u);
 /* The rate at `step` (for a kLua schedule: the rate prepare/apply got for that step, else a
  * fresh call; NAN if that call fails). */
 float singa_updater_lr(const singa_updater *u, int step);
+/* A multiplier on the schedule's rate, set by the host between steps (singa_job_control's
+ * lr_scale); 1 at creation.  singa_updater_lr and the updates include it. */
+void singa_updater_set_lr_scale(singa_updater *u, float scale);
 /* Before a backward pass: point each param's gradient at where this step wants it.  Fails only
  * when a kLua schedule does. */
 int singa_updater_prepare(singa_updater *u, int step, singa_err *err);

@@ -1,5 +1,6 @@
 /* singa-tui: runs Lua jobs.  `-e FILE` runs a script headless (unlike the `lua` program, where
- * -e runs a string).  Script errors are reported with file:line and a traceback.  `--test`
+ * -e runs a string); without -e, `singa-tui [FILE]` opens the interactive workbench (src/tui/).
+ * Script errors are reported with file:line and a traceback.  `--test`
  * turns the script's singa.train into an evaluation of the job's newest checkpoint, after which
  * the script ends (with success). */
 #include <lauxlib.h>
@@ -10,15 +11,19 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "app/keygen.h"
 #include "app/plugin_cli.h"
+#include "app/procs.h"
 #include "config.h"
 #include "lua/lsinga.h"
 #include "singa/singa.h"
+#include "tui/tui.h"
 
 static void usage(FILE *f)
 {
     fprintf(f,
             "usage: singa-tui [options] -e FILE [ARGS...]\n"
+            "       singa-tui [options] [--run] [FILE [ARGS...]]\n"
             "\n"
             "  -e FILE         run the Lua script FILE headless; ARGS are visible to it as `arg`\n"
             "                  (note: in the `lua` program -e runs a string; here it runs a file)\n"
@@ -27,20 +32,29 @@ static void usage(FILE *f)
             "  --test          do not train: the script's first singa.train(job) loads the newest\n"
             "                  checkpoint in the job's checkpoint_path, runs test_steps batches of\n"
             "                  the kTest net, prints the test metrics and ends the script\n"
+            "  --dot FILE      do not train: print the net of the script's first singa.train(job) as\n"
+            "                  Graphviz DOT, partitioned over a worker group (singa.graph), and end\n"
             "  --check-plugin FILE  load the plugin FILE (a .so) and gradient-check every layer\n"
             "                  type it registers; exits non-zero when a check fails\n"
+            "  --curve-keygen NAME  write a CURVE key pair for cluster.curve: NAME.key (secret, mode\n"
+            "                  600) and NAME.pub (public); existing files are not overwritten\n"
+            "  --run           in the workbench, train at once instead of waiting for the r key\n"
+            "  --procs N       run the job as N processes on this machine (ranks 0..N-1 over loopback\n"
+            "                  tcp); the job's cluster must place its threads in N processes.  Without\n"
+            "                  -e, rank 0 is the workbench and the others run headless\n"
             "  --help          show this help\n"
             "  --version       show the version\n"
             "\n"
             "A job script calls singa.train{...}: see README.md for the job format.\n"
             "Plugins (*.so) are loaded from $SINGA_PLUGIN_PATH (folders, colon-separated),\n"
             "plugins/ beside the program and " SINGA_PLUGINDIR ".\n"
-            "The interactive workbench (singa-tui FILE without -e) is not part of this build yet.\n");
+            "Without -e, FILE opens in the interactive workbench (a terminal UI: ? shows its keys); with\n"
+            "no FILE, a start screen lists the demos and recently opened scripts.\n");
 }
 
 static int msghandler(lua_State *L)
 {
-    if (singa_lua_finished(L, 1)) /* --test ending the script: not an error */
+    if (singa_lua_finished(L, 1)) /* --test or --dot ending the script: not an error */
         return 1;
     const char *msg = lua_tostring(L, 1);
     if (!msg)
@@ -98,7 +112,8 @@ static int run_script(lua_State *L, const char *file, int argc, char **argv, int
 int main(int argc, char **argv)
 {
     const char *script = NULL, *metrics = NULL;
-    int first_arg = argc, test_only = 0;
+    int first_arg = argc, test_only = 0, dot = 0, procs = 0, procs_at = 0;
+    singa_tui_args tui = {.argc = argc, .argv = argv, .first_arg = argc}; /* the workbench's */
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
@@ -110,26 +125,52 @@ int main(int argc, char **argv)
             test_only = 1;
         } else if (strcmp(argv[i], "--check-plugin") == 0 && i + 1 < argc) {
             return singa_tui_check_plugin(argv[i + 1]);
+        } else if (strcmp(argv[i], "--curve-keygen") == 0 && i + 1 < argc) {
+            return singa_tui_curve_keygen(argv[i + 1]);
         } else if (strcmp(argv[i], "--metrics") == 0 && i + 1 < argc) {
             metrics = argv[++i];
-        } else if (strcmp(argv[i], "-e") == 0 && i + 1 < argc) {
+        } else if (strcmp(argv[i], "--procs") == 0 && i + 1 < argc) {
+            char *end;
+            long n = strtol(argv[i + 1], &end, 10);
+            if (end == argv[i + 1] || *end || n < 1 || n > 1024) {
+                fprintf(stderr, "singa-tui: --procs needs a number of processes (1..1024), got '%s'\n", argv[i + 1]);
+                return 2;
+            }
+            procs = (int)n;
+            procs_at = i++;
+        } else if (strcmp(argv[i], "--run") == 0) {
+            tui.run = true;
+        } else if (argv[i][0] != '-') { /* the workbench, with this script */
+            tui.file = argv[i];
+            tui.first_arg = i + 1;
+            break;
+        } else if ((strcmp(argv[i], "-e") == 0 || strcmp(argv[i], "--dot") == 0) && i + 1 < argc) {
+            dot = argv[i][1] == '-';
             script = argv[++i];
             first_arg = i + 1;
             break;
         } else {
-            fprintf(stderr, "singa-tui: %s '%s'\n",
-                    argv[i][0] == '-' ? "unknown or incomplete option" : "the interactive workbench is not part of this build; run the job headless with: singa-tui -e",
-                    argv[i]);
+            fprintf(stderr, "singa-tui: unknown or incomplete option '%s'\n", argv[i]);
             usage(stderr);
             return 2;
         }
     }
-    if (!script) {
+    if (procs > 1 && !script && !tui.file) {
+        fprintf(stderr, "singa-tui: --procs needs the job's FILE (singa-tui --procs %d [-e] FILE)\n", procs);
+        return 2;
+    }
+    if (!script && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))) {
+        fprintf(stderr, "singa-tui: the workbench needs a terminal, and standard %s is not one;\n"
+                        "to run a job without a terminal, use: singa-tui -e %s\n",
+                isatty(STDIN_FILENO) ? "output" : "input", tui.file ? tui.file : "FILE");
         usage(stderr);
         return 2;
     }
+    if (procs > 1) /* the ranks run this program again, without --procs */
+        return singa_tui_procs(procs, procs_at, script ? 0 : tui.first_arg - 1, argc, argv);
     pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-    singa_lua_opts opts = {.progress_line = isatty(STDOUT_FILENO), .test_only = test_only, .lock = &lock};
+    singa_lua_opts opts = {.progress_line = isatty(STDOUT_FILENO), .test_only = test_only, .dot = dot,
+                          .lock = &lock};
     char plugin_path[4 * PATH_MAX + 64];
     singa_tui_plugin_path(plugin_path, sizeof plugin_path);
     opts.plugin_path = plugin_path;
@@ -152,7 +193,7 @@ int main(int argc, char **argv)
     set_paths(L);
     singa_lua_set_opts(L, &opts);
     pthread_mutex_lock(&lock);
-    int rc = run_script(L, script, argc, argv, first_arg);
+    int rc = script ? run_script(L, script, argc, argv, first_arg) : singa_tui_main(L, &opts, &tui);
     pthread_mutex_unlock(&lock);
     lua_close(L);
     if (opts.metrics && fclose(opts.metrics) != 0) {

@@ -120,6 +120,34 @@ fail:
     return NULL;
 }
 
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ ((const unsigned char *)p)[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/* A table's fields are combined by a sum, since a Lua table's order of keys differs from one
+ * process to the next; a list's items are hashed in order. */
+uint64_t singa_conf_hash(const singa_conf *c)
+{
+    uint64_t h = fnv(0xcbf29ce484222325ull, &(uint8_t){(uint8_t)c->kind}, 1), sum = 0;
+    if (c->kind == SINGA_CONF_BOOL)
+        h = fnv(h, &(uint8_t){c->b}, 1);
+    else if (c->kind == SINGA_CONF_NUM)
+        h = fnv(h, &c->num, sizeof c->num);
+    else if (c->kind == SINGA_CONF_STR)
+        h = fnv(h, c->str, strlen(c->str));
+    for (size_t i = 0; i < c->n; i++) {
+        uint64_t item = singa_conf_hash(c->items[i]);
+        if (c->kind == SINGA_CONF_TABLE)
+            sum += fnv(item, c->keys[i], strlen(c->keys[i])) * 0x9e3779b97f4a7c15ull;
+        else
+            h = fnv(h, &item, sizeof item);
+    }
+    return fnv(h, &sum, sizeof sum);
+}
+
 const singa_conf *singa_conf_get(const singa_conf *t, const char *key)
 {
     if (!t || t->kind != SINGA_CONF_TABLE)

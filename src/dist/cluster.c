@@ -11,8 +11,35 @@ const singa_field singa_cluster_fields[] = {
     {"share_memory", SINGA_FIELD_BOOL},       {"workspace", SINGA_FIELD_STR},
     {"coordinator", SINGA_FIELD_STR},         {"bind", SINGA_FIELD_STR},
     {"heartbeat_timeout", SINGA_FIELD_NUM},   {"framework", SINGA_FIELD_STR},
+    {"join_timeout", SINGA_FIELD_NUM},        {"curve", SINGA_FIELD_TABLE},
     {NULL, 0},
 };
+
+static const singa_field curve_fields[] = {
+    {"secret_key_file", SINGA_FIELD_STR},
+    {"public_keys_dir", SINGA_FIELD_STR},
+    {"coordinator_key_file", SINGA_FIELD_STR},
+    {NULL, 0},
+};
+
+/* cluster.curve: this process's secret key, the folder of public keys allowed in, and the
+ * coordinator's public key (default: this process's own, when every rank shares one pair). */
+static int read_curve(singa_cluster *c, const singa_conf *conf, singa_err *err)
+{
+    const singa_field *const schemas[] = {curve_fields, NULL};
+    c->curve_secret_key_file = c->curve_public_keys_dir = c->curve_coordinator_key_file = NULL;
+    if (!conf)
+        return 0;
+    if (singa_conf_check(conf, schemas, "cluster.curve", err) < 0)
+        return -1;
+    c->curve_secret_key_file = singa_conf_str(conf, "secret_key_file", NULL);
+    c->curve_public_keys_dir = singa_conf_str(conf, "public_keys_dir", NULL);
+    c->curve_coordinator_key_file = singa_conf_str(conf, "coordinator_key_file", NULL);
+    if (!c->curve_secret_key_file || !c->curve_public_keys_dir)
+        return singa_err_set(err, "cluster.curve: needs both 'secret_key_file' (this process's key) and "
+                                  "'public_keys_dir' (the public keys allowed to connect)");
+    return 0;
+}
 
 /* Threads of a kind spread over processes: a process holds whole groups, or a group spans
  * whole processes, so that no process holds a fraction of two groups. */
@@ -51,11 +78,17 @@ int singa_cluster_read(singa_cluster *c, const singa_conf *conf, singa_err *err)
     c->share_memory = singa_conf_bool(conf, "share_memory", true);
     c->workspace = singa_conf_str(conf, "workspace", NULL);
     c->coordinator = singa_conf_str(conf, "coordinator", NULL);
-    c->bind = singa_conf_str(conf, "bind", "127.0.0.1");
+    c->bind = singa_conf_str(conf, "bind", NULL);
     c->heartbeat_timeout = singa_conf_num(conf, "heartbeat_timeout", 5.0);
     if (!(c->heartbeat_timeout >= 0.2 && c->heartbeat_timeout <= 3600))
         return singa_err_set(err, "cluster: field 'heartbeat_timeout' must be in 0.2..3600 seconds, got %g",
                              c->heartbeat_timeout);
+    if (read_curve(c, singa_conf_get(conf, "curve"), err) < 0)
+        return -1;
+    c->join_timeout = singa_conf_num(conf, "join_timeout", 30.0);
+    if (!(c->join_timeout >= 0.1 && c->join_timeout <= 86400))
+        return singa_err_set(err, "cluster: field 'join_timeout' must be in 0.1..86400 seconds, got %g",
+                             c->join_timeout);
     if (c->nworker_groups % c->nserver_groups != 0)
         return singa_err_set(err, "cluster: nworker_groups = %d must be a multiple of nserver_groups = %d "
                                   "(every server group serves the same number of worker groups)",

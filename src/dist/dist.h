@@ -5,9 +5,13 @@
 #define SINGA_DIST_DIST_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 
 #include "dist/msg.h"
+#include "singa/checkpoint.h"
 #include "singa/cluster.h"
 #include "singa/job.h"
 #include "singa/stats.h"
@@ -33,6 +37,17 @@ typedef struct dist_param {
     int first_slice, nslices;
 } dist_param;
 
+/* Which process this is (launch.c): rank and size from `--procs` or a launcher's environment,
+ * and where rank 0 (the coordinator) listens. */
+typedef struct dist_launch {
+    int rank, size;
+    const char *from; /* the variable the rank came from */
+    char coordinator[256];
+    const char *bind; /* the address the others listen on: cluster.bind, $SINGA_BIND or loopback */
+} dist_launch;
+
+int dist_launch_read(dist_launch *l, const singa_cluster *c, singa_err *err);
+
 typedef struct dist_rt dist_rt;
 
 typedef struct dist_worker {
@@ -48,15 +63,34 @@ typedef struct dist_worker {
     singa_err err;
     int rc;
     int step_sent;        /* the step whose updates are being sent */
+    bool stopped;         /* by the stub, which needs no word back */
+    double step_sent_at;  /* when a step's record last left for rank 0 (not in rank 0) */
 } dist_worker;
 
 typedef struct dist_server dist_server;
 typedef struct dist_stub dist_stub;
 
+/* What every file of a distributed checkpoint records of the job that wrote it: a format
+ * number, nworker_groups, nworkers_per_group, nserver_groups, nservers_per_group, the number of
+ * slices, the values they hold and a digest of the params' names, sizes and slicing. */
+enum { DIST_TOPOLOGY_LEN = 8 };
+
+/* A file of the checkpoint resume chose, kept for one of this process's threads. */
+typedef struct dist_resume_part {
+    singa_ckpt_file f;
+    singa_ckpt ck;
+    char path[4096];
+} dist_resume_part;
+
 struct dist_rt {
     const singa_cluster *c;
     const singa_conf *conf;
     int rank, nprocs;
+    dist_launch launch;
+    uint64_t fingerprint;  /* of the job's configuration: every process must have the same */
+    char plugins[1024];    /* the loaded plugins, which every process must have too */
+    FILE *log;             /* <workspace>/rank<r>.log, or NULL */
+    singa_result final;    /* rank 0's result, handed to the others at the end */
     void *zmq;
     char endpoint[64]; /* the stub's inproc address */
     dist_param *params;
@@ -72,25 +106,94 @@ struct dist_rt {
     int nservers;
     dist_stub *stub;
     const singa_job_hooks *hooks;
+    atomic_int *stop_step; /* per worker group: the step its workers stop before (INT_MAX: none) */
+    /* What steers this process's workers and servers: the host's (rank 0), or, in the other
+     * ranks, rank 0's pause and lr scale as its heartbeats tell (never a stop or checkpoint). */
+    singa_job_control *control;
+    singa_job_control from_rank0;
     pthread_mutex_t lock; /* hooks and the first error */
     singa_err err;
     bool failed;
     singa_stats *stats;
+    /* Checkpoints (runtime.c): checkpoint_path's first entry (NULL: none), checkpoint_keep, the
+     * step every thread of every process starts from (0 for a fresh start; puts and gets carry
+     * it, so processes that chose different checkpoints are found out), and what the threads
+     * here load from the checkpoint resume chose (until they are built). */
+    const char *ckpt_dir;
+    int ckpt_keep;
+    int resume_step;
+    int64_t topology[DIST_TOPOLOGY_LEN];
+    dist_resume_part *resumed;
+    int nresumed;
 };
+
+/* CURVE and its ZAP handler (curve.c), when the job has cluster.curve; without, *out is NULL
+ * and the functions below do nothing. */
+typedef struct dist_curve dist_curve;
+int dist_curve_start(dist_rt *rt, dist_curve **out, singa_err *err);
+void dist_curve_stop(dist_curve *c);
+const char *dist_curve_public(const dist_curve *c); /* Z85; "-" without CURVE */
+const char *dist_curve_coordinator(const dist_curve *c);
+int dist_curve_server(const dist_curve *c, void *sock);
+int dist_curve_client(const dist_curve *c, void *sock, const char *server_key);
+
+/* The link to the other processes (peers.c), used by the stub only. */
+typedef struct dist_peers dist_peers;
+/* Listens, then meets the others at the coordinator (waiting at most join_timeout). */
+int dist_peers_open(dist_rt *rt, dist_peers **out, singa_err *err);
+void dist_peers_close(dist_peers *p);
+void *dist_peers_socket(dist_peers *p);
+const char *dist_peers_endpoint(const dist_peers *p, int rank);
+bool dist_peers_dead(const dist_peers *p, int rank);
+/* Sends to the stub of process `rank` (nothing to a dead one); payload may be NULL. */
+void dist_peers_send(dist_peers *p, int rank, const msg *m, const void *payload, size_t nbytes);
+/* One message from another process: 0, 1 when dropped (garbage, a stranger, a forgery), 2 for a
+ * heartbeat, -1 when the socket fails. */
+int dist_peers_recv(dist_peers *p, msg *m, zmq_msg_t *payload);
+/* Sends heartbeats when due; returns the seconds until the next are due. */
+double dist_peers_tick(dist_peers *p);
+/* A process newly found silent for longer than heartbeat_timeout (marked dead), or -1. */
+int dist_peers_lost(dist_peers *p);
+double dist_now(void);
+
+/* What a process holds, e.g. "workers 1.0-1.1; servers 0.0". */
+void dist_role(const dist_rt *rt, int rank, char *buf, size_t len);
+/* Hands rank 0's host a record (step: a step's, else a result), serialised with the other hooks. */
+void dist_record(dist_rt *rt, const singa_record *r, bool step);
+/* Every process says what it holds and where it listens (NULL: nowhere, it is alone). */
+void dist_announce(dist_rt *rt, const char *endpoint);
+/* A line for this process's log in the workspace (and rank 0's host). */
+void dist_log(dist_rt *rt, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Records the first failure of any thread. */
 void dist_fail(dist_rt *rt, const singa_err *err);
+bool dist_failed(dist_rt *rt);
 /* Where the runtime's threads live. */
 int dist_worker_proc(const dist_rt *rt, int group, int id);
 int dist_server_proc(const dist_rt *rt, int group, int id);
 /* An identity on the stub's router: "w<group>.<id>", "s<group>.<id>". */
 void dist_identity(char *buf, size_t len, int kind, int group, int id);
+/* A worker's or server's socket to the stub, which it has greeted; NULL (the runtime failed,
+ * err set) when it cannot be made. */
+void *dist_connect(dist_rt *rt, int kind, int group, int id, singa_err *err);
 /* Sends a message to the stub from a worker's or server's socket; payload may be NULL. */
 int dist_send(void *sock, const msg *m, const void *payload, size_t nbytes);
 
 void *dist_worker_main(void *arg);
 
+/* Writes c (entries added by the caller) as the file of thread (kind, group, id) of checkpoint
+ * `step`, adding the topology and the thread's identity (entries "topology", and "shard" or
+ * "worker": its group and id). */
+int dist_ckpt_write(dist_rt *rt, singa_ckpt *c, int kind, int group, int id, singa_err *err);
+/* Worker 0.0, after every server wrote its shard of a checkpoint: removes all but the newest
+ * checkpoint_keep complete checkpoints (and nothing newer than the oldest of them). */
+void dist_ckpt_prune(dist_rt *rt);
+/* The file of thread (kind, group, id) in the checkpoint resume chose, or NULL (a fresh start). */
+const dist_resume_part *dist_ckpt_resumed(const dist_rt *rt, int kind, int group, int id);
+
 int dist_server_create(dist_rt *rt, dist_server *s, int group, int id, singa_err *err);
+/* Its slices and their updater state from its shard of the checkpoint resume chose. */
+int dist_server_load(dist_server *s, const dist_resume_part *part, singa_err *err);
 void dist_server_free(dist_server *s);
 void *dist_server_main(void *arg);
 size_t dist_server_size(void);
@@ -104,5 +207,11 @@ void *dist_stub_main(void *arg);
 void dist_stats_count(singa_stats *s, const char *type, const char *peer, bool sent, size_t bytes, int pending,
                       double wait);
 void dist_stats_drop(singa_stats *s);
+void dist_stats_set_rank(singa_stats *s, int rank);
+/* This process's own rows (what its heartbeats tell rank 0); returns how many were copied. */
+int dist_stats_own(const singa_stats *s, singa_traffic *rows, int max);
+/* Replaces process `rank`'s rows with these. */
+void dist_stats_put(singa_stats *s, int rank, const singa_traffic *rows, int n);
+void dist_stats_lost(singa_stats *s, int rank);
 
 #endif

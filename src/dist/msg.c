@@ -1,8 +1,26 @@
 /* Encoding and the framing of messages, little-endian on the wire whatever the host. */
 #include <errno.h>
+#include <sched.h>
 #include <string.h>
+#include <time.h>
 
 #include "dist/msg.h"
+#include "singa/job.h"
+
+/* A message may hand its receiver a buffer by address (MSG_F_PTR) or let it read values the
+ * sender wrote; the hand-off happens inside libzmq, which ThreadSanitizer cannot see, so the
+ * runtime states it: every send happens before every later receipt.  A lent buffer comes back
+ * through an atomic counter (msg_loan), which TSan sees. */
+#if defined __SANITIZE_THREAD__
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+static char handoff;
+#define HANDOFF_SENT() __tsan_release(&handoff)
+#define HANDOFF_RECEIVED() __tsan_acquire(&handoff)
+#else
+#define HANDOFF_SENT() ((void)0)
+#define HANDOFF_RECEIVED() ((void)0)
+#endif
 
 static const char *const type_names[MSG_NTYPES] = {
     [MSG_HELLO] = "hello",   [MSG_PUT] = "put",           [MSG_GET] = "get",
@@ -10,7 +28,8 @@ static const char *const type_names[MSG_NTYPES] = {
     [MSG_UPDATE_REPLY] = "update-reply", [MSG_SYNC_REPLY] = "sync-reply", [MSG_READY] = "ready",
     [MSG_DONE] = "done",     [MSG_FINISHED] = "finished", [MSG_STOP] = "stop",         [MSG_ABORT] = "abort",
     [MSG_METRIC] = "metric", [MSG_JOIN] = "join",         [MSG_PEERS] = "peers",
-    [MSG_HEARTBEAT] = "heartbeat",
+    [MSG_HEARTBEAT] = "heartbeat", [MSG_FLUSH] = "flush",
+    [MSG_CKPT] = "checkpoint", [MSG_CKPT_REPLY] = "checkpoint-reply",
 };
 
 const char *msg_type_name(int type)
@@ -77,9 +96,57 @@ int msg_decode(msg *m, const void *buf, size_t len)
     m->step = (int32_t)get32(p + 4);
     m->count = get32(p + 8);
     m->ptr = get64(p + 12);
+    m->frame = NULL;
+    m->loan = NULL;
     if (m->type == 0 || m->type >= MSG_NTYPES || m->src.kind > ENT_SERVER || m->dst.kind > ENT_SERVER ||
         (m->flags & ~(MSG_F_VALUES | MSG_F_PTR)))
         return -1;
+    return 0;
+}
+
+/* One frame, filled here rather than inside libzmq, so that the hand-off covers its bytes. */
+static int send_frame(void *sock, const void *data, size_t n, int flags)
+{
+    zmq_msg_t f;
+    if (zmq_msg_init_size(&f, n) < 0)
+        return -1;
+    if (n)
+        memcpy(zmq_msg_data(&f), data, n);
+    HANDOFF_SENT();
+    if (zmq_msg_send(&f, sock, flags | ZMQ_DONTWAIT) < 0) {
+        zmq_msg_close(&f);
+        return -1;
+    }
+    return 0;
+}
+
+/* ZeroMQ closed a frame lent from the loan `hint` (in whichever thread closed it). */
+static void loan_returned(void *data, void *hint)
+{
+    (void)data;
+    atomic_fetch_sub_explicit(&((msg_loan *)hint)->out, 1, memory_order_release);
+}
+
+/* The last frame: the caller's own frame moved, its buffer lent, or a copy (see msg.h). */
+static int send_payload(void *sock, const msg *m, const void *payload, size_t nbytes)
+{
+    if (m->frame) {
+        HANDOFF_SENT();
+        return zmq_msg_send(m->frame, sock, ZMQ_DONTWAIT) < 0 ? -1 : 0;
+    }
+    if (!m->loan)
+        return send_frame(sock, payload, nbytes, 0);
+    zmq_msg_t f;
+    atomic_fetch_add_explicit(&m->loan->out, 1, memory_order_relaxed);
+    if (zmq_msg_init_data(&f, (void *)payload, nbytes, loan_returned, m->loan) < 0) {
+        loan_returned(NULL, m->loan);
+        return -1;
+    }
+    HANDOFF_SENT();
+    if (zmq_msg_send(&f, sock, ZMQ_DONTWAIT) < 0) {
+        zmq_msg_close(&f); /* returns the loan */
+        return -1;
+    }
     return 0;
 }
 
@@ -87,11 +154,23 @@ int msg_send(void *sock, const char *identity, const msg *m, const void *payload
 {
     uint8_t head[MSG_HEADER_BYTES];
     msg_encode(m, head);
-    if (identity && zmq_send(sock, identity, strlen(identity), ZMQ_SNDMORE) < 0)
+    if (identity && send_frame(sock, identity, strlen(identity), ZMQ_SNDMORE) < 0)
         return -1;
-    if (zmq_send(sock, head, sizeof head, payload ? ZMQ_SNDMORE : 0) < 0)
+    if (send_frame(sock, head, sizeof head, payload ? ZMQ_SNDMORE : 0) < 0)
         return -1;
-    return payload && zmq_send(sock, payload, nbytes, 0) < 0 ? -1 : 0;
+    return payload ? send_payload(sock, m, payload, nbytes) : 0;
+}
+
+/* The wait is short where the runtime lends (the answer the lender waits for comes after the
+ * last byte left): yield first, then sleep in small steps so as not to take a core from the
+ * thread that closes the frame. */
+void msg_loan_wait(msg_loan *loan)
+{
+    for (int i = 0; atomic_load_explicit(&loan->out, memory_order_acquire) > 0; i++)
+        if (i < 64)
+            sched_yield();
+        else
+            nanosleep(&(struct timespec){0, 20000}, NULL);
 }
 
 /* Reads and discards the rest of a multi-part message. */
@@ -125,6 +204,7 @@ int msg_recv(void *sock, bool router, char *identity, size_t idlen, msg *m, zmq_
     int n;
     while ((n = zmq_msg_recv(&part, sock, 0)) < 0 && zmq_errno() == EINTR) /* nothing read yet: retry */
         ;
+    HANDOFF_RECEIVED();
     if (router) {
         if (n < 0) {
             zmq_msg_close(&part);
@@ -158,4 +238,144 @@ int msg_recv(void *sock, bool router, char *identity, size_t idlen, msg *m, zmq_
         }
     }
     return 0;
+}
+
+/* A result: steps, seconds, the flags, then each of train, test and validation as a count and
+ * that many (name, sum, count). */
+enum { METRIC_BYTES = SINGA_METRIC_NAME + 16 };
+
+static uint8_t *put_metrics(uint8_t *p, const singa_metrics *m)
+{
+    *p++ = (uint8_t)m->n;
+    for (int i = 0; i < m->n; i++) {
+        uint64_t sum;
+        memcpy(&sum, &m->sum[i], sizeof sum);
+        memcpy(p, m->name[i], SINGA_METRIC_NAME);
+        p = put64(put64(p + SINGA_METRIC_NAME, sum), (uint64_t)m->count[i]);
+    }
+    return p;
+}
+
+size_t msg_result_encode(const singa_result *r, uint8_t out[MSG_RESULT_MAX])
+{
+    uint64_t secs;
+    memcpy(&secs, &r->seconds, sizeof secs);
+    uint8_t *p = put64(put32(out, (uint32_t)r->steps), secs);
+    *p++ = (uint8_t)(r->has_test | r->has_validation << 1);
+    p = put_metrics(put_metrics(put_metrics(p, &r->train), &r->test), &r->validation);
+    return (size_t)(p - out);
+}
+
+static const uint8_t *get_metrics(const uint8_t *p, const uint8_t *end, singa_metrics *m)
+{
+    if (p >= end || *p > SINGA_METRICS_MAX || end - (p + 1) < (ptrdiff_t)(*p * METRIC_BYTES))
+        return NULL;
+    m->n = *p++;
+    for (int i = 0; i < m->n; i++, p += METRIC_BYTES) {
+        uint64_t sum = get64(p + SINGA_METRIC_NAME);
+        memcpy(m->name[i], p, SINGA_METRIC_NAME);
+        m->name[i][SINGA_METRIC_NAME - 1] = 0;
+        memcpy(&m->sum[i], &sum, sizeof sum);
+        m->count[i] = (long)get64(p + SINGA_METRIC_NAME + 8);
+    }
+    return p;
+}
+
+int msg_result_decode(singa_result *r, const void *buf, size_t len)
+{
+    const uint8_t *p = buf, *end = p + len;
+    if (len < 13)
+        return -1;
+    uint64_t secs = get64(p + 4);
+    *r = (singa_result){.steps = (int)get32(p), .has_test = p[12] & 1, .has_validation = p[12] >> 1 & 1};
+    memcpy(&r->seconds, &secs, sizeof secs);
+    p += 13;
+    if (!(p = get_metrics(p, end, &r->train)) || !(p = get_metrics(p, end, &r->test)) ||
+        !(p = get_metrics(p, end, &r->validation)))
+        return -1;
+    return p == end ? 0 : -1;
+}
+
+/* A record: step, phase, group, total steps, then images/s, lr, elapsed and eta as doubles, then
+ * the metrics. */
+static uint8_t *put_double(uint8_t *p, double v)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    return put64(p, bits);
+}
+
+static double get_double(const uint8_t *p)
+{
+    uint64_t bits = get64(p);
+    double v;
+    memcpy(&v, &bits, sizeof v);
+    return v;
+}
+
+size_t msg_record_encode(const singa_record *r, uint8_t out[MSG_RECORD_MAX])
+{
+    uint8_t *p = put32(put32(put32(put32(out, (uint32_t)r->step), (uint32_t)r->phase), (uint32_t)r->group),
+                       (uint32_t)r->total_steps);
+    p = put_double(put_double(put_double(put_double(p, r->images_per_sec), r->lr), r->elapsed), r->eta);
+    return (size_t)(put_metrics(p, r->metrics) - out);
+}
+
+int msg_record_decode(singa_record *r, singa_metrics *metrics, const void *buf, size_t len)
+{
+    const uint8_t *p = buf;
+    if (len < 48)
+        return -1;
+    *r = (singa_record){.step = (int)get32(p), .phase = (singa_phase)get32(p + 4), .group = (int)get32(p + 8),
+                        .total_steps = (int)get32(p + 12), .images_per_sec = get_double(p + 16),
+                        .lr = get_double(p + 24), .elapsed = get_double(p + 32), .eta = get_double(p + 40),
+                        .metrics = metrics};
+    if ((r->phase != SINGA_PHASE_TRAIN && r->phase != SINGA_PHASE_TEST && r->phase != SINGA_PHASE_VALIDATION) ||
+        r->step < 0 || r->group < 0)
+        return -1;
+    const uint8_t *end = (const uint8_t *)buf + len;
+    p = get_metrics(p + 48, end, metrics);
+    return p == end ? 0 : -1;
+}
+
+/* Traffic rows: type and peer as fixed text fields, then the six counters. */
+enum { TRAFFIC_TYPE = sizeof(((singa_traffic *)0)->type), TRAFFIC_PEER = sizeof(((singa_traffic *)0)->peer) };
+_Static_assert(MSG_TRAFFIC_ROW == TRAFFIC_TYPE + TRAFFIC_PEER + 6 * 8, "a traffic row's size on the wire");
+
+size_t msg_traffic_encode(const singa_traffic *rows, int n, uint8_t *out)
+{
+    uint8_t *p = out;
+    for (int i = 0; i < n; i++) {
+        const singa_traffic *t = &rows[i];
+        uint64_t wait;
+        memcpy(&wait, &t->wait_seconds, sizeof wait);
+        memcpy(p, t->type, TRAFFIC_TYPE);
+        memcpy(p + TRAFFIC_TYPE, t->peer, TRAFFIC_PEER);
+        p = put64(put64(put64(put64(p + TRAFFIC_TYPE + TRAFFIC_PEER, t->sent), t->received), t->bytes_sent),
+                  t->bytes_received);
+        p = put64(put64(p, (uint64_t)t->pending), wait);
+    }
+    return (size_t)(p - out);
+}
+
+int msg_traffic_decode(const void *buf, size_t len, singa_traffic *rows, int max)
+{
+    const uint8_t *p = buf;
+    if (len % MSG_TRAFFIC_ROW || len / MSG_TRAFFIC_ROW > (size_t)max)
+        return -1;
+    int n = (int)(len / MSG_TRAFFIC_ROW);
+    for (int i = 0; i < n; i++, p += MSG_TRAFFIC_ROW) {
+        singa_traffic *t = &rows[i];
+        const uint8_t *c = p + TRAFFIC_TYPE + TRAFFIC_PEER;
+        uint64_t wait = get64(c + 40);
+        memcpy(t->type, p, TRAFFIC_TYPE);
+        memcpy(t->peer, p + TRAFFIC_TYPE, TRAFFIC_PEER);
+        t->type[TRAFFIC_TYPE - 1] = t->peer[TRAFFIC_PEER - 1] = 0;
+        t->sent = get64(c), t->received = get64(c + 8), t->bytes_sent = get64(c + 16), t->bytes_received = get64(c + 24);
+        t->pending = (int64_t)get64(c + 32);
+        memcpy(&t->wait_seconds, &wait, sizeof wait);
+        if (!(t->wait_seconds >= 0)) /* NaN or negative: not a counter */
+            return -1;
+    }
+    return n;
 }

@@ -1,14 +1,22 @@
 /* Messages of the runtime (SINGA's Msg): a fixed 44-byte header frame, then an optional payload
  * frame of float values.  Between threads of one process a message may instead carry the
  * address of a buffer both sides share (`ptr`); such a message from another process is a forgery
- * and is dropped, as is anything that does not decode. */
+ * and is dropped, as is anything that does not decode.
+ *
+ * A payload is copied into its frame unless the sender says otherwise: a frame it received can
+ * be passed on as it is (`frame`), and a buffer it will not write until ZeroMQ is done with it
+ * can be lent (`loan`), ZeroMQ then reading the buffer itself. */
 #ifndef SINGA_DIST_MSG_H
 #define SINGA_DIST_MSG_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <zmq.h>
+
+#include "singa/metrics.h"
+#include "singa/stats.h"
 
 typedef enum {
     MSG_HELLO = 1,  /* a thread to its stub: connected */
@@ -24,10 +32,13 @@ typedef enum {
     MSG_FINISHED,   /* worker 0.0 to stub: its final test is done, everyone may stop */
     MSG_STOP,       /* stop now; the payload says why when it is an error */
     MSG_ABORT,      /* a thread failed; the payload is the message */
-    MSG_METRIC,     /* a worker's display window, to its group's worker 0 */
+    MSG_METRIC,     /* a group leader's record in another process, to rank 0's stub */
     MSG_JOIN,       /* a process to the coordinator: its rank, endpoint and job fingerprint */
     MSG_PEERS,      /* the coordinator to every process: all endpoints */
     MSG_HEARTBEAT,
+    MSG_FLUSH,      /* the final flush of server groups (Hogwild), by direction: see below */
+    MSG_CKPT,       /* worker 0.0 to a server: write your shard of checkpoint `step` */
+    MSG_CKPT_REPLY, /* a server to worker 0.0: written (count 0), or rank 0's stub: lost (count 1) */
     MSG_NTYPES
 } msg_type;
 
@@ -41,6 +52,12 @@ typedef struct msg_addr {
 enum { MSG_HEADER_BYTES = 44, MSG_MAGIC = 0x31474e53 /* "SNG1" */ };
 enum { MSG_F_VALUES = 1, MSG_F_PTR = 2 };
 
+/* A buffer lent to ZeroMQ: how many frames sent from it ZeroMQ still holds.  Zeroed memory is a
+ * loan with nothing out. */
+typedef struct msg_loan {
+    atomic_int out;
+} msg_loan;
+
 typedef struct msg {
     uint8_t type, flags;
     msg_addr src, dst;
@@ -48,18 +65,80 @@ typedef struct msg {
     int32_t step;    /* the step of an update, the version of a reply */
     uint32_t count;  /* gradient contributions summed into an update */
     uint64_t ptr;    /* MSG_F_PTR: a buffer of this process */
+    /* Not on the wire: how msg_send sends the payload (both NULL: a copy). */
+    zmq_msg_t *frame; /* the payload's own frame, received earlier: moved, not copied */
+    msg_loan *loan;   /* the payload is lent: counted here until ZeroMQ is done with it */
 } msg;
+
+/* The final flush (several server groups, once every worker is done; stub.c and server.c):
+ * - rank 0's stub to a server: flush now; the payload is the MSG_FLUSH_MASK_BYTES mask of the
+ *   server groups taking part (those not lost; bit g for group g) among this server's peers of
+ *   the same id.  A later one only narrows the mask: a group was lost during the flush.
+ * - a server to a slice's flush master (msg_flush_master): the slice's final delta, as values.
+ * - a server to rank 0's stub: every final delta it waits for is in, and it sent its own. */
+enum { MSG_FLUSH_MASK_BYTES = 8 };
+
+static inline void msg_flush_mask_encode(uint64_t mask, uint8_t out[MSG_FLUSH_MASK_BYTES])
+{
+    for (int i = 0; i < MSG_FLUSH_MASK_BYTES; i++)
+        out[i] = (uint8_t)(mask >> 8 * i);
+}
+
+static inline uint64_t msg_flush_mask_decode(const uint8_t in[MSG_FLUSH_MASK_BYTES])
+{
+    uint64_t mask = 0;
+    for (int i = 0; i < MSG_FLUSH_MASK_BYTES; i++)
+        mask |= (uint64_t)in[i] << 8 * i;
+    return mask;
+}
+
+/* The server group that gathers a slice's final deltas: its master when it takes part, else the
+ * lowest group that does (a stand-in, for a master lost with its process). */
+static inline int msg_flush_master(int slice, int nserver_groups, uint64_t groups)
+{
+    int master = slice % nserver_groups;
+    if ((groups >> master & 1) || !groups)
+        return master;
+    return __builtin_ctzll(groups);
+}
 
 const char *msg_type_name(int type);
 void msg_encode(const msg *m, uint8_t out[MSG_HEADER_BYTES]);
 /* Fails on a wrong size, magic, type or entity. */
 int msg_decode(msg *m, const void *buf, size_t len);
 
-/* Sends [identity] header [payload]; the payload (may be NULL) is copied. */
+/* Sends [identity] header [payload]; the payload (may be NULL) is copied, unless m->frame is set
+ * (then payload and nbytes are its data and size, and the frame is sent: it is left empty, or
+ * untouched when the send fails, and the caller closes it either way) or m->loan is set (then
+ * the caller must not write the payload until msg_loan_wait on that loan returns).  Never
+ * blocks: the runtime's sockets have no high-water mark, so a send fails only when nobody is
+ * there. */
 int msg_send(void *sock, const char *identity, const msg *m, const void *payload, size_t nbytes);
+/* Returns once ZeroMQ holds no frame lent from `loan` (at once when none is out). */
+void msg_loan_wait(msg_loan *loan);
 /* Receives one message: the identity frame when `router`, the header, and the payload into
  * `payload` (initialised here; the caller closes it).  Returns 0, 1 for a malformed message
  * (drained and dropped), -1 when the socket fails (ETERM ...); a signal is no failure. */
 int msg_recv(void *sock, bool router, char *identity, size_t idlen, msg *m, zmq_msg_t *payload);
+
+/* The final result of the job, which rank 0 hands every other process (their scripts see what
+ * rank 0's sees). */
+typedef struct singa_result singa_result;
+enum { MSG_RESULT_MAX = 13 + 3 * (1 + SINGA_METRICS_MAX * (SINGA_METRIC_NAME + 16)) };
+size_t msg_result_encode(const singa_result *r, uint8_t out[MSG_RESULT_MAX]);
+int msg_result_decode(singa_result *r, const void *buf, size_t len);
+
+/* A group leader's record (a display, a test) in another process, for rank 0's host. */
+typedef struct singa_record singa_record;
+enum { MSG_RECORD_MAX = 48 + 1 + SINGA_METRICS_MAX * (SINGA_METRIC_NAME + 16) };
+size_t msg_record_encode(const singa_record *r, uint8_t out[MSG_RECORD_MAX]);
+/* The record's metrics go to *metrics, which r points to. */
+int msg_record_decode(singa_record *r, singa_metrics *metrics, const void *buf, size_t len);
+
+/* Another process's traffic rows, which its heartbeats carry to rank 0. */
+enum { MSG_TRAFFIC_ROW = 16 + 24 + 6 * 8 };
+size_t msg_traffic_encode(const singa_traffic *rows, int n, uint8_t *out);
+/* At most max rows; -1 for anything that is not whole rows. */
+int msg_traffic_decode(const void *buf, size_t len, singa_traffic *rows, int max);
 
 #endif

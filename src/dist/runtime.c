@@ -7,13 +7,20 @@
  * the values (they are synchronous, so nobody reads while a server writes), and a server whose
  * group serves exactly one worker group here updates that copy in place, so its messages carry
  * no values.  Everything else travels as copies. */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 #include <zmq.h>
 
 #include "dist/dist.h"
 #include "singa/net.h"
+#include "singa/plugin.h"
 #include "singa/tensor.h"
 
 void dist_fail(dist_rt *rt, const singa_err *err)
@@ -24,6 +31,14 @@ void dist_fail(dist_rt *rt, const singa_err *err)
         rt->err = *err;
     }
     pthread_mutex_unlock(&rt->lock);
+}
+
+bool dist_failed(dist_rt *rt)
+{
+    pthread_mutex_lock(&rt->lock);
+    bool failed = rt->failed;
+    pthread_mutex_unlock(&rt->lock);
+    return failed;
 }
 
 int dist_worker_proc(const dist_rt *rt, int group, int id)
@@ -44,6 +59,305 @@ void dist_identity(char *buf, size_t len, int kind, int group, int id)
 int dist_send(void *sock, const msg *m, const void *payload, size_t nbytes)
 {
     return msg_send(sock, NULL, m, payload, nbytes);
+}
+
+/* ---- checkpoints: what their files record, resume, pruning ---- */
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ ((const unsigned char *)p)[i]) * 0x100000001b3ull;
+    return h;
+}
+
+static void make_topology(dist_rt *rt, size_t total)
+{
+    const singa_cluster *c = rt->c;
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (int i = 0; i < rt->nparams; i++) {
+        uint64_t size = rt->params[i].size;
+        h = fnv(fnv(h, rt->params[i].name, strlen(rt->params[i].name) + 1), &size, sizeof size);
+    }
+    for (int k = 0; k < rt->nslices; k++) {
+        const dist_slice *d = &rt->slices[k];
+        uint64_t v[4] = {(uint64_t)d->param, d->offset, d->len, (uint64_t)d->server};
+        h = fnv(h, v, sizeof v);
+    }
+    int64_t t[DIST_TOPOLOGY_LEN] = {1, c->nworker_groups, c->nworkers_per_group, c->nserver_groups,
+                                     c->nservers_per_group, rt->nslices, (int64_t)total, (int64_t)h};
+    memcpy(rt->topology, t, sizeof t);
+}
+
+static void describe_topology(const int64_t *t, char *buf, size_t len)
+{
+    snprintf(buf, len, "%lld worker group%s of %lld worker%s and %lld server group%s of %lld server%s (%lld values in "
+             "%lld slices)", (long long)t[1], t[1] == 1 ? "" : "s", (long long)t[2], t[2] == 1 ? "" : "s",
+             (long long)t[3], t[3] == 1 ? "" : "s", (long long)t[4], t[4] == 1 ? "" : "s", (long long)t[6],
+             (long long)t[5]);
+}
+
+int dist_ckpt_write(dist_rt *rt, singa_ckpt *c, int kind, int group, int id, singa_err *err)
+{
+    char path[4096];
+    int64_t ident[2] = {group, id};
+    int len = DIST_TOPOLOGY_LEN, two = 2;
+    if (singa_ckpt_add(c, "topology", SINGA_CKPT_I64, 1, &len, rt->topology, err) < 0 ||
+        singa_ckpt_add(c, kind == SINGA_CKPT_SERVER ? "shard" : "worker", SINGA_CKPT_I64, 1, &two, ident, err) < 0)
+        return -1;
+    singa_ckpt_part_path(path, sizeof path, rt->ckpt_dir, c->step, kind, group, id);
+    return singa_ckpt_write(c, path, err);
+}
+
+/* Whether a file belongs to this job's topology, and how many files a checkpoint of it has. */
+static bool is_part(const dist_rt *rt, const singa_ckpt_file *f)
+{
+    const singa_cluster *c = rt->c;
+    if (f->kind == SINGA_CKPT_SERVER)
+        return f->group < c->nserver_groups && f->id < c->nservers_per_group;
+    return f->kind == SINGA_CKPT_WORKER && f->group < c->nworker_groups && f->id < c->nworkers_per_group;
+}
+
+static int nparts(const dist_rt *rt)
+{
+    const singa_cluster *c = rt->c;
+    return c->nserver_groups * c->nservers_per_group + c->nworker_groups * c->nworkers_per_group;
+}
+
+static bool is_local(const dist_rt *rt, const singa_ckpt_file *f)
+{
+    if (f->kind == SINGA_CKPT_SERVER)
+        return dist_server_proc(rt, f->group, f->id) == rt->rank;
+    return dist_worker_proc(rt, f->group, f->id) == rt->rank;
+}
+
+/* A file of step f->step read and verified: -1 to refuse the step (err says why), -2 when it
+ * was written by another topology, which no older checkpoint will fix either. */
+static int check_part(const dist_rt *rt, const singa_ckpt *ck, const singa_ckpt_file *f, const char *path,
+                      singa_err *err)
+{
+    const singa_ckpt_entry *t = singa_ckpt_find(ck, "topology");
+    const singa_ckpt_entry *who = singa_ckpt_find(ck, f->kind == SINGA_CKPT_SERVER ? "shard" : "worker");
+    if (!t || t->dtype != SINGA_CKPT_I64 || t->ndim != 1 || t->dims[0] != DIST_TOPOLOGY_LEN)
+        return singa_err_set(err, "checkpoint '%s': no topology (not a file of a distributed checkpoint)", path);
+    if (memcmp(t->data, rt->topology, sizeof rt->topology) != 0) {
+        char theirs[200], ours[200];
+        const int64_t *v = t->data;
+        describe_topology(v, theirs, sizeof theirs);
+        describe_topology(rt->topology, ours, sizeof ours);
+        bool sliced = memcmp(v, rt->topology, 7 * sizeof *v) == 0;
+        singa_err_set(err, "checkpoint '%s' was written by another topology: %s; this job has %s%s", path, theirs, ours,
+                      sliced ? " (the same counts, but other params or another slicing: another net)" : "");
+        return -2;
+    }
+    const int64_t *id = who ? who->data : NULL;
+    if (!who || who->dtype != SINGA_CKPT_I64 || who->ndim != 1 || who->dims[0] != 2 || id[0] != f->group ||
+        id[1] != f->id)
+        return singa_err_set(err, "checkpoint '%s': it does not say it is the file of %s %d.%d", path,
+                             f->kind == SINGA_CKPT_SERVER ? "server" : "worker", f->group, f->id);
+    return 0;
+}
+
+static void drop_resumed(dist_rt *rt)
+{
+    for (int i = 0; i < rt->nresumed; i++)
+        singa_ckpt_free(&rt->resumed[i].ck, 1);
+    free(rt->resumed);
+    rt->resumed = NULL;
+    rt->nresumed = 0;
+}
+
+/* Reads and checks the n files of one step; keeps those of this process's threads.  0 when the
+ * step is a whole checkpoint of this topology that verifies, -3 when a file is missing, else as
+ * check_part. */
+static int try_step(dist_rt *rt, const singa_ckpt_file *files, size_t n, singa_err *err)
+{
+    char path[4096];
+    uint64_t step = files[0].step;
+    /* One file first, whose topology says whether older checkpoints are worth a look. */
+    for (size_t i = 0; i < n; i++) {
+        singa_ckpt ck;
+        singa_ckpt_part_path(path, sizeof path, rt->ckpt_dir, step, files[i].kind, files[i].group, files[i].id);
+        if (singa_ckpt_read(&ck, path, err) < 0)
+            return -1;
+        int rc = check_part(rt, &ck, &files[i], path, err);
+        singa_ckpt_free(&ck, 1);
+        if (rc < 0)
+            return rc;
+        break;
+    }
+    int found = 0;
+    for (size_t i = 0; i < n; i++) {
+        singa_ckpt_part_path(path, sizeof path, rt->ckpt_dir, step, files[i].kind, files[i].group, files[i].id);
+        if (!is_part(rt, &files[i]))
+            return singa_err_set(err, "checkpoint step %llu: '%s' is not a file of this job's topology",
+                                 (unsigned long long)step, path);
+        found++;
+    }
+    if (found < nparts(rt)) { /* name the first missing file */
+        const singa_cluster *c = rt->c;
+        for (int kind = 0; kind < 2; kind++) {
+            int ngroups = kind ? c->nworker_groups : c->nserver_groups;
+            int per = kind ? c->nworkers_per_group : c->nservers_per_group;
+            for (int g = 0; g < ngroups; g++)
+                for (int j = 0; j < per; j++) {
+                    singa_ckpt_file f = {step, kind ? SINGA_CKPT_WORKER : SINGA_CKPT_SERVER, g, j};
+                    bool there = false;
+                    for (size_t i = 0; i < n && !there; i++)
+                        there = files[i].kind == f.kind && files[i].group == g && files[i].id == j;
+                    if (there)
+                        continue;
+                    singa_ckpt_part_path(path, sizeof path, rt->ckpt_dir, step, f.kind, g, j);
+                    singa_err_set(err, "checkpoint step %llu is incomplete: '%s' is missing (the job ended while "
+                                       "writing it)", (unsigned long long)step, path);
+                    return -3;
+                }
+        }
+    }
+    if (!(rt->resumed = calloc(n, sizeof *rt->resumed)))
+        return singa_err_set(err, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        dist_resume_part *p = &rt->resumed[rt->nresumed];
+        p->f = files[i];
+        singa_ckpt_part_path(p->path, sizeof p->path, rt->ckpt_dir, step, files[i].kind, files[i].group, files[i].id);
+        if (singa_ckpt_read(&p->ck, p->path, err) < 0) {
+            drop_resumed(rt);
+            return -1;
+        }
+        int rc = check_part(rt, &p->ck, &files[i], p->path, err);
+        if (rc < 0 || !is_local(rt, &files[i])) /* every file is verified; those of others' threads dropped */
+            singa_ckpt_free(&p->ck, 1);
+        else
+            rt->nresumed++;
+        if (rc < 0) {
+            drop_resumed(rt);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+const dist_resume_part *dist_ckpt_resumed(const dist_rt *rt, int kind, int group, int id)
+{
+    for (int i = 0; i < rt->nresumed; i++)
+        if (rt->resumed[i].f.kind == kind && rt->resumed[i].f.group == group && rt->resumed[i].f.id == id)
+            return &rt->resumed[i];
+    return NULL;
+}
+
+/* Removes every file of the steps in files[0, n), or (aside[i]) renames it "<name>.refused": a
+ * file that did not verify is kept for a look, under a name no checkpoint has. */
+static void remove_steps(dist_rt *rt, const singa_ckpt_file *files, size_t n, const bool *aside)
+{
+    for (size_t i = 0; i < n; i++) {
+        char path[4096], to[4200];
+        singa_ckpt_part_path(path, sizeof path, rt->ckpt_dir, files[i].step, files[i].kind, files[i].group, files[i].id);
+        snprintf(to, sizeof to, "%s.refused", path);
+        if (!aside)
+            unlink(path);
+        else if (!aside[i] && unlink(path) == 0)
+            dist_log(rt, "removed %s (of an incomplete checkpoint newer than the one resumed from)", path);
+        else if (aside[i] && rename(path, to) == 0)
+            dist_log(rt, "renamed %s to %s (of a checkpoint that did not verify, newer than the one resumed from)",
+                     path, to);
+    }
+}
+
+/* Before any thread starts, in every process: with resume, the newest step whose every file
+ * (every server's shard, every worker's state) is there and verifies, read by every process from
+ * checkpoint_path, which they must share, so all choose the same; without, a folder that holds no
+ * checkpoint, since a fresh run's files must not mix with an earlier run's. */
+static int ckpt_setup(dist_rt *rt, singa_err *err)
+{
+    singa_ckpt_file *files;
+    size_t n;
+    char ours[200];
+    if (!rt->ckpt_dir)
+        return 0;
+    if (singa_mkdirs(rt->ckpt_dir, err) < 0 || singa_ckpt_dir_files(rt->ckpt_dir, &files, &n, err) < 0)
+        return singa_err_prefix(err, "job: checkpoint_path: ");
+    describe_topology(rt->topology, ours, sizeof ours);
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++)
+        if (files[i].kind == SINGA_CKPT_LOCAL) {
+            char path[4096];
+            singa_ckpt_path(path, sizeof path, rt->ckpt_dir, files[i].step);
+            rc = singa_err_set(err, "checkpoint_path '%s' holds checkpoints of a job with one worker and one server "
+                                    "(%s); this distributed job (%s) neither resumes from them nor mixes its own with "
+                                    "them: use another folder", rt->ckpt_dir, path, ours);
+        }
+    if (rc == 0 && n && !singa_conf_bool(rt->conf, "resume", false))
+        rc = singa_err_set(err, "checkpoint_path '%s' holds checkpoints of an earlier run (newest: step %llu); a "
+                                "distributed job does not mix its checkpoints with another run's: resume = true "
+                                "continues them, or remove them, or use another folder",
+                           rt->ckpt_dir, (unsigned long long)files[0].step);
+    singa_err newest = {{0}};
+    size_t i = 0;
+    bool *aside = calloc(n + 1, sizeof *aside); /* per file: its step did not verify */
+    if (!aside)
+        rc = singa_err_set(err, "out of memory");
+    while (rc == 0 && i < n) {
+        size_t j = i;
+        while (j < n && files[j].step == files[i].step)
+            j++;
+        singa_err e = {{0}};
+        int tried = try_step(rt, files + i, j - i, &e);
+        if (tried == 0)
+            break;
+        if (tried == -2) {
+            *err = e;
+            rc = singa_err_prefix(err, "resume: ");
+            break;
+        }
+        dist_log(rt, "refused %s", e.msg);
+        if (!newest.msg[0])
+            newest = e;
+        for (; i < j; i++)
+            aside[i] = tried != -3;
+    }
+    if (rc == 0 && n && i == n) {
+        *err = newest;
+        rc = singa_err_prefix(err, "resume: no checkpoint in '%s' verifies on every shard; newest: ", rt->ckpt_dir);
+    } else if (rc == 0 && n) {
+        rt->resume_step = (int)files[i].step;
+        if (rt->resume_step > singa_conf_int(rt->conf, "train_steps", 0))
+            rc = singa_err_set(err, "resume: checkpoint step %d in '%s' is beyond train_steps %d", rt->resume_step,
+                               rt->ckpt_dir, singa_conf_int(rt->conf, "train_steps", 0));
+        else
+            dist_log(rt, "resumed from %s/step%09d.*.ckpt (step %d)", rt->ckpt_dir, rt->resume_step, rt->resume_step);
+        if (rc == 0 && rt->rank == 0) /* this run writes those steps anew: none of their files may stay */
+            remove_steps(rt, files, i, aside);
+    } else if (rc == 0 && singa_conf_bool(rt->conf, "resume", false)) {
+        dist_log(rt, "resume: no checkpoint in '%s', starting from step 0", rt->ckpt_dir);
+    }
+    if (rc == 0 && rt->rank == 0) /* nothing writes yet: no process trains before rank 0 has met all */
+        singa_ckpt_dir_clean(rt->ckpt_dir);
+    free(aside);
+    free(files);
+    return rc;
+}
+
+void dist_ckpt_prune(dist_rt *rt)
+{
+    singa_ckpt_file *files;
+    size_t n;
+    singa_err err;
+    if (singa_ckpt_dir_files(rt->ckpt_dir, &files, &n, &err) < 0) {
+        dist_log(rt, "checkpoints not pruned: %s", err.msg);
+        return;
+    }
+    int complete = 0, keep = rt->ckpt_keep;
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        int parts = 0;
+        for (; j < n && files[j].step == files[i].step; j++)
+            parts += is_part(rt, &files[j]);
+        if (complete >= keep)
+            remove_steps(rt, files + i, j - i, NULL);
+        else if (parts == nparts(rt))
+            complete++;
+        i = j;
+    }
+    free(files);
 }
 
 /* The params servers update, in the order every process finds them, and their slices. */
@@ -80,6 +394,7 @@ static int make_slices(dist_rt *rt, singa_job *job, singa_err *err)
     }
     if (rt->nparams == 0)
         return singa_err_set(err, "neuralnet: no layer has a trained param, so there is nothing to distribute");
+    make_topology(rt, total);
     return 0;
 }
 
@@ -124,31 +439,132 @@ static int share_replicas(dist_rt *rt, singa_err *err)
     return 0;
 }
 
+/* Appends "workers 0.0-0.1, 1.0" for the threads of one kind in process `rank`. */
+static size_t role_part(const dist_rt *rt, int rank, bool workers, char *buf, size_t len, size_t at)
+{
+    const singa_cluster *c = rt->c;
+    int ngroups = workers ? c->nworker_groups : c->nserver_groups, per = workers ? c->nworkers_per_group : c->nservers_per_group;
+    bool listed = false;
+    for (int g = 0; g < ngroups && at < len; g++) {
+        int first = -1, last = -1;
+        for (int j = 0; j < per; j++)
+            if ((workers ? dist_worker_proc(rt, g, j) : dist_server_proc(rt, g, j)) == rank)
+                last = first < 0 ? (first = j) : j;
+        if (first < 0)
+            continue;
+        const char *lead = listed ? ", " : workers ? "workers " : at ? "; servers " : "servers ";
+        at += (size_t)snprintf(buf + at, len - at, "%s%d.%d", lead, g, first);
+        if (at < len && last > first)
+            at += (size_t)snprintf(buf + at, len - at, "-%d.%d", g, last);
+        listed = true;
+    }
+    return at < len ? at : len - 1;
+}
+
+void dist_role(const dist_rt *rt, int rank, char *buf, size_t len)
+{
+    buf[0] = 0;
+    role_part(rt, rank, false, buf, len, role_part(rt, rank, true, buf, len, 0));
+}
+
+/* A line for the workspace's log, shown by rank 0's host when `show`, by every host when `all`. */
+static void log_line(dist_rt *rt, const char *line, bool show, bool all)
+{
+    pthread_mutex_lock(&rt->lock);
+    if (rt->log) {
+        time_t t = time(NULL);
+        char when[32];
+        strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", localtime(&t));
+        fprintf(rt->log, "%s %s\n", when, line);
+        fflush(rt->log);
+    }
+    if (show && (all || rt->rank == 0) && rt->hooks->log)
+        rt->hooks->log(rt->hooks->ud, line);
+    pthread_mutex_unlock(&rt->lock);
+}
+
+void dist_announce(dist_rt *rt, const char *endpoint)
+{
+    char line[512];
+    int n = snprintf(line, sizeof line, "rank %d of %d (pid %d, %s)%s%s: ", rt->rank, rt->nprocs, (int)getpid(),
+                     rt->launch.from, endpoint ? " at " : "", endpoint ? endpoint : "");
+    dist_role(rt, rt->rank, line + n, sizeof line - (size_t)n);
+    log_line(rt, line, rt->nprocs > 1, true);
+}
+
+void dist_log(dist_rt *rt, const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    log_line(rt, line, true, false);
+}
+
+/* A record of a group leader in another process, to rank 0's host through the stubs (count 1:
+ * a step's). */
+static void send_record(dist_worker *w, const singa_record *r, bool step)
+{
+    uint8_t buf[MSG_RECORD_MAX];
+    msg m = {.type = MSG_METRIC, .src = {ENT_WORKER, (uint16_t)w->group, (uint16_t)w->id, (uint16_t)w->rt->rank},
+             .dst = {ENT_STUB, 0, 0, 0}, .count = step};
+    dist_send(w->sock, &m, buf, msg_record_encode(r, buf));
+}
+
+/* Results go to every process's log, and to rank 0's host (from other processes as messages). */
 static void hook_record(void *ud, const singa_record *r)
 {
     dist_worker *w = ud;
-    pthread_mutex_lock(&w->rt->lock);
-    if (w->rt->rank == 0 && w->rt->hooks->record)
-        w->rt->hooks->record(w->rt->hooks->ud, r);
-    pthread_mutex_unlock(&w->rt->lock);
+    if (w->rt->log) {
+        char line[512];
+        int n = snprintf(line, sizeof line, "step %d %s, group %d:", r->step, singa_phase_name(r->phase), r->group);
+        for (int i = 0; i < r->metrics->n && n < (int)sizeof line; i++)
+            n += snprintf(line + n, sizeof line - (size_t)n, " %s %.6g", r->metrics->name[i],
+                          r->metrics->sum[i] / (double)(r->metrics->count[i] ? r->metrics->count[i] : 1));
+        log_line(w->rt, line, false, false);
+    }
+    if (w->rt->rank != 0)
+        send_record(w, r, false);
+    else
+        dist_record(w->rt, r, false);
 }
 
+void dist_record(dist_rt *rt, const singa_record *r, bool step)
+{
+    pthread_mutex_lock(&rt->lock);
+    void (*hook)(void *, const singa_record *) = step ? rt->hooks->step : rt->hooks->record;
+    if (hook)
+        hook(rt->hooks->ud, r);
+    pthread_mutex_unlock(&rt->lock);
+}
+
+/* Every step of a group leader; from another process at most 20 a second, enough for a plot. */
 static void hook_step(void *ud, const singa_record *r)
 {
     dist_worker *w = ud;
-    if (w->id != 0 || w->rt->rank != 0 || !w->rt->hooks->step)
+    if (w->id != 0)
         return;
-    pthread_mutex_lock(&w->rt->lock);
-    w->rt->hooks->step(w->rt->hooks->ud, r);
-    pthread_mutex_unlock(&w->rt->lock);
+    if (w->rt->rank == 0) {
+        dist_record(w->rt, r, true);
+        return;
+    }
+    double t = dist_now();
+    if (t - w->step_sent_at >= 0.05 || r->step + 1 == r->total_steps) {
+        w->step_sent_at = t;
+        send_record(w, r, true);
+    }
 }
 
-static void hook_log(void *ud, const char *line)
+static void hook_log(void *ud, const char *line) { log_line(((dist_worker *)ud)->rt, line, true, false); }
+
+static void hook_checkpoint(void *ud, int step, const char *path)
 {
     dist_worker *w = ud;
+    if (w->group != 0 || w->id != 0 || w->rt->rank != 0 || !w->rt->hooks->checkpoint)
+        return;
     pthread_mutex_lock(&w->rt->lock);
-    if (w->rt->hooks->log)
-        w->rt->hooks->log(w->rt->hooks->ud, line);
+    w->rt->hooks->checkpoint(w->rt->hooks->ud, step, path);
     pthread_mutex_unlock(&w->rt->lock);
 }
 
@@ -164,12 +580,15 @@ static int add_workers(dist_rt *rt, singa_job *lead, singa_err *err)
                 continue;
             dist_worker *w = &rt->workers[rt->nworkers++];
             *w = (dist_worker){.rt = rt, .group = g, .id = j, .step_sent = -1};
-            w->hooks = (singa_job_hooks){.ud = w, .record = hook_record, .step = hook_step, .log = hook_log};
+            w->hooks = (singa_job_hooks){.ud = w, .record = hook_record, .step = hook_step, .log = hook_log,
+                                        .checkpoint = hook_checkpoint, .control = rt->control};
             if (g == 0 && j == 0)
                 w->job = lead;
             else if (singa_job_create_worker(&w->job, rt->conf, singa_job_registry(lead), g, j, err) < 0)
                 return singa_err_prefix(err, "worker %d.%d: ", g, j);
-            if (singa_job_begin(w->job, &w->hooks, err) < 0 || worker_params(rt, w, err) < 0)
+            const dist_resume_part *part = dist_ckpt_resumed(rt, SINGA_CKPT_WORKER, g, j);
+            if ((part && singa_job_load_state(w->job, &part->ck, part->path, err) < 0) ||
+                singa_job_begin(w->job, &w->hooks, err) < 0 || worker_params(rt, w, err) < 0)
                 return -1;
         }
     return 0;
@@ -182,10 +601,15 @@ static int add_servers(dist_rt *rt, singa_err *err)
     if (!(rt->servers = calloc((size_t)total, dist_server_size())))
         return singa_err_set(err, "out of memory");
     for (int g = 0; g < c->nserver_groups; g++)
-        for (int j = 0; j < c->nservers_per_group; j++)
-            if (dist_server_proc(rt, g, j) == rt->rank &&
-                dist_server_create(rt, dist_server_at(rt, rt->nservers++), g, j, err) < 0)
+        for (int j = 0; j < c->nservers_per_group; j++) {
+            if (dist_server_proc(rt, g, j) != rt->rank)
+                continue;
+            dist_server *s = dist_server_at(rt, rt->nservers++);
+            const dist_resume_part *part = dist_ckpt_resumed(rt, SINGA_CKPT_SERVER, g, j);
+            if (dist_server_create(rt, s, g, j, err) < 0 || (part && dist_server_load(s, part, err) < 0))
                 return -1;
+        }
+    drop_resumed(rt); /* loaded */
     return 0;
 }
 
@@ -206,11 +630,13 @@ static void free_rt(dist_rt *rt, singa_job *lead)
     free(rt->replica);
     free(rt->params);
     free(rt->slices);
+    free(rt->stop_step);
+    drop_resumed(rt);
     pthread_mutex_destroy(&rt->lock);
 }
 
-/* Tells the stub that the runtime cannot go on (a thread did not start), from a socket of the
- * calling thread's own. */
+/* Tells the stub that the runtime cannot go on (a thread could not start or connect), from a
+ * socket of the calling thread's own. */
 static void abort_from_here(dist_rt *rt, const char *why)
 {
     void *sock = zmq_socket(rt->zmq, ZMQ_DEALER);
@@ -223,6 +649,29 @@ static void abort_from_here(dist_rt *rt, const char *why)
         msg_send(sock, NULL, &m, why, strlen(why));
     }
     zmq_close(sock);
+}
+
+void *dist_connect(dist_rt *rt, int kind, int group, int id, singa_err *err)
+{
+    char name[32];
+    int zero = 0;
+    dist_identity(name, sizeof name, kind, group, id);
+    void *sock = zmq_socket(rt->zmq, ZMQ_DEALER);
+    if (!sock || zmq_setsockopt(sock, ZMQ_ROUTING_ID, name, strlen(name)) < 0 ||
+        zmq_setsockopt(sock, ZMQ_LINGER, &zero, sizeof zero) < 0 || zmq_setsockopt(sock, ZMQ_SNDHWM, &zero, sizeof zero) < 0 ||
+        zmq_setsockopt(sock, ZMQ_RCVHWM, &zero, sizeof zero) < 0 || zmq_connect(sock, rt->endpoint) < 0) {
+        singa_err_set(err, "%s %d.%d: cannot connect to the stub: %s", kind == ENT_WORKER ? "worker" : "server", group,
+                      id, zmq_strerror(zmq_errno()));
+        if (sock)
+            zmq_close(sock);
+        dist_fail(rt, err);
+        abort_from_here(rt, err->msg);
+        return NULL;
+    }
+    msg hello = {.type = MSG_HELLO, .src = {(uint8_t)kind, (uint16_t)group, (uint16_t)id, (uint16_t)rt->rank},
+                 .dst = {ENT_STUB, 0, 0, (uint16_t)rt->rank}};
+    dist_send(sock, &hello, NULL, 0);
+    return sock;
 }
 
 /* Starts the stub, the servers and the workers, and waits for all of them. */
@@ -257,16 +706,55 @@ static int run_threads(dist_rt *rt, singa_err *err)
     return 0;
 }
 
+/* <workspace>/rank<r>.log, appended to, its folders made as needed. */
+static int open_log(dist_rt *rt, singa_err *err)
+{
+    char path[PATH_MAX];
+    if (!rt->c->workspace)
+        return 0;
+    if (snprintf(path, sizeof path, "%s/rank%d.log", rt->c->workspace, rt->rank) >= (int)sizeof path)
+        return singa_err_set(err, "cluster: workspace '%s' is too long a path", rt->c->workspace);
+    for (char *p = path + 1; *p; p++)
+        if (*p == '/') {
+            *p = 0;
+            if (mkdir(path, 0777) < 0 && errno != EEXIST)
+                return singa_err_set(err, "cluster: cannot make the workspace folder %s: %s", path, strerror(errno));
+            *p = '/';
+        }
+    if (!(rt->log = fopen(path, "a")))
+        return singa_err_set(err, "cluster: cannot write the log %s: %s", path, strerror(errno));
+    return 0;
+}
+
 int singa_dist_run(singa_job *job, const singa_job_hooks *hooks, singa_result *res, singa_err *err)
 {
     static const singa_job_hooks none;
-    dist_rt rt = {.c = singa_job_cluster(job), .conf = singa_job_conf(job), .rank = 0, .nprocs = 1,
-                  .hooks = hooks ? hooks : &none, .stats = singa_job_stats(job)};
+    dist_rt rt = {.c = singa_job_cluster(job), .conf = singa_job_conf(job), .hooks = hooks ? hooks : &none,
+                  .stats = singa_job_stats(job)};
+    if (dist_launch_read(&rt.launch, rt.c, err) < 0)
+        return -1;
+    rt.rank = rt.launch.rank;
+    rt.nprocs = rt.launch.size;
+    singa_job_control_init(&rt.from_rank0);
+    rt.control = rt.rank == 0 ? rt.hooks->control : &rt.from_rank0;
+    rt.fingerprint = singa_conf_hash(rt.conf);
+    if (singa_conf_strs_len(rt.conf, "checkpoint_path"))
+        rt.ckpt_dir = singa_conf_strs_at(rt.conf, "checkpoint_path", 0);
+    rt.ckpt_keep = singa_conf_int(rt.conf, "checkpoint_keep", 3);
+    singa_registry_plugin_ids(singa_job_registry(job), rt.plugins, sizeof rt.plugins);
+    dist_stats_set_rank(rt.stats, rt.rank);
     pthread_mutex_init(&rt.lock, NULL);
     snprintf(rt.endpoint, sizeof rt.endpoint, "inproc://singa-stub-%p", (void *)&rt);
     int rc = -1;
-    if (make_slices(&rt, job, err) < 0 || add_workers(&rt, job, err) < 0 || share_replicas(&rt, err) < 0 ||
-        add_servers(&rt, err) < 0 || dist_stub_create(&rt, err) < 0)
+    if (!(rt.stop_step = malloc((size_t)rt.c->nworker_groups * sizeof *rt.stop_step))) {
+        singa_err_set(err, "out of memory");
+        goto out;
+    }
+    for (int g = 0; g < rt.c->nworker_groups; g++)
+        atomic_init(&rt.stop_step[g], INT_MAX);
+    if (open_log(&rt, err) < 0 || make_slices(&rt, job, err) < 0 || ckpt_setup(&rt, err) < 0 ||
+        add_workers(&rt, job, err) < 0 || share_replicas(&rt, err) < 0 || add_servers(&rt, err) < 0 ||
+        dist_stub_create(&rt, err) < 0)
         goto out;
     if (!(rt.zmq = zmq_ctx_new())) {
         singa_err_set(err, "cannot start ZeroMQ: %s", zmq_strerror(zmq_errno()));
@@ -274,9 +762,13 @@ int singa_dist_run(singa_job *job, const singa_job_hooks *hooks, singa_result *r
     }
     rc = run_threads(&rt, err);
     zmq_ctx_term(rt.zmq);
-    if (rc == 0 && rt.nworkers > 0) /* worker 0 of group 0, which tests, is always the first here */
-        *res = rt.workers[0].res;
+    if (rc == 0) /* worker 0 of group 0, which tests, is always the first in rank 0 */
+        *res = rt.rank == 0 ? rt.workers[0].res : rt.final;
+    else
+        log_line(&rt, err->msg, false, false);
 out:
+    if (rt.log)
+        fclose(rt.log);
     free_rt(&rt, job);
     return rc;
 }

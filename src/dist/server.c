@@ -7,12 +7,29 @@
  * master its delta since the last sync every sync_freq updates and merges the master's answer as
  * value = master + (value - value when the delta left).  Values a worker group here reads in
  * place change only while that group waits for its update, so a delta or an answer that arrives
- * in between waits for the slice's next update. */
+ * in between waits for the slice's next update.  A master with no such reader (values not shared,
+ * or their group past its last step) adds a delta and answers it at once: a master whose group is
+ * done early would otherwise leave the others training its slices unsynced to the end.
+ *
+ * The final flush (once every worker is done, so nobody reads values in place any more): rank 0's
+ * stub tells every server that takes part (its process is not lost) which groups do.  A server
+ * sends each slice's flush master (its master, or a stand-in when the master was lost) the whole
+ * change the master has not seen: value - last answer, or value - snapshot when a delta is still
+ * out to that master (it is on the same ordered path, so the master counts it first).  A flush
+ * master adds its pending deltas at once, then every delta as it comes, and tells rank 0 once it
+ * has one from every other group taking part; rank 0 then reads each slice from it.
+ *
+ * Checkpoints: asked by worker 0.0, a server writes its shard of the step, "param/<name>" (its
+ * slice's values), "updater/<name>/<slot>" (their updater state) and "slice/<name>" (the slice's
+ * index, offset, length and version) for each of its slices, and answers.  Resumed, it loads them
+ * before any thread starts, and a put marks the slice ready without taking its values.  A
+ * server group's sync state is not kept: it starts afresh from the values loaded. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dist/dist.h"
+#include "singa/checkpoint.h"
 #include "singa/updater.h"
 
 /* A worker group's contributions to the current step of a slice. */
@@ -27,17 +44,21 @@ typedef struct srv_slice {
     int store;          /* its param in the server's store */
     float *data;
     int shared_group;   /* the worker group whose copy here `data` is, or -1 */
+    msg_loan lent;      /* answers that lend `data` (dist_server.lend) */
     bool ready;         /* its values are in */
+    bool loaded;        /* from a checkpoint: the put's values are not taken */
     int version;
     float *acc;         /* summed contributions */
     pending *pend;      /* per worker group served */
-    uint64_t get_from;  /* groups (bit g - first group) whose GET waits for the values */
+    msg_addr *asked;    /* the stubs whose GET waits for the values */
+    int nasked;
     /* Server-group sync. */
     int since;          /* updates since the last delta left */
     float *last, *snap, *master;
     bool out, answered; /* a delta is out; its answer waits to be merged */
     float *delta;       /* master: deltas received and not yet added */
     uint64_t delta_from; /* master: server groups to answer */
+    uint64_t flushed_from; /* flush master: groups whose final delta is added */
 } srv_slice;
 
 struct dist_server {
@@ -49,7 +70,14 @@ struct dist_server {
     srv_slice *sl;
     int nsl;
     int *local;               /* global slice -> index in sl, or -1 */
+    bool lend;                /* answers lend the values rather than copy them (see answer) */
     void *sock;
+    /* The final flush. */
+    uint64_t flush_groups;    /* the groups taking part, from rank 0's first word (0: not begun) */
+    uint64_t flush_live;      /* those still alive: final deltas are awaited from them only */
+    bool flushed;             /* told rank 0: every final delta is in */
+    int last_step;            /* the job's last step (the host may stop a group before) */
+    bool reader_done;         /* the worker group reading values in place trained its last step */
 };
 
 size_t dist_server_size(void) { return sizeof(dist_server); }
@@ -75,9 +103,10 @@ static int sole_local_group(const dist_server *s)
 int dist_server_create(dist_rt *rt, dist_server *s, int group, int id, singa_err *err)
 {
     const singa_cluster *c = rt->c;
-    *s = (dist_server){.rt = rt, .group = group, .id = id};
+    *s = (dist_server){.rt = rt, .group = group, .id = id, .last_step = singa_conf_int(rt->conf, "train_steps", 0) - 1};
     s->ngroups = c->nworker_groups / c->nserver_groups;
     s->first_group = group * s->ngroups;
+    s->lend = c->nworker_groups == 1;
     singa_params_init(&s->store);
     if (s->ngroups > 64 || c->nserver_groups > 64)
         return singa_err_set(err, "cluster: a server group serves at most 64 worker groups, and at most 64 server groups sync");
@@ -116,6 +145,121 @@ int dist_server_create(dist_rt *rt, dist_server *s, int group, int id, singa_err
                                    SINGA_UPDATER_SEPARATE_GRAD, err);
 }
 
+/* The names of a slice's entries in a shard. */
+static void entry_name(char *buf, size_t len, const char *what, const char *param, const char *slot)
+{
+    snprintf(buf, len, slot ? "%s/%s/%s" : "%s/%s", what, param, slot);
+}
+
+/* Visits every entry of this server's shard: values, updater state and where each slice lies
+ * (`where`, 4 per slice, filled here); stops at the first that fails. */
+typedef int (*shard_fn)(void *ud, const char *name, int dtype, int len, void *data, singa_err *err);
+
+static int each_shard_entry(dist_server *s, int64_t *where, shard_fn visit, void *ud, singa_err *err)
+{
+    const dist_rt *rt = s->rt;
+    char name[512];
+    for (int i = 0; i < s->nsl; i++) {
+        srv_slice *x = &s->sl[i];
+        const dist_slice *d = &rt->slices[x->slice];
+        const char *param = rt->params[d->param].name;
+        int64_t *w = where + 4 * i;
+        w[0] = x->slice;
+        w[1] = (int64_t)d->offset;
+        w[2] = (int64_t)d->len;
+        w[3] = x->version;
+        entry_name(name, sizeof name, "slice", param, NULL);
+        if (visit(ud, name, SINGA_CKPT_I64, 4, w, err) < 0)
+            return -1;
+        entry_name(name, sizeof name, "param", param, NULL);
+        if (visit(ud, name, SINGA_CKPT_F32, (int)d->len, x->data, err) < 0)
+            return -1;
+        for (int k = 0; k < singa_updater_nslots(s->upd); k++) {
+            singa_tensor *t = singa_updater_slot(s->upd, x->store, k);
+            if (!t)
+                continue;
+            entry_name(name, sizeof name, "updater", param, singa_updater_slot_name(s->upd, k));
+            if (visit(ud, name, SINGA_CKPT_F32, (int)d->len, t->data, err) < 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+static int add_entry(void *ud, const char *name, int dtype, int len, void *data, singa_err *err)
+{
+    return singa_ckpt_add(ud, name, dtype, 1, &len, data, err);
+}
+
+/* Writes this server's shard of checkpoint `step` (temp file, fsync, rename: see checkpoint.h). */
+static int write_shard(dist_server *s, int step, singa_err *err)
+{
+    singa_ckpt c;
+    singa_ckpt_init(&c, (uint64_t)step);
+    int64_t *where = malloc((size_t)(s->nsl ? s->nsl : 1) * 4 * sizeof *where);
+    int rc = where ? each_shard_entry(s, where, add_entry, &c, err) : singa_err_set(err, "out of memory");
+    if (rc == 0)
+        rc = dist_ckpt_write(s->rt, &c, SINGA_CKPT_SERVER, s->group, s->id, err);
+    singa_ckpt_free(&c, 0);
+    free(where);
+    return rc < 0 ? singa_err_prefix(err, "server %d.%d: ", s->group, s->id) : 0;
+}
+
+/* Loading a shard: first every entry is checked, then (apply) copied. */
+typedef struct shard_load {
+    const singa_ckpt *ck;
+    const char *path;
+    bool apply;
+    size_t seen;
+} shard_load;
+
+static int load_entry(void *ud, const char *name, int dtype, int len, void *data, singa_err *err)
+{
+    shard_load *l = ud;
+    const singa_ckpt_entry *e = singa_ckpt_find(l->ck, name);
+    if (!e)
+        return singa_err_set(err, "checkpoint '%s': tensor '%s' is missing (the file belongs to another net or updater)",
+                             l->path, name);
+    if (e->dtype != dtype || e->ndim != 1 || e->dims[0] != (uint32_t)len)
+        return singa_err_set(err, "checkpoint '%s': tensor '%s' does not have the %d values of this server's slice",
+                             l->path, name, len);
+    if (dtype == SINGA_CKPT_I64) { /* where the slice lies: the same, but for its version */
+        const int64_t *w = e->data, *want = data;
+        if (w[0] != want[0] || w[1] != want[1] || w[2] != want[2] || w[3] < 0)
+            return singa_err_set(err, "checkpoint '%s': tensor '%s' describes another slice", l->path, name);
+        if (l->apply)
+            ((int64_t *)data)[3] = w[3];
+        l->seen++;
+        return 0;
+    }
+    if (l->apply)
+        memcpy(data, e->data, e->bytes);
+    l->seen++;
+    return 0;
+}
+
+int dist_server_load(dist_server *s, const dist_resume_part *part, singa_err *err)
+{
+    shard_load l = {&part->ck, part->path, false, 0};
+    int64_t *where = malloc((size_t)(s->nsl ? s->nsl : 1) * 4 * sizeof *where);
+    if (!where)
+        return singa_err_set(err, "out of memory");
+    int rc = each_shard_entry(s, where, load_entry, &l, err);
+    if (rc == 0 && l.seen + 2 != part->ck.n) /* and "topology", "shard", which the runtime checked */
+        rc = singa_err_set(err, "checkpoint '%s': it holds tensors this server does not have (another updater?)",
+                           part->path);
+    if (rc == 0) {
+        l.apply = true;
+        each_shard_entry(s, where, load_entry, &l, err);
+        for (int i = 0; i < s->nsl; i++) {
+            s->sl[i].version = (int)where[4 * i + 3];
+            s->sl[i].loaded = true;
+        }
+    }
+    free(where);
+    return rc < 0 ? singa_err_prefix(err, "resume: server %d.%d: ", s->group, s->id) : 0;
+}
+
 void dist_server_free(dist_server *s)
 {
     if (!s->rt)
@@ -124,6 +268,7 @@ void dist_server_free(dist_server *s)
     for (int i = 0; i < s->nsl; i++) {
         srv_slice *x = &s->sl[i];
         free(x->acc);
+        free(x->asked);
         free(x->pend);
         free(x->last);
         free(x->snap);
@@ -140,26 +285,42 @@ static msg_addr self(const dist_server *s)
     return (msg_addr){ENT_SERVER, (uint16_t)s->group, (uint16_t)s->id, (uint16_t)s->rt->rank};
 }
 
+/* To this process's stub, which stops the job everywhere. */
 static void fail(dist_server *s, const singa_err *err)
 {
-    msg m = {.type = MSG_ABORT, .src = self(s)};
+    msg m = {.type = MSG_ABORT, .src = self(s), .dst = {ENT_STUB, 0, 0, (uint16_t)s->rt->rank}};
     dist_send(s->sock, &m, err->msg, strlen(err->msg));
 }
 
-/* Answers every process with workers of group g: values unless they read this very memory. */
+/* Answers the stub of process p for group g: values unless it reads this very memory.
+ *
+ * With a single worker group the values are lent, not copied: `data` changes only by that
+ * group's next update (nothing else writes it: no other group, no server-group sync, no flush),
+ * which needs gradients from every process of the group, each sent only after its stub had its
+ * every answer, whose last byte ZeroMQ had then read.  on_update waits for the loan all the same
+ * before it writes, as ZeroMQ may hold the frame a moment longer.  With more groups an update may
+ * come while an answer is still on its way (or stuck to a lost process), so answers are copied. */
+static void answer(dist_server *s, srv_slice *x, int type, int g, int p, int version)
+{
+    const dist_rt *rt = s->rt;
+    msg m = {.type = (uint8_t)type, .src = self(s), .dst = {ENT_STUB, (uint16_t)g, 0, (uint16_t)p},
+             .slice = x->slice, .step = version};
+    bool in_place = p == rt->rank && x->shared_group == g;
+    if (!in_place)
+        m.flags = MSG_F_VALUES;
+    if (!in_place && s->lend)
+        m.loan = &x->lent;
+    dist_send(s->sock, &m, in_place ? NULL : x->data, in_place ? 0 : rt->slices[x->slice].len * sizeof(float));
+}
+
+/* Answers every process with workers of group g. */
 static void answer_group(dist_server *s, srv_slice *x, int type, int g, int version)
 {
     const dist_rt *rt = s->rt;
     for (int j = 0; j < rt->c->nworkers_per_group; j++) {
         int p = dist_worker_proc(rt, g, j);
-        if (j > 0 && dist_worker_proc(rt, g, j - 1) == p) /* a process holds consecutive workers */
-            continue;
-        msg m = {.type = (uint8_t)type, .src = self(s), .dst = {ENT_STUB, (uint16_t)g, 0, (uint16_t)p},
-                 .slice = x->slice, .step = version};
-        bool in_place = p == rt->rank && x->shared_group == g;
-        if (!in_place)
-            m.flags = MSG_F_VALUES;
-        dist_send(s->sock, &m, in_place ? NULL : x->data, in_place ? 0 : rt->slices[x->slice].len * sizeof(float));
+        if (j == 0 || dist_worker_proc(rt, g, j - 1) != p) /* a process holds consecutive workers */
+            answer(s, x, type, g, p, version);
     }
 }
 
@@ -169,6 +330,19 @@ static float *copy_of(const float *src, float **dst, size_t n)
         return NULL;
     memcpy(*dst, src, n * sizeof(float));
     return *dst;
+}
+
+/* Master: the slice's values to every server group whose delta was added. */
+static void answer_deltas(dist_server *s, srv_slice *x, uint64_t groups)
+{
+    const dist_rt *rt = s->rt;
+    for (int g = 0; g < rt->c->nserver_groups; g++)
+        if (groups >> g & 1) {
+            msg m = {.type = MSG_SYNC_REPLY, .flags = MSG_F_VALUES, .src = self(s),
+                     .dst = {ENT_SERVER, (uint16_t)g, (uint16_t)s->id, (uint16_t)dist_server_proc(rt, g, s->id)},
+                     .slice = x->slice};
+            dist_send(s->sock, &m, x->data, rt->slices[x->slice].len * sizeof(float));
+        }
 }
 
 /* After an update, while the group that reads the values in place waits: deltas from other
@@ -187,13 +361,7 @@ static int sync_groups(dist_server *s, srv_slice *x)
         for (size_t i = 0; i < n; i++)
             x->data[i] += x->delta[i];
         memset(x->delta, 0, n * sizeof(float));
-        for (int g = 0; g < nsg; g++)
-            if (x->delta_from >> g & 1) {
-                msg m = {.type = MSG_SYNC_REPLY, .flags = MSG_F_VALUES, .src = self(s),
-                         .dst = {ENT_SERVER, (uint16_t)g, (uint16_t)s->id, (uint16_t)dist_server_proc(rt, g, s->id)},
-                         .slice = x->slice};
-                dist_send(s->sock, &m, x->data, n * sizeof(float));
-            }
+        answer_deltas(s, x, x->delta_from);
         x->delta_from = 0;
         return 0;
     }
@@ -219,6 +387,13 @@ static int sync_groups(dist_server *s, srv_slice *x)
     return 0;
 }
 
+/* Whether group g's update of `step` is its last: the job's last step, or the host stopped the
+ * group before the next (set before that update left, so seen here). */
+static bool last_update(const dist_server *s, int g, int step)
+{
+    return step >= s->last_step || step >= atomic_load(&s->rt->stop_step[g]) - 1;
+}
+
 /* Adds one contribution; once the group's every worker is in, updates and answers. */
 static int on_update(dist_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload, singa_err *err)
 {
@@ -226,7 +401,7 @@ static int on_update(dist_server *s, srv_slice *x, const msg *m, zmq_msg_t *payl
     size_t n = rt->slices[x->slice].len;
     int g = m->src.group;
     pending *p = &x->pend[g - s->first_group];
-    const float *grad;
+    const float *grad; /* the worker's buffer, or the payload frame, alive until this returns */
     if (m->flags & MSG_F_PTR)
         grad = (const float *)(uintptr_t)m->ptr;
     else if ((m->flags & MSG_F_VALUES) && zmq_msg_size(payload) == n * sizeof(float))
@@ -236,10 +411,10 @@ static int on_update(dist_server *s, srv_slice *x, const msg *m, zmq_msg_t *payl
     int need = rt->c->nworkers_per_group;
     if ((int)m->count < 1 || p->count + (int)m->count > need || (p->count && m->step != p->step))
         return 1;
-    if (p->count == 0) {
+    if (p->count == 0) { /* a lone contribution is applied at once, below, in place */
         p->step = m->step;
         p->summed = false;
-        p->direct = (m->flags & MSG_F_PTR) && (int)m->count == need ? (float *)grad : NULL;
+        p->direct = (int)m->count == need ? (float *)grad : NULL;
     }
     if (!p->direct) {
         if (!x->acc && !(x->acc = malloc(n * sizeof(float))))
@@ -255,29 +430,43 @@ static int on_update(dist_server *s, srv_slice *x, const msg *m, zmq_msg_t *payl
     if (p->count < need)
         return 0;
     p->count = 0;
+    const singa_job_control *ctl = s->rt->control; /* the host's lr scale, as in a local job */
+    if (ctl)
+        singa_updater_set_lr_scale(s->upd, (float)atomic_load(&ctl->lr_scale));
+    msg_loan_wait(&x->lent);
     if (singa_updater_apply_one(s->upd, x->store, p->step, p->direct ? p->direct : x->acc, 1.0f / (float)need, err) < 0)
         return singa_err_prefix(err, "server %d.%d: ", s->group, s->id);
     x->version++;
+    if (g == x->shared_group && last_update(s, g, p->step))
+        s->reader_done = true;
     if (sync_groups(s, x) < 0)
         return singa_err_set(err, "server %d.%d: out of memory", s->group, s->id);
     answer_group(s, x, MSG_UPDATE_REPLY, g, p->step + 1);
     return 0;
 }
 
-static int on_put(dist_server *s, srv_slice *x, const msg *m)
+/* The initial values: from a group here by address (nothing to copy when it is the very memory
+ * this server updates), from another process as values. */
+static int on_put(dist_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload)
 {
-    if (x->ready || !(m->flags & MSG_F_PTR) || !m->ptr)
-        return 1;
     size_t n = s->rt->slices[x->slice].len;
-    if (x->shared_group < 0)
+    bool by_ptr = (m->flags & MSG_F_PTR) && m->ptr;
+    if (x->ready || (!by_ptr && (!(m->flags & MSG_F_VALUES) || zmq_msg_size(payload) != n * sizeof(float))))
+        return 1;
+    if (x->loaded) /* from the checkpoint resumed */
+        ;
+    else if (!by_ptr)
+        memcpy(x->data, zmq_msg_data(payload), n * sizeof(float));
+    else if (x->shared_group < 0)
         memcpy(x->data, (const float *)(uintptr_t)m->ptr, n * sizeof(float));
     if (s->rt->c->nserver_groups > 1 && !copy_of(x->data, &x->last, n)) /* deltas count from here */
         return -1;
     x->ready = true;
-    for (int g = s->first_group; g < s->first_group + s->ngroups; g++)
-        if (x->get_from >> (g - s->first_group) & 1)
-            answer_group(s, x, MSG_GET_REPLY, g, x->version);
-    x->get_from = 0;
+    for (int i = 0; i < x->nasked; i++)
+        answer(s, x, MSG_GET_REPLY, x->asked[i].group, x->asked[i].proc, x->version);
+    free(x->asked);
+    x->asked = NULL;
+    x->nasked = 0;
     return 0;
 }
 
@@ -289,14 +478,24 @@ static int on_sync(dist_server *s, srv_slice *x, const msg *m, zmq_msg_t *payloa
         m->src.group >= s->rt->c->nserver_groups)
         return 1;
     if (m->type == MSG_SYNC) {
-        if (x->slice % s->rt->c->nserver_groups != s->group ||
-            (!x->delta && !(x->delta = calloc(n, sizeof(float)))))
+        if (x->slice % s->rt->c->nserver_groups != s->group || s->flushed)
+            return 1;
+        if (s->flush_groups || (x->ready && (x->shared_group < 0 || s->reader_done))) { /* nobody reads in place */
+            for (size_t i = 0; i < n; i++)
+                x->data[i] += v[i];
+            if (!s->flush_groups) /* in the flush, the final delta follows and nobody waits */
+                answer_deltas(s, x, 1ull << m->src.group);
+            return 0;
+        }
+        if (!x->delta && !(x->delta = calloc(n, sizeof(float))))
             return 1;
         for (size_t i = 0; i < n; i++)
             x->delta[i] += v[i];
         x->delta_from |= 1ull << m->src.group;
         return 0;
     }
+    if (s->flush_groups) /* the final delta counted everything since the snapshot */
+        return 0;
     if (!x->out || x->answered)
         return 1;
     memcpy(x->master, v, n * sizeof(float));
@@ -304,27 +503,144 @@ static int on_sync(dist_server *s, srv_slice *x, const msg *m, zmq_msg_t *payloa
     return 0;
 }
 
+/* The flush: a slice's final delta leaves for its flush master; the flush master itself adds the
+ * deltas still pending, whose senders wait for no answer any more. */
+static int flush_slice(dist_server *s, srv_slice *x)
+{
+    const dist_rt *rt = s->rt;
+    size_t n = rt->slices[x->slice].len;
+    int nsg = rt->c->nserver_groups, master = x->slice % nsg;
+    int to = msg_flush_master(x->slice, nsg, s->flush_groups);
+    if (to == s->group) {
+        if (x->delta_from) {
+            for (size_t i = 0; i < n; i++)
+                x->data[i] += x->delta[i];
+            memset(x->delta, 0, n * sizeof(float));
+            x->delta_from = 0;
+        }
+        return 0;
+    }
+    if (!x->master && !(x->master = malloc(n * sizeof(float))))
+        return -1;
+    /* What `to` has not seen: a delta out to the master gets there first, one out to a lost
+     * master never does.  A slice never put (its worker group lost at once) changed nothing. */
+    const float *seen = x->out && to == master ? x->snap : x->last;
+    for (size_t i = 0; i < n; i++)
+        x->master[i] = x->ready ? x->data[i] - seen[i] : 0.0f;
+    msg m = {.type = MSG_FLUSH, .flags = MSG_F_VALUES, .src = self(s),
+             .dst = {ENT_SERVER, (uint16_t)to, (uint16_t)s->id, (uint16_t)dist_server_proc(rt, to, s->id)},
+             .slice = x->slice};
+    dist_send(s->sock, &m, x->master, n * sizeof(float));
+    return 0;
+}
+
+/* Tells rank 0 once every slice this server gathers has the final delta of every other group
+ * still alive (a group lost during the flush is not waited for; what it sent counts). */
+static void report_flushed(dist_server *s)
+{
+    int nsg = s->rt->c->nserver_groups;
+    uint64_t others = s->flush_live & ~(1ull << s->group);
+    if (!s->flush_groups || s->flushed)
+        return;
+    for (int i = 0; i < s->nsl; i++)
+        if (msg_flush_master(s->sl[i].slice, nsg, s->flush_groups) == s->group && (others & ~s->sl[i].flushed_from))
+            return;
+    s->flushed = true;
+    msg m = {.type = MSG_FLUSH, .src = self(s), .dst = {ENT_STUB, 0, 0, 0}};
+    dist_send(s->sock, &m, NULL, 0);
+}
+
+/* Rank 0's word to flush (a later one narrows the groups), or another server's final delta,
+ * which may come before that word: it is sent only once every worker is done. */
+static int on_flush(dist_server *s, const msg *m, zmq_msg_t *payload, singa_err *err)
+{
+    const dist_rt *rt = s->rt;
+    int nsg = rt->c->nserver_groups;
+    if (m->src.kind == ENT_STUB) {
+        if (m->src.proc != 0 || zmq_msg_size(payload) != MSG_FLUSH_MASK_BYTES)
+            return 1;
+        uint64_t groups = msg_flush_mask_decode(zmq_msg_data(payload));
+        if (!(groups >> s->group & 1))
+            return 1;
+        if (s->flush_groups) {
+            s->flush_live &= groups;
+        } else {
+            s->flush_groups = s->flush_live = groups;
+            for (int i = 0; i < s->nsl; i++)
+                if (flush_slice(s, &s->sl[i]) < 0)
+                    return singa_err_set(err, "server %d.%d: out of memory", s->group, s->id);
+        }
+        report_flushed(s);
+        return 0;
+    }
+    if (m->src.kind != ENT_SERVER || m->slice < 0 || m->slice >= rt->nslices || s->local[m->slice] < 0)
+        return 1;
+    srv_slice *x = &s->sl[s->local[m->slice]];
+    size_t n = rt->slices[x->slice].len;
+    int from = m->src.group;
+    if (from >= nsg || from == s->group || m->src.id != s->id || s->flushed || (x->flushed_from >> from & 1) ||
+        !(m->flags & MSG_F_VALUES) || zmq_msg_size(payload) != n * sizeof(float) ||
+        (s->flush_groups && msg_flush_master(x->slice, nsg, s->flush_groups) != s->group))
+        return 1;
+    const float *v = zmq_msg_data(payload);
+    for (size_t i = 0; i < n; i++)
+        x->data[i] += v[i];
+    x->flushed_from |= 1ull << from;
+    report_flushed(s);
+    return 0;
+}
+
+/* Worker 0.0 asks for this server's shard of checkpoint m->step. */
+static int on_checkpoint(dist_server *s, const msg *m, singa_err *err)
+{
+    const dist_rt *rt = s->rt;
+    if (m->src.kind != ENT_WORKER || m->src.group != 0 || m->src.id != 0 || m->src.proc != 0 || !rt->ckpt_dir ||
+        m->step < 0 || m->step > s->last_step + 1)
+        return 1;
+    if (write_shard(s, m->step, err) < 0)
+        return -1;
+    msg r = {.type = MSG_CKPT_REPLY, .src = self(s), .dst = {ENT_WORKER, 0, 0, 0}, .step = m->step,
+             .slice = s->group * rt->c->nservers_per_group + s->id};
+    dist_send(s->sock, &r, NULL, 0);
+    return 0;
+}
+
 /* Acts on one message: 0, 1 for a message dropped, -1 on failure (err set). */
 static int handle(dist_server *s, const msg *m, zmq_msg_t *payload, singa_err *err)
 {
+    const dist_rt *rt = s->rt;
+    if (m->type == MSG_FLUSH)
+        return on_flush(s, m, payload, err);
+    if (m->type == MSG_CKPT)
+        return on_checkpoint(s, m, err);
+    /* Every process starts from the step its checkpoint gave; they share checkpoint_path, so
+     * they agree, unless they do not see the same files. */
+    if ((m->type == MSG_PUT || m->type == MSG_GET) && m->step != rt->resume_step)
+        return singa_err_set(err, "server %d.%d (rank %d) starts from step %d, but rank %d from step %d: the "
+                                  "processes see different checkpoints in '%s' (checkpoint_path must be a folder "
+                                  "every process shares)", s->group, s->id, rt->rank, rt->resume_step, m->src.proc,
+                             m->step, rt->ckpt_dir ? rt->ckpt_dir : "-");
     if (m->slice < 0 || m->slice >= s->rt->nslices || s->local[m->slice] < 0)
         return 1;
     srv_slice *x = &s->sl[s->local[m->slice]];
     bool from_group = m->src.group >= s->first_group && m->src.group < s->first_group + s->ngroups;
     switch (m->type) {
-    case MSG_PUT:
-        if (!from_group)
+    case MSG_PUT: {
+        int rc = from_group ? on_put(s, x, m, payload) : 1;
+        return rc < 0 ? singa_err_set(err, "server %d.%d: out of memory", s->group, s->id) : rc;
+    }
+    case MSG_GET: /* after the flush, worker 0.0's final values from any group */
+        if (!from_group && !s->flushed)
             return 1;
-        if (on_put(s, x, m) < 0)
-            return singa_err_set(err, "server %d.%d: out of memory", s->group, s->id);
-        return 0;
-    case MSG_GET:
-        if (!from_group)
-            return 1;
-        if (x->ready)
-            answer_group(s, x, MSG_GET_REPLY, m->src.group, x->version);
-        else
-            x->get_from |= 1ull << (m->src.group - s->first_group);
+        if (x->ready || s->flushed) { /* only the asker: every process of the group asks for itself */
+            answer(s, x, MSG_GET_REPLY, m->src.group, m->src.proc, x->version);
+        } else {
+            msg_addr *grown = realloc(x->asked, (size_t)(x->nasked + 1) * sizeof *grown);
+            if (!grown)
+                return singa_err_set(err, "server %d.%d: out of memory", s->group, s->id);
+            x->asked = grown;
+            x->asked[x->nasked++] = m->src;
+        }
         return 0;
     case MSG_UPDATE:
         return from_group && x->ready ? on_update(s, x, m, payload, err) : 1;
@@ -340,17 +656,9 @@ void *dist_server_main(void *arg)
 {
     dist_server *s = arg;
     dist_rt *rt = s->rt;
-    char id[32];
-    int linger = 0;
-    dist_identity(id, sizeof id, ENT_SERVER, s->group, s->id);
-    s->sock = zmq_socket(rt->zmq, ZMQ_DEALER);
-    if (!s->sock)
+    singa_err err;
+    if (!(s->sock = dist_connect(rt, ENT_SERVER, s->group, s->id, &err)))
         return NULL;
-    zmq_setsockopt(s->sock, ZMQ_ROUTING_ID, id, strlen(id));
-    zmq_setsockopt(s->sock, ZMQ_LINGER, &linger, sizeof linger);
-    zmq_connect(s->sock, rt->endpoint);
-    msg hello = {.type = MSG_HELLO, .src = self(s), .dst = {ENT_STUB, 0, 0, (uint16_t)rt->rank}};
-    dist_send(s->sock, &hello, NULL, 0);
     bool failed = false;
     for (;;) {
         msg m;
@@ -360,7 +668,6 @@ void *dist_server_main(void *arg)
             zmq_msg_close(&payload);
             break;
         }
-        singa_err err;
         if (rc == 0 && !failed && handle(s, &m, &payload, &err) < 0) {
             failed = true; /* stays to drain until the stub stops everyone */
             fail(s, &err);

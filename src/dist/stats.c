@@ -9,10 +9,12 @@
 
 struct singa_stats {
     pthread_mutex_t lock;
-    int rank;
-    singa_traffic *rows;
+    atomic_int rank; /* set when the job starts, while a reader may look */
+    singa_traffic *rows;   /* this process's, then (rank 0) the others' as their heartbeats tell */
     int n, cap;
     uint64_t dropped;
+    int *lost;             /* ranks found dead */
+    int nlost;
 };
 
 singa_stats *singa_stats_new(int rank)
@@ -21,9 +23,11 @@ singa_stats *singa_stats_new(int rank)
     if (!s)
         return NULL;
     pthread_mutex_init(&s->lock, NULL);
-    s->rank = rank;
+    atomic_init(&s->rank, rank);
     return s;
 }
+
+void dist_stats_set_rank(singa_stats *s, int rank) { atomic_store(&s->rank, rank); }
 
 void singa_stats_free(singa_stats *s)
 {
@@ -31,15 +35,13 @@ void singa_stats_free(singa_stats *s)
         return;
     pthread_mutex_destroy(&s->lock);
     free(s->rows);
+    free(s->lost);
     free(s);
 }
 
-/* The row of (type, peer), made when missing; NULL when out of memory.  Called locked. */
-static singa_traffic *row(singa_stats *s, const char *type, const char *peer)
+/* A new zeroed row at the end; NULL when out of memory.  Called locked. */
+static singa_traffic *new_row(singa_stats *s)
 {
-    for (int i = 0; i < s->n; i++)
-        if (strcmp(s->rows[i].type, type) == 0 && strcmp(s->rows[i].peer, peer) == 0)
-            return &s->rows[i];
     if (s->n == s->cap) {
         int cap = s->cap ? 2 * s->cap : 32;
         singa_traffic *grown = realloc(s->rows, (size_t)cap * sizeof *grown);
@@ -50,7 +52,21 @@ static singa_traffic *row(singa_stats *s, const char *type, const char *peer)
     }
     singa_traffic *r = &s->rows[s->n++];
     memset(r, 0, sizeof *r);
-    r->rank = s->rank;
+    return r;
+}
+
+/* This process's row of (type, peer), made when missing; NULL when out of memory.  Called
+ * locked. */
+static singa_traffic *row(singa_stats *s, const char *type, const char *peer)
+{
+    int rank = atomic_load(&s->rank);
+    for (int i = 0; i < s->n; i++)
+        if (s->rows[i].rank == rank && strcmp(s->rows[i].type, type) == 0 && strcmp(s->rows[i].peer, peer) == 0)
+            return &s->rows[i];
+    singa_traffic *r = new_row(s);
+    if (!r)
+        return NULL;
+    r->rank = rank;
     snprintf(r->type, sizeof r->type, "%s", type);
     snprintf(r->peer, sizeof r->peer, "%s", peer);
     return r;
@@ -90,6 +106,58 @@ int singa_stats_snapshot(const singa_stats *s, singa_traffic *rows, int max)
     return n;
 }
 
+int dist_stats_own(const singa_stats *s, singa_traffic *rows, int max)
+{
+    singa_stats *m = (singa_stats *)s;
+    pthread_mutex_lock(&m->lock);
+    int k = 0, rank = atomic_load(&m->rank);
+    for (int i = 0; i < s->n && k < max; i++)
+        if (s->rows[i].rank == rank)
+            rows[k++] = s->rows[i];
+    pthread_mutex_unlock(&m->lock);
+    return k;
+}
+
+void dist_stats_put(singa_stats *s, int rank, const singa_traffic *rows, int n)
+{
+    pthread_mutex_lock(&s->lock);
+    int k = 0;
+    for (int i = 0; i < s->n; i++) /* that rank's old rows go */
+        if (s->rows[i].rank != rank)
+            s->rows[k++] = s->rows[i];
+    s->n = k;
+    for (int i = 0; i < n; i++) {
+        singa_traffic *r = new_row(s);
+        if (!r)
+            break;
+        *r = rows[i];
+        r->rank = rank;
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+void dist_stats_lost(singa_stats *s, int rank)
+{
+    pthread_mutex_lock(&s->lock);
+    int *grown = realloc(s->lost, (size_t)(s->nlost + 1) * sizeof *grown);
+    if (grown) {
+        s->lost = grown;
+        s->lost[s->nlost++] = rank;
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+bool singa_stats_rank_lost(const singa_stats *s, int rank)
+{
+    singa_stats *m = (singa_stats *)s;
+    bool lost = false;
+    pthread_mutex_lock(&m->lock);
+    for (int i = 0; i < s->nlost; i++)
+        lost |= s->lost[i] == rank;
+    pthread_mutex_unlock(&m->lock);
+    return lost;
+}
+
 uint64_t singa_stats_dropped(const singa_stats *s)
 {
     singa_stats *m = (singa_stats *)s;
@@ -99,4 +167,4 @@ uint64_t singa_stats_dropped(const singa_stats *s)
     return d;
 }
 
-int singa_stats_rank(const singa_stats *s) { return s->rank; }
+int singa_stats_rank(const singa_stats *s) { return atomic_load(&((singa_stats *)s)->rank); }

@@ -1,8 +1,25 @@
 /* The stub: one per process, the only thread that routes.  Workers and servers of the process
- * talk to its ROUTER over inproc.  It sums the gradients of a group's local workers before
- * sending one update per slice (SINGA's aggregation), tells those workers once every slice of a
- * param is fresh, puts and gets the params before training starts, and stops every thread when
- * the workers are done or one thread fails. */
+ * talk to its ROUTER over inproc; other processes' stubs over tcp (peers.c).  It sums the
+ * gradients of a group's local workers before sending one update per slice (SINGA's
+ * aggregation), tells those workers once every slice of a param is fresh, puts and gets the
+ * params before training starts, and stops every thread when the workers are done or one thread
+ * fails.
+ *
+ * The end of a job: each process tells rank 0 once its workers are done; rank 0 then fetches the
+ * newest values for worker 0.0's final test and hands its result to every process with the
+ * stop.  A failure anywhere, or a process gone silent in a synchronous job, stops every process
+ * with the reason; an asynchronous job goes on without a lost worker group.
+ *
+ * With several server groups (Hogwild) no group alone holds the model, so before that fetch rank
+ * 0 runs the final flush (server.c): every server still alive sends its slices' outstanding
+ * changes to their masters, which report once all are in; worker 0.0 then reads each slice from
+ * its master.  A server group lost with its process cannot flush: it is left out (its changes
+ * since its last sync are lost), its slices gathered by a stand-in, and a loss during the flush
+ * only narrows whom the masters wait for, so nothing hangs on it.
+ *
+ * Checkpoints: worker 0.0's request to every server passes through here like any message; rank
+ * 0's stub notes which answers worker 0.0 waits for and answers itself (lost) for a server whose
+ * process is lost, so an asynchronous job that goes on without it does not wait forever. */
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +33,7 @@ typedef struct stub_group {
     int *arrived;          /* per param: local gradients summed this step */
     int *step;
     float **agg;           /* per param: the gradient the others are summed into */
+    msg_loan *lent;        /* per param: agg's slices lent to ZeroMQ on their way to other processes */
     int *slices_left;      /* per param: slices whose update is not yet answered */
     int gets_left;         /* slices to fetch before the group may train */
 } stub_group;
@@ -23,17 +41,30 @@ typedef struct stub_group {
 struct dist_stub {
     dist_rt *rt;
     void *router;
+    dist_peers *peers;     /* the other processes, when there are any */
     stub_group *groups;
     int hellos, threads;   /* threads here, and how many said hello */
     int done;              /* workers here that finished training */
+    bool *proc_done;       /* rank 0: processes whose workers are all done (or lost) */
+    int procs_done;
     bool final_fetch;      /* fetching the newest values for worker 0.0's final test */
     bool stop;
+    /* Rank 0, several server groups: the final flush. */
+    bool flushing;
+    uint64_t *flush_live;  /* per server id: the server groups taking part and not lost */
+    bool *flush_wait;      /* per server (group * nservers_per_group + id): its report is awaited */
+    int flush_left;
+    int *fetch_from;       /* per slice: the server group its final values come from, -1 once in */
+    /* Rank 0: the checkpoint worker 0.0 waits for, and the servers it waits for (group * per + id). */
+    int ckpt_step;
+    bool *ckpt_wait;
 };
 
 int dist_stub_create(dist_rt *rt, singa_err *err)
 {
     dist_stub *s = calloc(1, sizeof *s);
-    if (!s || !(s->groups = calloc((size_t)rt->c->nworker_groups, sizeof *s->groups)))
+    if (!s || !(s->groups = calloc((size_t)rt->c->nworker_groups, sizeof *s->groups)) ||
+        !(s->proc_done = calloc((size_t)rt->nprocs, sizeof *s->proc_done)))
         goto oom;
     rt->stub = s;
     s->rt = rt;
@@ -46,13 +77,25 @@ int dist_stub_create(dist_rt *rt, singa_err *err)
             continue;
         size_t n = (size_t)rt->nparams;
         if (!(sg->arrived = calloc(n, sizeof *sg->arrived)) || !(sg->step = calloc(n, sizeof *sg->step)) ||
-            !(sg->agg = calloc(n, sizeof *sg->agg)) || !(sg->slices_left = calloc(n, sizeof *sg->slices_left)))
+            !(sg->agg = calloc(n, sizeof *sg->agg)) || !(sg->lent = calloc(n, sizeof *sg->lent)) ||
+            !(sg->slices_left = calloc(n, sizeof *sg->slices_left)))
             goto oom;
     }
+    const singa_cluster *c = rt->c;
+    if (rt->rank == 0 && c->nserver_groups > 1 &&
+        (!(s->flush_live = calloc((size_t)c->nservers_per_group, sizeof *s->flush_live)) ||
+         !(s->flush_wait = calloc((size_t)(c->nserver_groups * c->nservers_per_group), sizeof *s->flush_wait)) ||
+         !(s->fetch_from = calloc((size_t)rt->nslices, sizeof *s->fetch_from))))
+        goto oom;
+    size_t nservers = (size_t)(c->nserver_groups * c->nservers_per_group);
+    if (rt->rank == 0 && !(s->ckpt_wait = calloc(nservers, sizeof *s->ckpt_wait)))
+        goto oom;
     return 0;
 oom:
-    if (s && !rt->stub)
+    if (s && !rt->stub) {
+        free(s->groups);
         free(s);
+    }
     return singa_err_set(err, "out of memory");
 }
 
@@ -64,28 +107,42 @@ void dist_stub_free(dist_stub *s)
         free(s->groups[g].arrived);
         free(s->groups[g].step);
         free(s->groups[g].agg);
+        free(s->groups[g].lent);
         free(s->groups[g].slices_left);
     }
     free(s->groups);
+    free(s->proc_done);
+    free(s->flush_live);
+    free(s->flush_wait);
+    free(s->fetch_from);
+    free(s->ckpt_wait);
     free(s);
 }
 
-static void peer_name(char *buf, size_t len, const msg_addr *a)
+/* A message's other end: a thread, named with its process when it lives in another one. */
+static void peer_name(char *buf, size_t len, const msg_addr *a, int rank)
 {
     if (a->kind == ENT_STUB)
         snprintf(buf, len, "rank %d", a->proc);
-    else
+    else if (a->proc == rank)
         snprintf(buf, len, "%s %d.%d", a->kind == ENT_WORKER ? "worker" : "server", a->group, a->id);
+    else
+        snprintf(buf, len, "%s %d.%d (rank %d)", a->kind == ENT_WORKER ? "worker" : "server", a->group, a->id, a->proc);
 }
 
-/* Sends m to the local thread it is addressed to. */
-static void deliver(dist_stub *s, const msg *m, const void *payload, size_t nbytes)
+/* Sends m where it is addressed: a thread here, or the stub of its process. */
+static void route(dist_stub *s, const msg *m, const void *payload, size_t nbytes)
 {
     char id[32], peer[32];
-    dist_identity(id, sizeof id, m->dst.kind, m->dst.group, m->dst.id);
-    peer_name(peer, sizeof peer, &m->dst);
+    peer_name(peer, sizeof peer, &m->dst, s->rt->rank);
     int pending = m->type == MSG_UPDATE || m->type == MSG_GET ? 1 : 0;
     dist_stats_count(s->rt->stats, msg_type_name(m->type), peer, true, MSG_HEADER_BYTES + nbytes, pending, 0);
+    if (m->dst.proc != s->rt->rank) {
+        if (s->peers)
+            dist_peers_send(s->peers, m->dst.proc, m, payload, nbytes);
+        return;
+    }
+    dist_identity(id, sizeof id, m->dst.kind, m->dst.group, m->dst.id);
     msg_send(s->router, id, m, payload, nbytes);
 }
 
@@ -107,7 +164,7 @@ static void to_workers(dist_stub *s, int g, msg m)
         if (w->group != g)
             continue;
         m.dst = (msg_addr){ENT_WORKER, (uint16_t)g, (uint16_t)w->id, (uint16_t)s->rt->rank};
-        deliver(s, &m, NULL, 0);
+        route(s, &m, NULL, 0);
     }
 }
 
@@ -118,15 +175,35 @@ static void stop_all(dist_stub *s, const char *why)
     for (int i = 0; i < s->rt->nworkers; i++) {
         dist_worker *w = &s->rt->workers[i];
         m.dst = (msg_addr){ENT_WORKER, (uint16_t)w->group, (uint16_t)w->id, (uint16_t)s->rt->rank};
-        deliver(s, &m, why, n);
+        route(s, &m, why, n);
     }
     for (int g = 0; g < s->rt->c->nserver_groups; g++)
         for (int j = 0; j < s->rt->c->nservers_per_group; j++)
             if (dist_server_proc(s->rt, g, j) == s->rt->rank) {
                 m.dst = server_addr(s->rt, g, j);
-                deliver(s, &m, why, n);
+                route(s, &m, why, n);
             }
     s->stop = true;
+}
+
+/* Sends m to the stub of every other process. */
+static void to_peers(dist_stub *s, msg m, const void *payload, size_t nbytes)
+{
+    for (int r = 0; r < s->rt->nprocs; r++)
+        if (r != s->rt->rank) {
+            m.dst = (msg_addr){ENT_STUB, 0, 0, (uint16_t)r};
+            route(s, &m, payload, nbytes);
+        }
+}
+
+/* A failure here ends the job everywhere, each process naming where it began. */
+static void fail_everywhere(dist_stub *s, const singa_err *e)
+{
+    char why[sizeof e->msg + 16];
+    dist_fail(s->rt, e);
+    stop_all(s, e->msg);
+    snprintf(why, sizeof why, "rank %d: %s", s->rt->rank, e->msg);
+    to_peers(s, (msg){.type = MSG_STOP, .src = stub_addr(s, 0)}, why, strlen(why));
 }
 
 /* A slice's values in group g's copy here. */
@@ -141,10 +218,22 @@ static void get_all(dist_stub *s, int g)
     dist_rt *rt = s->rt;
     for (int k = 0; k < rt->nslices; k++) {
         msg m = {.type = MSG_GET, .src = stub_addr(s, g),
-                 .dst = server_addr(rt, singa_cluster_server_group(rt->c, g), rt->slices[k].server), .slice = k};
-        deliver(s, &m, NULL, 0);
+                 .dst = server_addr(rt, singa_cluster_server_group(rt->c, g), rt->slices[k].server), .slice = k,
+                 .step = rt->resume_step};
+        route(s, &m, NULL, 0);
     }
     s->groups[g].gets_left = rt->nslices;
+}
+
+/* A put or an update to a server: the values' address when it is here, else the values, lent
+ * from `loan` when one is given (else copied). */
+static void send_slice(dist_stub *s, msg *m, float *values, size_t len, msg_loan *loan)
+{
+    bool here = m->dst.proc == s->rt->rank;
+    m->flags = here ? MSG_F_PTR : MSG_F_VALUES;
+    m->ptr = here ? (uint64_t)(uintptr_t)values : 0;
+    m->loan = here ? NULL : loan;
+    route(s, m, here ? NULL : values, here ? 0 : len * sizeof(float));
 }
 
 /* Puts (the first group of each server group) and gets every slice, once every thread is here. */
@@ -159,10 +248,10 @@ static void start(dist_stub *s)
         int server_group = singa_cluster_server_group(rt->c, g);
         for (int k = 0; k < rt->nslices; k++) {
             const dist_slice *sl = &rt->slices[k];
-            msg m = {.type = MSG_PUT, .flags = MSG_F_PTR, .src = stub_addr(s, g), .dst = server_addr(rt, server_group, sl->server),
-                     .slice = k, .ptr = (uint64_t)(uintptr_t)replica_at(rt, g, sl)};
+            msg m = {.type = MSG_PUT, .src = stub_addr(s, g), .dst = server_addr(rt, server_group, sl->server), .slice = k,
+                     .step = rt->resume_step};
             if (g % per == 0)
-                deliver(s, &m, NULL, 0);
+                send_slice(s, &m, replica_at(rt, g, sl), sl->len, NULL);
         }
         get_all(s, g);
     }
@@ -181,7 +270,9 @@ static int take_values(dist_stub *s, int g, const msg *m, zmq_msg_t *payload)
 }
 
 /* A local worker's gradient of param k: summed with the others of its group here; once all are
- * in, one update per slice goes to the group's servers. */
+ * in, one update per slice goes to the group's servers.  Those in other processes get the sum
+ * lent, not copied: its workers write it again only in their next backward pass, after they hear
+ * the param is fresh, which on_update_reply tells them once ZeroMQ has given it back. */
 static void on_worker_update(dist_stub *s, const msg *m)
 {
     dist_rt *rt = s->rt;
@@ -203,10 +294,9 @@ static void on_worker_update(dist_stub *s, const msg *m)
     for (int i = 0; i < rt->params[k].nslices; i++) {
         int idx = rt->params[k].first_slice + i;
         const dist_slice *sl = &rt->slices[idx];
-        msg u = {.type = MSG_UPDATE, .flags = MSG_F_PTR, .src = stub_addr(s, g),
-                 .dst = server_addr(rt, server_group, sl->server), .slice = idx, .step = sg->step[k],
-                 .count = (uint32_t)sg->nlocal, .ptr = (uint64_t)(uintptr_t)(sg->agg[k] + sl->offset)};
-        deliver(s, &u, NULL, 0);
+        msg u = {.type = MSG_UPDATE, .src = stub_addr(s, g), .dst = server_addr(rt, server_group, sl->server),
+                 .slice = idx, .step = sg->step[k], .count = (uint32_t)sg->nlocal};
+        send_slice(s, &u, sg->agg[k] + sl->offset, sl->len, &sg->lent[k]);
     }
 }
 
@@ -216,20 +306,31 @@ static void on_update_reply(dist_stub *s, const msg *m, zmq_msg_t *payload)
     int g = m->dst.group;
     const dist_slice *sl = &rt->slices[m->slice];
     stub_group *sg = &s->groups[g];
-    if (take_values(s, g, m, payload) < 0 || sg->slices_left[sl->param] <= 0) {
+    if (sg->slices_left[sl->param] <= 0 || take_values(s, g, m, payload) < 0) {
         dist_stats_drop(rt->stats);
         return;
     }
-    if (--sg->slices_left[sl->param] == 0)
-        to_workers(s, g, (msg){.type = MSG_UPDATE_REPLY, .src = stub_addr(s, g), .slice = sl->param,
-                               .step = sg->step[sl->param]});
+    if (--sg->slices_left[sl->param] > 0)
+        return;
+    /* Every slice's answer is in, so each server had the last byte of its update: the frames
+     * lent are closed or about to be. */
+    msg_loan_wait(&sg->lent[sl->param]);
+    to_workers(s, g, (msg){.type = MSG_UPDATE_REPLY, .src = stub_addr(s, g), .slice = sl->param,
+                           .step = sg->step[sl->param]});
 }
 
 static void on_get_reply(dist_stub *s, const msg *m, zmq_msg_t *payload)
 {
     int g = m->dst.group;
     stub_group *sg = &s->groups[g];
-    if (take_values(s, g, m, payload) < 0 || sg->gets_left <= 0) {
+    if (s->flushing && s->final_fetch && g == 0) { /* each slice once, from where it was asked */
+        if (s->fetch_from[m->slice] != m->src.group) {
+            dist_stats_drop(s->rt->stats);
+            return;
+        }
+        s->fetch_from[m->slice] = -1;
+    }
+    if (sg->gets_left <= 0 || take_values(s, g, m, payload) < 0) { /* nothing asked for: no write */
         dist_stats_drop(s->rt->stats);
         return;
     }
@@ -237,52 +338,336 @@ static void on_get_reply(dist_stub *s, const msg *m, zmq_msg_t *payload)
         return;
     msg ready = {.type = MSG_READY, .src = stub_addr(s, g), .dst = {ENT_WORKER, (uint16_t)g, 0, (uint16_t)s->rt->rank}};
     if (s->final_fetch)
-        deliver(s, &ready, NULL, 0);
+        route(s, &ready, NULL, 0);
     else
         to_workers(s, g, ready);
 }
 
-/* Every worker here trained: worker 0.0 (always here, in process 0) gets the newest values
- * for its final test. */
-static void on_all_done(dist_stub *s)
+static bool proc_lost(const dist_stub *s, int r)
 {
+    return s->peers && dist_peers_dead(s->peers, r);
+}
+
+/* Asks for slice k's final values from the group that gathered its final deltas. */
+static void fetch_flushed(dist_stub *s, int k)
+{
+    dist_rt *rt = s->rt;
+    int j = rt->slices[k].server;
+    s->fetch_from[k] = msg_flush_master(k, rt->c->nserver_groups, s->flush_live[j]);
+    msg m = {.type = MSG_GET, .src = stub_addr(s, 0), .dst = server_addr(rt, s->fetch_from[k], j), .slice = k,
+             .step = rt->resume_step};
+    route(s, &m, NULL, 0);
+}
+
+/* Every report is in: worker 0.0's final values come from each slice's flush master. */
+static void flush_done(dist_stub *s)
+{
+    s->final_fetch = true;
+    s->groups[0].gets_left = s->rt->nslices;
+    for (int k = 0; k < s->rt->nslices; k++)
+        fetch_flushed(s, k);
+}
+
+static void send_flush(dist_stub *s, int g, int j)
+{
+    uint8_t mask[MSG_FLUSH_MASK_BYTES];
+    msg_flush_mask_encode(s->flush_live[j], mask);
+    msg m = {.type = MSG_FLUSH, .src = stub_addr(s, 0), .dst = server_addr(s->rt, g, j)};
+    route(s, &m, mask, sizeof mask);
+}
+
+/* Every server whose process lives flushes; a lost one is left out, and the others learn so. */
+static void flush_begin(dist_stub *s)
+{
+    dist_rt *rt = s->rt;
+    int nsg = rt->c->nserver_groups, per = rt->c->nservers_per_group;
+    s->flushing = true;
+    for (int j = 0; j < per; j++)
+        for (int g = 0; g < nsg; g++) {
+            int r = dist_server_proc(rt, g, j);
+            if (proc_lost(s, r)) {
+                dist_log(rt, "the final flush goes on without server %d.%d (rank %d, lost): its changes since its "
+                             "last sync are lost", g, j, r);
+                continue;
+            }
+            s->flush_live[j] |= 1ull << g;
+            s->flush_wait[g * per + j] = true;
+            s->flush_left++;
+        }
+    for (int j = 0; j < per; j++)
+        for (int g = 0; g < nsg; g++)
+            if (s->flush_wait[g * per + j])
+                send_flush(s, g, j);
+    if (s->flush_left == 0)
+        flush_done(s);
+}
+
+/* A server's report: its final deltas are all in. */
+static void on_flush_report(dist_stub *s, const msg *m)
+{
+    int i = m->src.group * s->rt->c->nservers_per_group + m->src.id;
+    if (!s->flushing || s->final_fetch || !s->flush_wait[i]) {
+        dist_stats_drop(s->rt->stats);
+        return;
+    }
+    s->flush_wait[i] = false;
+    if (--s->flush_left == 0)
+        flush_done(s);
+}
+
+/* Process r was lost during the flush: its servers are waited for no more, the masters still
+ * waiting hear whom they wait for, and a final value asked of it is asked of a stand-in. */
+static void flush_lost(dist_stub *s, int r)
+{
+    dist_rt *rt = s->rt;
+    int nsg = rt->c->nserver_groups, per = rt->c->nservers_per_group;
+    if (!s->flushing)
+        return;
+    for (int j = 0; j < per; j++) {
+        bool narrowed = false;
+        for (int g = 0; g < nsg; g++)
+            if ((s->flush_live[j] >> g & 1) && dist_server_proc(rt, g, j) == r) {
+                s->flush_live[j] &= ~(1ull << g);
+                narrowed = true;
+                if (s->flush_wait[g * per + j]) {
+                    s->flush_wait[g * per + j] = false;
+                    s->flush_left--;
+                }
+                dist_log(rt, "server %d.%d (rank %d) was lost during the final flush: what it had not sent is lost", g,
+                         j, r);
+            }
+        for (int g = 0; narrowed && !s->final_fetch && g < nsg; g++)
+            if (s->flush_wait[g * per + j])
+                send_flush(s, g, j);
+    }
+    if (s->final_fetch) {
+        for (int k = 0; k < rt->nslices; k++)
+            if (s->fetch_from[k] >= 0 && dist_server_proc(rt, s->fetch_from[k], rt->slices[k].server) == r)
+                fetch_flushed(s, k);
+    } else if (s->flush_left == 0) {
+        flush_done(s);
+    }
+}
+
+/* Rank 0: process r's workers are done (or lost); once every process's are, worker 0.0 (always
+ * here) gets the newest values for its final test, after the flush when there is one. */
+static void proc_done(dist_stub *s, int r)
+{
+    if (s->proc_done[r])
+        return;
+    s->proc_done[r] = true;
+    if (++s->procs_done < s->rt->nprocs)
+        return;
+    if (s->rt->c->nserver_groups > 1) {
+        flush_begin(s);
+        return;
+    }
     s->final_fetch = true;
     get_all(s, 0);
 }
 
-/* Whether a message from a thread of this process is one the stub can act on. */
-static bool valid(const dist_stub *s, const msg *m)
+/* Every worker here trained (or none lives here). */
+static void local_done(dist_stub *s)
+{
+    if (s->rt->rank == 0)
+        proc_done(s, 0);
+    else
+        route(s, &(msg){.type = MSG_DONE, .src = stub_addr(s, 0), .dst = {ENT_STUB, 0, 0, 0}}, NULL, 0);
+}
+
+/* Whether losing process r ends the job: it held worker 0.0 or the coordinator, the job is
+ * synchronous, or another process needs one of its servers or shares a worker group with it. */
+static bool loss_is_fatal(const dist_rt *rt, int r)
+{
+    const singa_cluster *c = rt->c;
+    if (r == 0 || c->nworker_groups == 1)
+        return true;
+    for (int g = 0; g < c->nworker_groups; g++) {
+        bool there = false, elsewhere = false, served_there = false;
+        for (int j = 0; j < c->nworkers_per_group; j++) {
+            int p = dist_worker_proc(rt, g, j);
+            there |= p == r;
+            elsewhere |= p != r;
+        }
+        for (int j = 0; j < c->nservers_per_group; j++)
+            served_there |= dist_server_proc(rt, singa_cluster_server_group(c, g), j) == r;
+        if ((there && elsewhere) || (elsewhere && served_there))
+            return true;
+    }
+    return false;
+}
+
+/* Rank 0: answers worker 0.0 for server i (group * per + id), lost before it wrote its shard. */
+static void ckpt_lost(dist_stub *s, int i)
+{
+    s->ckpt_wait[i] = false;
+    msg m = {.type = MSG_CKPT_REPLY, .src = stub_addr(s, 0), .dst = {ENT_WORKER, 0, 0, 0}, .step = s->ckpt_step,
+             .slice = i, .count = 1};
+    route(s, &m, NULL, 0);
+}
+
+/* Rank 0: worker 0.0 asks a server for its shard; one whose process is lost will never answer. */
+static void on_ckpt_request(dist_stub *s, const msg *m)
 {
     const dist_rt *rt = s->rt;
     const singa_cluster *c = rt->c;
+    if (rt->rank != 0 || m->src.kind != ENT_WORKER || m->src.group != 0 || m->src.id != 0 ||
+        m->dst.kind != ENT_SERVER || m->dst.group >= c->nserver_groups || m->dst.id >= c->nservers_per_group ||
+        m->dst.proc != dist_server_proc(rt, m->dst.group, m->dst.id)) {
+        dist_stats_drop(rt->stats);
+        return;
+    }
+    int i = m->dst.group * c->nservers_per_group + m->dst.id;
+    s->ckpt_step = m->step;
+    s->ckpt_wait[i] = true;
+    if (m->dst.proc != rt->rank && proc_lost(s, m->dst.proc))
+        ckpt_lost(s, i);
+    else
+        route(s, m, NULL, 0);
+}
+
+/* Rank 0: a server's shard is written; worker 0.0 hears it. */
+static void on_ckpt_reply(dist_stub *s, const msg *m)
+{
+    int i = m->src.group * s->rt->c->nservers_per_group + m->src.id;
+    if (m->slice != i || m->step != s->ckpt_step || !s->ckpt_wait[i] || m->count != 0) {
+        dist_stats_drop(s->rt->stats);
+        return;
+    }
+    s->ckpt_wait[i] = false;
+    route(s, m, NULL, 0);
+}
+
+static void on_lost(dist_stub *s, int r)
+{
+    dist_rt *rt = s->rt;
+    char role[160];
+    dist_role(rt, r, role, sizeof role);
+    singa_err e;
+    singa_err_set(&e, "rank %d (%s) at %s sent nothing for %g s (heartbeat_timeout): it died, hung or was stopped", r,
+                  role, dist_peers_endpoint(s->peers, r), rt->c->heartbeat_timeout);
+    if (loss_is_fatal(rt, r)) {
+        fail_everywhere(s, &e);
+        return;
+    }
+    dist_log(rt, "%s; the job goes on without it", e.msg);
+    if (rt->rank == 0) {
+        int per = rt->c->nservers_per_group;
+        for (int i = 0; i < rt->c->nserver_groups * per; i++)
+            if (s->ckpt_wait[i] && dist_server_proc(rt, i / per, i % per) == r)
+                ckpt_lost(s, i);
+        flush_lost(s, r); /* when the flush is on; else proc_done may begin it, without r */
+        proc_done(s, r);
+    }
+}
+
+/* Whether a message, from a thread here or (remote) from another process's stub, is one the
+ * stub can act on. */
+static bool valid(const dist_stub *s, const msg *m, bool remote)
+{
+    const dist_rt *rt = s->rt;
+    const singa_cluster *c = rt->c;
+    if (m->dst.kind == ENT_SERVER) {
+        if (m->dst.group >= c->nserver_groups || m->dst.id >= c->nservers_per_group ||
+            dist_server_proc(rt, m->dst.group, m->dst.id) != rt->rank)
+            return false;
+        return m->type == MSG_SYNC || m->type == MSG_SYNC_REPLY ||
+               (m->type == MSG_FLUSH &&
+                (m->src.kind == ENT_SERVER || (remote && m->src.kind == ENT_STUB && m->src.proc == 0))) ||
+               (remote && m->src.kind == ENT_STUB && (m->type == MSG_PUT || m->type == MSG_GET || m->type == MSG_UPDATE)) ||
+               (m->type == MSG_CKPT && m->src.kind == ENT_WORKER && m->src.group == 0 && m->src.id == 0 &&
+                m->src.proc == 0);
+    }
+    if (m->dst.kind == ENT_WORKER) /* a server's shard is written: to worker 0.0, through rank 0's stub */
+        return m->type == MSG_CKPT_REPLY && rt->rank == 0 && m->dst.group == 0 && m->dst.id == 0 &&
+               m->src.kind == ENT_SERVER && m->src.group < c->nserver_groups && m->src.id < c->nservers_per_group &&
+               m->src.proc == dist_server_proc(rt, m->src.group, m->src.id);
+    if (m->dst.kind == ENT_STUB && m->type == MSG_FLUSH) /* a server's report */
+        return rt->rank == 0 && s->flushing && m->src.kind == ENT_SERVER && m->src.group < c->nserver_groups &&
+               m->src.id < c->nservers_per_group;
     if (m->dst.kind == ENT_STUB && (m->type == MSG_UPDATE_REPLY || m->type == MSG_GET_REPLY))
         return m->dst.group < c->nworker_groups && s->groups[m->dst.group].nlocal && m->slice >= 0 &&
                m->slice < rt->nslices;
+    if (remote)
+        return m->dst.kind == ENT_STUB && ((m->type == MSG_DONE && rt->rank == 0) || m->type == MSG_STOP ||
+                                           (m->type == MSG_FINISHED && m->src.proc == 0) ||
+                                           (m->type == MSG_METRIC && rt->rank == 0 && m->src.kind == ENT_WORKER));
     if (m->src.kind == ENT_WORKER && m->type == MSG_UPDATE)
         return (m->flags & MSG_F_PTR) && m->ptr && m->src.group < c->nworker_groups &&
                s->groups[m->src.group].nlocal && m->slice >= 0 && m->slice < rt->nparams;
-    if (m->dst.kind == ENT_SERVER && (m->type == MSG_SYNC || m->type == MSG_SYNC_REPLY))
-        return m->dst.group < c->nserver_groups && m->dst.id < c->nservers_per_group;
     return m->type == MSG_HELLO || m->type == MSG_DONE || m->type == MSG_ABORT ||
            (m->type == MSG_FINISHED && m->src.kind == ENT_WORKER && m->src.group == 0 && m->src.id == 0);
 }
 
-static void handle(dist_stub *s, const msg *m, zmq_msg_t *payload)
+/* Passes a message received from elsewhere on with its payload frame itself, not a copy, when
+ * its values lie where floats may: servers read them in place, and ZeroMQ may put a small frame
+ * from tcp anywhere in its receive buffer (such a frame is copied, which is cheap). */
+static void forward(dist_stub *s, const msg *m, zmq_msg_t *payload)
+{
+    msg f = *m;
+    void *data = zmq_msg_data(payload);
+    size_t len = zmq_msg_size(payload);
+    f.frame = len && (uintptr_t)data % _Alignof(float) == 0 ? payload : NULL;
+    route(s, &f, len ? data : NULL, len);
+}
+
+/* The job ended well: rank 0 hands its result (the payload) to every other process. */
+static void on_finished(dist_stub *s, bool remote, const void *result, size_t len)
+{
+    if (!remote)
+        to_peers(s, (msg){.type = MSG_FINISHED, .src = stub_addr(s, 0)}, result, len);
+    else if (msg_result_decode(&s->rt->final, result, len) < 0) {
+        singa_err e;
+        singa_err_set(&e, "rank 0 sent a malformed result at the end of the job");
+        dist_fail(s->rt, &e);
+    }
+    stop_all(s, NULL);
+}
+
+static void handle(dist_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
 {
     char peer[32];
-    peer_name(peer, sizeof peer, &m->src);
-    dist_stats_count(s->rt->stats, msg_type_name(m->type), peer, false, MSG_HEADER_BYTES + zmq_msg_size(payload), 0, 0);
+    void *data = zmq_msg_data(payload);
+    size_t len = zmq_msg_size(payload);
+    peer_name(peer, sizeof peer, &m->src, s->rt->rank);
+    dist_stats_count(s->rt->stats, msg_type_name(m->type), peer, false, MSG_HEADER_BYTES + len, 0, 0);
     if (m->type == MSG_UPDATE_REPLY || m->type == MSG_GET_REPLY) /* answers a request: pending on its row */
         dist_stats_count(s->rt->stats, msg_type_name(m->type == MSG_UPDATE_REPLY ? MSG_UPDATE : MSG_GET), peer,
                          true, 0, -1, 0);
-    if (!valid(s, m)) {
+    if (!remote && m->type == MSG_CKPT) { /* worker 0.0's, to a server here or elsewhere */
+        on_ckpt_request(s, m);
+        return;
+    }
+    if (!remote && m->dst.proc != s->rt->rank) { /* a thread's message for another process */
+        if (m->dst.proc < s->rt->nprocs && !(m->flags & MSG_F_PTR))
+            forward(s, m, payload);
+        else
+            dist_stats_drop(s->rt->stats);
+        return;
+    }
+    if (!valid(s, m, remote)) {
         dist_stats_drop(s->rt->stats);
+        return;
+    }
+    if (m->dst.kind == ENT_SERVER) {
+        forward(s, m, payload);
+        return;
+    }
+    if (m->dst.kind == ENT_WORKER) {
+        on_ckpt_reply(s, m);
         return;
     }
     switch (m->type) {
     case MSG_HELLO:
-        if (++s->hellos == s->threads)
-            start(s);
+        if (++s->hellos < s->threads)
+            break;
+        if (dist_failed(s->rt)) { /* before every thread could hear it */
+            stop_all(s, s->rt->err.msg);
+            break;
+        }
+        start(s);
+        if (s->rt->nworkers == 0)
+            local_done(s);
         break;
     case MSG_UPDATE:
         on_worker_update(s, m);
@@ -293,57 +678,99 @@ static void handle(dist_stub *s, const msg *m, zmq_msg_t *payload)
     case MSG_GET_REPLY:
         on_get_reply(s, m, payload);
         break;
-    case MSG_SYNC:
-    case MSG_SYNC_REPLY:
-        deliver(s, m, zmq_msg_data(payload), zmq_msg_size(payload));
-        break;
     case MSG_DONE:
-        if (++s->done == s->rt->nworkers)
-            on_all_done(s);
+        if (remote)
+            proc_done(s, m->src.proc);
+        else if (++s->done == s->rt->nworkers)
+            local_done(s);
         break;
     case MSG_FINISHED:
-        stop_all(s, NULL);
+        on_finished(s, remote, data, len);
         break;
-    case MSG_ABORT: {
+    case MSG_METRIC: { /* a group leader's record in another process */
+        singa_record r;
+        singa_metrics metrics;
+        if (msg_record_decode(&r, &metrics, data, len) == 0)
+            dist_record(s->rt, &r, m->count == 1);
+        else
+            dist_stats_drop(s->rt->stats);
+        break;
+    }
+    case MSG_FLUSH:
+        on_flush_report(s, m);
+        break;
+    case MSG_STOP: {
         singa_err e;
-        singa_err_set(&e, "%.*s", (int)zmq_msg_size(payload), (const char *)zmq_msg_data(payload));
+        singa_err_set(&e, "%.*s", (int)len, len ? (const char *)data : "another process stopped the job");
         dist_fail(s->rt, &e);
         stop_all(s, e.msg);
         break;
     }
+    case MSG_ABORT: {
+        singa_err e;
+        singa_err_set(&e, "%.*s", (int)len, (const char *)data);
+        fail_everywhere(s, &e);
+        break;
     }
+    }
+}
+
+/* Receives one message from a socket with something to read. */
+static int receive(dist_stub *s, bool remote)
+{
+    char id[32];
+    msg m;
+    zmq_msg_t payload;
+    int rc = remote ? dist_peers_recv(s->peers, &m, &payload) : msg_recv(s->router, true, id, sizeof id, &m, &payload);
+    if (rc == 0)
+        handle(s, &m, &payload, remote);
+    else if (rc == 1)
+        dist_stats_drop(s->rt->stats);
+    zmq_msg_close(&payload);
+    return rc < 0 ? -1 : 0;
 }
 
 void *dist_stub_main(void *arg)
 {
     dist_rt *rt = arg;
     dist_stub *s = rt->stub;
-    int one = 1, linger = 0;
+    int one = 1, zero = 0;
+    singa_err e;
     s->router = zmq_socket(rt->zmq, ZMQ_ROUTER);
-    if (!s->router || zmq_setsockopt(s->router, ZMQ_LINGER, &linger, sizeof linger) < 0 ||
-        zmq_setsockopt(s->router, ZMQ_ROUTER_MANDATORY, &one, sizeof one) < 0 || zmq_bind(s->router, rt->endpoint) < 0) {
-        singa_err e;
+    if (!s->router || zmq_setsockopt(s->router, ZMQ_LINGER, &zero, sizeof zero) < 0 ||
+        zmq_setsockopt(s->router, ZMQ_ROUTER_MANDATORY, &one, sizeof one) < 0 ||
+        zmq_setsockopt(s->router, ZMQ_SNDHWM, &zero, sizeof zero) < 0 ||
+        zmq_setsockopt(s->router, ZMQ_RCVHWM, &zero, sizeof zero) < 0 || zmq_bind(s->router, rt->endpoint) < 0) {
         singa_err_set(&e, "stub: cannot listen on %s: %s", rt->endpoint, zmq_strerror(zmq_errno()));
         dist_fail(rt, &e);
         if (s->router)
             zmq_close(s->router);
         return NULL;
     }
+    if (rt->nprocs > 1 && dist_peers_open(rt, &s->peers, &e) < 0) {
+        dist_fail(rt, &e); /* the threads hear it once all have said hello */
+        dist_peers_close(s->peers);
+        s->peers = NULL;
+    }
+    dist_announce(rt, s->peers ? dist_peers_endpoint(s->peers, rt->rank) : NULL);
     if (s->threads == 0)
         s->stop = true;
     while (!s->stop) {
-        char id[32];
-        msg m;
-        zmq_msg_t payload;
-        int rc = msg_recv(s->router, true, id, sizeof id, &m, &payload);
-        if (rc == 0)
-            handle(s, &m, &payload);
-        else if (rc > 0)
-            dist_stats_drop(rt->stats);
-        zmq_msg_close(&payload);
-        if (rc < 0)
+        zmq_pollitem_t it[2] = {{s->router, 0, ZMQ_POLLIN, 0}, {s->peers ? dist_peers_socket(s->peers) : NULL, 0, ZMQ_POLLIN, 0}};
+        /* other processes are heard once every thread here is, so none of their messages finds
+         * its addressee missing */
+        int n = s->peers && s->hellos == s->threads ? 2 : 1;
+        long timeout = s->peers ? (long)(dist_peers_tick(s->peers) * 1000) + 1 : -1;
+        if (zmq_poll(it, n, timeout) < 0 && zmq_errno() != EINTR)
             break;
+        if ((it[0].revents & ZMQ_POLLIN) && receive(s, false) < 0)
+            break;
+        if (n == 2 && !s->stop && (it[1].revents & ZMQ_POLLIN) && receive(s, true) < 0)
+            break;
+        for (int r; n == 2 && !s->stop && (r = dist_peers_lost(s->peers)) >= 0;)
+            on_lost(s, r);
     }
+    dist_peers_close(s->peers);
     zmq_close(s->router);
     return NULL;
 }

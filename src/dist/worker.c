@@ -2,7 +2,9 @@
  * gradient leaves for the stub as soon as the backward pass reports it final (layers compute a
  * source's gradient before their params', so nothing reads the value after that), the rest
  * after the pass; then the worker waits until every param is fresh (SINGA's Collect). */
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -49,6 +51,7 @@ static int wait_for(dist_worker *w, int type, int *n, singa_err *err)
             return singa_err_set(err, "worker %d.%d: %s", w->group, w->id, zmq_strerror(zmq_errno()));
         }
         if (rc == 0 && m.type == MSG_STOP) {
+            w->stopped = true;
             singa_err_set(err, "worker %d.%d stopped: %.*s", w->group, w->id, (int)zmq_msg_size(&payload),
                           zmq_msg_size(&payload) ? (const char *)zmq_msg_data(&payload) : "another thread failed");
             zmq_msg_close(&payload);
@@ -109,25 +112,81 @@ static int after_training(void *ud, singa_err *err)
     return w->group == 0 && w->id == 0 ? wait_for(w, MSG_READY, &one, err) : 0;
 }
 
+/* This worker's own file of checkpoint `step`. */
+static int save_state(void *ud, int step, singa_ckpt *c, singa_err *err)
+{
+    dist_worker *w = ud;
+    return dist_ckpt_write(w->rt, c, SINGA_CKPT_WORKER, w->group, w->id, err);
+}
+
+/* Worker 0.0: every server writes its shard of checkpoint `step`, wherever it lives; the values
+ * it writes are those of `step` in a synchronous job (no update of `step` is applied before this
+ * worker's gradients of it leave), a snapshot in an asynchronous one.  Rank 0's stub answers for
+ * a server whose process was lost. */
+static int save_servers(void *ud, int step, bool *complete, singa_err *err)
+{
+    dist_worker *w = ud;
+    dist_rt *rt = w->rt;
+    int per = rt->c->nservers_per_group, n = rt->c->nserver_groups * per, left = n;
+    bool *got = calloc((size_t)n, sizeof *got);
+    if (!got)
+        return singa_err_set(err, "out of memory");
+    for (int i = 0; i < n; i++) {
+        int g = i / per, j = i % per;
+        msg m = {.type = MSG_CKPT, .src = self(w),
+                 .dst = {ENT_SERVER, (uint16_t)g, (uint16_t)j, (uint16_t)dist_server_proc(rt, g, j)}, .step = step};
+        dist_send(w->sock, &m, NULL, 0);
+    }
+    *complete = true;
+    int rc = 0;
+    while (left > 0 && rc == 0) {
+        msg m;
+        zmq_msg_t payload;
+        int got_rc = msg_recv(w->sock, false, NULL, 0, &m, &payload);
+        if (got_rc < 0) {
+            rc = singa_err_set(err, "worker %d.%d: %s", w->group, w->id, zmq_strerror(zmq_errno()));
+        } else if (got_rc == 0 && m.type == MSG_STOP) {
+            w->stopped = true;
+            rc = singa_err_set(err, "worker %d.%d stopped: %.*s", w->group, w->id, (int)zmq_msg_size(&payload),
+                               zmq_msg_size(&payload) ? (const char *)zmq_msg_data(&payload) : "another thread failed");
+        } else if (got_rc == 0 && m.type == MSG_CKPT_REPLY && m.step == step && m.slice >= 0 && m.slice < n &&
+                   !got[m.slice]) {
+            got[m.slice] = true;
+            left--;
+            if (m.count) {
+                *complete = false;
+                dist_log(rt, "checkpoint step %d: server %d.%d (rank %d) was lost before it wrote its shard", step,
+                         m.slice / per, m.slice % per, dist_server_proc(rt, m.slice / per, m.slice % per));
+            }
+        }
+        zmq_msg_close(&payload);
+    }
+    free(got);
+    if (rc == 0)
+        dist_ckpt_prune(rt);
+    return rc;
+}
+
+/* The first worker of a group to see the host's stop before `step` picks step + 1, which no
+ * worker of the group can have begun: each needs this one's gradients of `step` first. */
+static bool stop(void *ud, int step, bool requested)
+{
+    atomic_int *at = &((dist_worker *)ud)->rt->stop_step[((dist_worker *)ud)->group];
+    int none = INT_MAX;
+    if (requested)
+        atomic_compare_exchange_strong(at, &none, step + 1);
+    return step >= atomic_load(at);
+}
+
 void *dist_worker_main(void *arg)
 {
     dist_worker *w = arg;
     dist_rt *rt = w->rt;
-    char id[32];
-    int linger = 0, one = 1;
-    dist_identity(id, sizeof id, ENT_WORKER, w->group, w->id);
-    w->sock = zmq_socket(rt->zmq, ZMQ_DEALER);
-    if (!w->sock) {
-        singa_err_set(&w->err, "worker %s: %s", id, zmq_strerror(zmq_errno()));
-        dist_fail(rt, &w->err);
+    int one = 1;
+    if (!(w->sock = dist_connect(rt, ENT_WORKER, w->group, w->id, &w->err)))
         return NULL;
-    }
-    zmq_setsockopt(w->sock, ZMQ_ROUTING_ID, id, strlen(id));
-    zmq_setsockopt(w->sock, ZMQ_LINGER, &linger, sizeof linger);
-    zmq_connect(w->sock, rt->endpoint);
-    msg hello = {.type = MSG_HELLO, .src = self(w), .dst = {ENT_STUB, 0, 0, (uint16_t)rt->rank}};
-    dist_send(w->sock, &hello, NULL, 0);
-    singa_exchange x = {w, after_backward, after_training};
+    bool lead = w->group == 0 && w->id == 0;
+    singa_exchange x = {w, after_backward, after_training, stop, save_state, lead ? save_servers : NULL};
     if (wait_for(w, MSG_READY, &one, &w->err) == 0) {
         for (int k = 0; k < rt->nparams; k++) {
             singa_param *p = w->params[k];
@@ -139,12 +198,13 @@ void *dist_worker_main(void *arg)
         w->step_sent = singa_job_step(w->job);
         w->rc = singa_job_loop(w->job, &w->hooks, &x, &w->res, &w->err);
         msg m = {.type = MSG_ABORT, .src = self(w), .dst = {ENT_STUB, 0, 0, (uint16_t)rt->rank}};
-        if (w->rc < 0) {
+        if (w->rc < 0 && !w->stopped) { /* the stub stops everyone, then it is done */
             dist_send(w->sock, &m, w->err.msg, strlen(w->err.msg));
             wait_for(w, 0, &one, &(singa_err){{0}}); /* type 0 never comes: until the stub stops all */
-        } else if (w->group == 0 && w->id == 0) {
+        } else if (w->rc == 0 && w->group == 0 && w->id == 0) { /* with the result, which every process returns */
+            uint8_t result[MSG_RESULT_MAX];
             m.type = MSG_FINISHED;
-            dist_send(w->sock, &m, NULL, 0);
+            dist_send(w->sock, &m, result, msg_result_encode(&w->res, result));
         }
     } else {
         w->rc = -1;

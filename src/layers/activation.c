@@ -115,6 +115,7 @@ static void backward(singa_layer *l)
 #define ACTIVATION(var, type_name, field_list, setup_fn)                                           \
     const singa_layer_type var = {                                                                 \
         .name = type_name, .fields = field_list, .min_src = 1, .max_src = 1,                       \
+        .flags = SINGA_LAYER_FEATURE_WISE | SINGA_LAYER_FEATURE_PARTS,                            \
         .state_size = sizeof(act_state), .setup = setup_fn, .forward = forward,                    \
         .backward = backward,                                                                      \
     }

@@ -210,7 +210,7 @@ static void destroy(singa_layer *l)
 }
 
 const singa_layer_type singa_bm_layer = {
-    .name = "kBM", .fields = fields, .min_src = 1, .max_src = 1,
+    .name = "kBM", .flags = SINGA_LAYER_FEATURE_WISE | SINGA_LAYER_WHOLE_BATCH, .fields = fields, .min_src = 1, .max_src = 1,
     .state_size = sizeof(bm_state), .setup = setup, .forward = forward, .backward = backward,
     .destroy = destroy,
 };

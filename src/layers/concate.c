@@ -37,7 +37,12 @@ static int setup(singa_layer *l, singa_err *err)
         }
         shape[s->dim] += t->shape[s->dim];
     }
-    return singa_layer_shape(l, first->ndim, shape, err);
+    if (singa_layer_shape(l, first->ndim, shape, err) < 0)
+        return -1;
+    bool labels = l->src[0]->aux.data != NULL; /* rows joined keep their labels */
+    for (int i = 1; i < l->nsrc && s->dim == 0; i++)
+        labels &= l->src[i]->aux.data != NULL;
+    return labels ? singa_layer_aux_rows(l, shape[0], err) : 0;
 }
 
 /* Where source i starts along the cut: rows for dim 0, matrix columns for dim 1. */
@@ -54,6 +59,8 @@ static int forward(singa_layer *l, singa_phase phase, singa_err *err)
     for (int i = 0, at = 0; i < l->nsrc; at += width(l, i), i++) {
         singa_tensor slab = singa_layer_slab(&l->data, s->dim, at, width(l, i));
         singa_tensor_copy(&slab, &l->src[i]->data);
+        if (l->aux.data && (s->dim == 0 || i == 0))
+            singa_layer_aux_copy(&l->aux, s->dim == 0 ? at : 0, &l->src[i]->aux, 0, l->src[i]->aux.shape[0]);
     }
     return 0;
 }

@@ -39,9 +39,11 @@ static int setup(singa_layer *l, singa_err *err)
     s->c = in->shape[1];
     s->h = in->shape[2];
     s->w = in->shape[3];
-    s->f = singa_conf_int(l->conf, "num_filters", 0);
-    if (s->f <= 0)
+    int all = singa_conf_int(l->conf, "num_filters", 0);
+    if (all <= 0)
         return singa_layer_err(l, err, "field 'num_filters' must be a positive integer");
+    if ((s->f = singa_layer_part_size(l, "num_filters", all, err)) < 0) /* a part on the features: its filters */
+        return -1;
     singa_layer_conf_xy(l, "kernel", 0, &s->kx, &s->ky);
     singa_layer_conf_xy(l, "pad", 0, &s->px, &s->py);
     singa_layer_conf_xy(l, "stride", 1, &s->sx, &s->sy);
@@ -49,10 +51,10 @@ static int setup(singa_layer *l, singa_err *err)
     if (singa_layer_window(l, s->h, s->w, s->ky, s->kx, s->py, s->px, s->sy, s->sx, &s->oh, &s->ow, err) < 0)
         return -1;
     int ckk = s->c * s->ky * s->kx, cols = n * s->oh * s->ow;
-    int wshape[2] = {s->f, ckk};
-    if (!singa_layer_param(l, 0, "weight", 2, wshape, ckk, s->f * s->ky * s->kx, "kUniformSqrtFanIn", err))
+    int wshape[2] = {all, ckk};
+    if (!singa_layer_param_split(l, 0, "weight", 2, wshape, 0, ckk, all * s->ky * s->kx, "kUniformSqrtFanIn", err))
         return -1;
-    if (s->bias && !singa_layer_param(l, 1, "bias", 1, &s->f, ckk, s->f, "kConstant", err))
+    if (s->bias && !singa_layer_param_split(l, 1, "bias", 1, &all, 0, ckk, all, "kConstant", err))
         return -1;
     if (singa_tensor_init2(&s->col, ckk, cols, err) < 0 || singa_tensor_init2(&s->tmp, s->f, cols, err) < 0 ||
         (l->src[0]->needs_grad && singa_tensor_init2(&s->dcol, ckk, cols, err) < 0))
@@ -233,7 +235,7 @@ static void destroy(singa_layer *l)
 }
 
 const singa_layer_type singa_conv_layer = {
-    .name = "kConvolution", .fields = fields, .min_src = 1, .max_src = 1,
+    .name = "kConvolution", .flags = SINGA_LAYER_FEATURE_PARTS, .fields = fields, .min_src = 1, .max_src = 1,
     .state_size = sizeof(conv_state), .setup = setup, .forward = forward, .backward = backward,
     .destroy = destroy,
 };

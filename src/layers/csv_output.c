@@ -98,6 +98,6 @@ static void destroy(singa_layer *l)
 }
 
 const singa_layer_type singa_csv_output_layer = {
-    .name = "kCSVOutput", .fields = fields, .min_src = 1, .max_src = -1,
+    .name = "kCSVOutput", .flags = SINGA_LAYER_WHOLE_BATCH, .fields = fields, .min_src = 1, .max_src = -1,
     .state_size = sizeof(csv_out_state), .setup = setup, .forward = forward, .destroy = destroy,
 };

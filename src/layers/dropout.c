@@ -56,7 +56,7 @@ static void destroy(singa_layer *l)
 }
 
 const singa_layer_type singa_dropout_layer = {
-    .name = "kDropout", .fields = fields, .min_src = 1, .max_src = 1,
+    .name = "kDropout", .flags = SINGA_LAYER_FEATURE_WISE | SINGA_LAYER_FEATURE_PARTS, .fields = fields, .min_src = 1, .max_src = 1,
     .state_size = sizeof(dropout_state), .setup = setup, .forward = forward,
     .backward = backward, .destroy = destroy,
 };

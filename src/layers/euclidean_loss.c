@@ -29,7 +29,7 @@ static int forward(singa_layer *l, singa_phase phase, singa_err *err)
 
 static void backward(singa_layer *l)
 {
-    float g = 1.0f / (float)singa_tensor_rows(&l->data);
+    float g = 1.0f / (float)singa_layer_batch(l);
     for (int i = 0; i < 2; i++) {
         singa_layer *src = l->src[i];
         if (!src->needs_grad)

@@ -14,16 +14,19 @@ static const singa_field fields[] = {
 static int setup(singa_layer *l, singa_err *err)
 {
     ip_state *s = l->state;
-    int out = singa_conf_int(l->conf, "num_output", 0);
+    int all = singa_conf_int(l->conf, "num_output", 0);
     int in = singa_tensor_cols(&l->src[0]->data), batch = singa_tensor_rows(&l->src[0]->data);
-    if (out <= 0)
+    if (all <= 0)
         return singa_layer_err(l, err, "field 'num_output' must be a positive integer");
+    int out = singa_layer_part_size(l, "num_output", all, err); /* a part on the features: its rows of W */
+    if (out < 0)
+        return -1;
     s->transpose = singa_conf_bool(l->conf, "transpose", false);
     s->bias = singa_conf_bool(l->conf, "bias_term", true);
-    int wshape[2] = {s->transpose ? in : out, s->transpose ? out : in};
-    if (!singa_layer_param(l, 0, "weight", 2, wshape, in, out, "kUniformSqrtFanIn", err))
+    int wshape[2] = {s->transpose ? in : all, s->transpose ? all : in};
+    if (!singa_layer_param_split(l, 0, "weight", 2, wshape, s->transpose, in, all, "kUniformSqrtFanIn", err))
         return -1;
-    if (s->bias && !singa_layer_param(l, 1, "bias", 1, &out, in, out, "kConstant", err))
+    if (s->bias && !singa_layer_param_split(l, 1, "bias", 1, &all, 0, in, all, "kConstant", err))
         return -1;
     int shape[2] = {batch, out};
     return singa_layer_shape(l, 2, shape, err);
@@ -69,6 +72,6 @@ static void backward(singa_layer *l)
 }
 
 const singa_layer_type singa_inner_product_layer = {
-    .name = "kInnerProduct", .fields = fields, .min_src = 1, .max_src = 1,
+    .name = "kInnerProduct", .flags = SINGA_LAYER_FEATURE_PARTS, .fields = fields, .min_src = 1, .max_src = 1,
     .state_size = sizeof(ip_state), .setup = setup, .forward = forward, .backward = backward,
 };

@@ -21,6 +21,7 @@ extern const singa_layer_type singa_lrn_layer;
 extern const singa_layer_type singa_concate_layer;
 extern const singa_layer_type singa_slice_layer;
 extern const singa_layer_type singa_split_layer;
+extern const singa_layer_type singa_bridge_src_layer, singa_bridge_dst_layer;
 extern const singa_layer_type singa_accuracy_layer;
 extern const singa_layer_type singa_argsort_layer;
 extern const singa_layer_type singa_onehot_layer;
@@ -44,6 +45,15 @@ singa_tensor singa_layer_slab(const singa_tensor *t, int dim, int start, int cou
 void singa_layer_grad_add(singa_tensor *dst, float beta, const singa_tensor *src);
 /* How many source entries of the net's layers name l. */
 int singa_layer_count_dsts(const singa_layer *l);
+/* Labels (`aux`) through connection layers: an aux of `rows` labels; copying rows of one. */
+int singa_layer_aux_rows(singa_layer *l, int rows, singa_err *err);
+void singa_layer_aux_copy(singa_tensor *dst, int at, const singa_tensor *src, int from, int rows);
+/* The identity, for layers that hand their one source on (kSplit, the bridges): setup shapes
+ * data and labels like the source's, forward copies them, backward adds the gradient into the
+ * source's. */
+int singa_layer_setup_copy(singa_layer *l, singa_err *err);
+int singa_layer_copy_forward(singa_layer *l, singa_phase phase, singa_err *err);
+void singa_layer_copy_backward(singa_layer *l);
 /* Reads concate_dim / slice_dim: 0 or 1 and below ndim, else -1 with the error set. */
 int singa_layer_conf_dim(singa_layer *l, const char *field, int ndim, singa_err *err);
 /* p = softmax(x) over k scores (softmax.c); returns log(sum(exp(x))). */

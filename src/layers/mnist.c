@@ -36,6 +36,6 @@ static int forward(singa_layer *l, singa_phase phase, singa_err *err)
 }
 
 const singa_layer_type singa_mnist_layer = {
-    .name = "kMnist", .fields = fields, .min_src = 1, .max_src = 1,
+    .name = "kMnist", .flags = SINGA_LAYER_FEATURE_WISE | SINGA_LAYER_FEATURE_PARTS, .fields = fields, .min_src = 1, .max_src = 1,
     .state_size = sizeof(mnist_state), .setup = setup, .forward = forward,
 };

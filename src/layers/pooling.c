@@ -194,7 +194,7 @@ static void destroy(singa_layer *l)
 }
 
 const singa_layer_type singa_pooling_layer = {
-    .name = "kPooling", .fields = fields, .min_src = 1, .max_src = 1,
+    .name = "kPooling", .flags = SINGA_LAYER_FEATURE_WISE | SINGA_LAYER_FEATURE_PARTS, .fields = fields, .min_src = 1, .max_src = 1,
     .state_size = sizeof(pool_state), .setup = setup, .forward = forward, .backward = backward,
     .destroy = destroy,
 };

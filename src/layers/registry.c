@@ -28,6 +28,7 @@ static const singa_layer_type *const builtins[] = {
     &singa_concate_layer,
     &singa_slice_layer,
     &singa_split_layer,
+    &singa_bridge_src_layer, &singa_bridge_dst_layer,
     &singa_accuracy_layer,
     &singa_argsort_layer,
     &singa_onehot_layer,
@@ -177,9 +178,67 @@ void singa_layer_metric(singa_layer *l, const char *name, double value)
     singa_metrics_add(&l->net->metrics, name, value);
 }
 
+/* The part's view of whole param w along axis (all of w when axis < 0 or the part is on the
+ * batch), appended to l's params. */
+static singa_param *add_view(singa_layer *l, singa_param *w, int axis, singa_err *err)
+{
+    singa_param *v = calloc(1, sizeof *v);
+    size_t len = strlen(w->name) + 16;
+    if (!v || !(v->name = malloc(len)) || !(v->layer = strdup(l->name))) {
+        if (v)
+            free(v->name);
+        free(v);
+        singa_err_set(err, "out of memory");
+        return NULL;
+    }
+    snprintf(v->name, len, "%s@%d", w->name, l->part.index);
+    v->whole = w;
+    v->data = w->data;
+    v->grad = w->grad;
+    v->data.owns = v->grad.owns = false;
+    if (l->part.dim == 1 && axis >= 0) {
+        int n = w->data.shape[axis] / l->part.count, at = n * l->part.index;
+        if (w->data.ndim == 1) { /* a range of a vector */
+            v->data.data += at;
+            v->grad.data += at;
+            v->data.shape[0] = v->grad.shape[0] = n;
+            v->data.size = v->grad.size = (size_t)n;
+        } else {
+            v->data = axis == 0 ? singa_tensor_view_rows(&w->data, at, n) : singa_tensor_view_cols(&w->data, at, n);
+            v->grad = axis == 0 ? singa_tensor_view_rows(&w->grad, at, n) : singa_tensor_view_cols(&w->grad, at, n);
+        }
+        v->disjoint = true;
+    }
+    w->nviews++;
+    l->params[l->nparams++] = v;
+    return v;
+}
+
+int singa_layer_part_size(const singa_layer *l, const char *field, int total, singa_err *err)
+{
+    if (l->part.dim != 1 || l->part.count < 2)
+        return total;
+    if (total % l->part.count != 0)
+        return singa_layer_err(l, err, "field '%s' (%d) does not divide into %d parts on the features", field,
+                               total, l->part.count);
+    return total / l->part.count;
+}
+
+int singa_layer_batch(const singa_layer *l)
+{
+    return singa_tensor_rows(&l->data) * (l->part.dim == 0 && l->part.count > 1 ? l->part.count : 1);
+}
+
 singa_param *singa_layer_param(singa_layer *l, int index, const char *suffix, int ndim,
                                const int *shape, int fan_in, int fan_out, const char *default_init,
                                singa_err *err)
+{
+    return singa_layer_param_split(l, index, suffix, ndim, shape, -1, fan_in, fan_out, default_init, err);
+}
+
+singa_param *singa_layer_param_split(singa_layer *l, int index, const char *suffix, int ndim,
+                                     const int *shape, int axis, int fan_in, int fan_out,
+                                     const char *default_init, singa_err *err)
 {
     const singa_conf *list = singa_conf_get(l->conf, "param");
     const singa_conf *pc = list && (size_t)index < list->n ? list->items[index] : NULL;
@@ -228,8 +287,13 @@ singa_param *singa_layer_param(singa_layer *l, int index, const char *suffix, in
         return NULL;
     }
     l->params = arr;
+    bool part = l->part.count > 1;
+    if (part && (l->unroll_len > 1 || share)) {
+        singa_err_set(err, "%s: a partitioned layer's params can be neither unrolled nor shared (share_from), so far", what);
+        return NULL;
+    }
     singa_param *prev = singa_params_find(ps, name);
-    if (prev && prev->net == l->net) {
+    if (prev && prev->net == l->net && !(part && prev->decl == l->conf)) {
         singa_err_set(err, "%s: param name '%s' is already used by layer '%s' in this net (use share_from to share a value)",
                       what, name, prev->layer);
         return NULL;
@@ -275,10 +339,19 @@ singa_param *singa_layer_param(singa_layer *l, int index, const char *suffix, in
         }
     }
     p->net = l->net;
+    p->decl = l->conf;
     if (l->net->phase == SINGA_PHASE_TRAIN && !p->trained) {
         p->trained = true;
         if (p->owner)
             p->owner->nsharers++;
+    }
+    if (part) {
+        if (axis >= 0 && l->part.dim == 1 && p->data.shape[axis] % l->part.count != 0) {
+            singa_err_set(err, "%s ('%s'): dimension %d (%d) does not divide into %d parts on the features", what,
+                          name, axis, p->data.shape[axis], l->part.count);
+            return NULL;
+        }
+        return add_view(l, p, axis, err);
     }
     l->params[l->nparams++] = p;
     return p;

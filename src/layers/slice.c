@@ -3,7 +3,7 @@
  * its k-th destination, as SINGA's SliceLayer gave slab k to the destination of partition k.
  * Destinations are counted in the order the net runs them (the order of the layer list, unless
  * a destination also waits on a layer listed after it); a layer that lists the slice twice takes
- * two consecutive slabs.  More destinations than slices is an error; slices nobody takes get a
+ * two consecutive slabs.  In a partitioned net a destination names its slab (src_slab).  More destinations than slices is an error; slices nobody takes get a
  * zero gradient.
  *
  * Every layer reads its sources' `data` blob, so to give each destination its own slab the
@@ -23,6 +23,7 @@ typedef struct slice_state {
     int dim, num, width; /* slice_dim, num_slices, rows or columns per slab */
     int nparts;          /* destinations, <= num */
     singa_layer *parts;  /* part k feeds destination k */
+    int *slab;           /* which slab part k holds: k, or what the destination asks (src_slab) */
     singa_layer *self;   /* the parts' source list: this layer */
 } slice_state;
 
@@ -38,10 +39,13 @@ static void free_parts(slice_state *s)
     for (int k = 0; k < s->nparts; k++) {
         singa_tensor_free(&s->parts[k].data);
         singa_tensor_free(&s->parts[k].grad);
+        singa_tensor_free(&s->parts[k].aux);
         free(s->parts[k].name);
     }
     free(s->parts);
+    free(s->slab);
     s->parts = NULL;
+    s->slab = NULL;
     s->nparts = 0;
 }
 
@@ -77,25 +81,31 @@ static int setup(singa_layer *l, singa_err *err)
     s->width = s->dim == 0 ? shape[0] : singa_tensor_cols(in) / s->num;
 
     s->self = l;
-    if (ndst && !(s->parts = calloc((size_t)ndst, sizeof *s->parts)))
+    if (ndst && (!(s->parts = calloc((size_t)ndst, sizeof *s->parts)) || !(s->slab = calloc((size_t)ndst, sizeof *s->slab))))
         return singa_err_set(err, "out of memory");
     for (int i = 0; i < l->net->nlayers; i++) {
         singa_layer *dst = l->net->layers[i];
         for (int k = 0; k < dst->nsrc; k++) {
             if (dst->src[k] != l)
                 continue;
+            int slab = dst->src_slab ? dst->src_slab[k] : s->nparts;
+            if (slab < 0 || slab >= s->num)
+                return singa_layer_err(l, err, "'%s' reads slab %d of %d", dst->name, slab, s->num);
+            s->slab[s->nparts] = slab;
             singa_layer *p = &s->parts[s->nparts++];
             size_t len = strlen(l->name) + 16;
             if (!(p->name = malloc(len)))
                 return singa_err_set(err, "out of memory");
-            snprintf(p->name, len, "%s[%d]", l->name, s->nparts - 1);
+            snprintf(p->name, len, "%s[%d]", l->name, slab);
             p->type = &part_type;
             p->conf = l->conf;
             p->net = l->net;
             p->src = &s->self;
             p->nsrc = 1;
             p->needs_grad = l->needs_grad;
-            if (singa_layer_shape(p, ndim, shape, err) < 0)
+            const singa_tensor *aux = &l->src[0]->aux; /* labels: a slab of rows takes its own */
+            if (singa_layer_shape(p, ndim, shape, err) < 0 ||
+                (aux->data && singa_layer_aux_rows(p, s->dim == 0 ? s->width : aux->shape[0], err) < 0))
                 return -1;
             dst->src[k] = p;
         }
@@ -109,8 +119,11 @@ static int forward(singa_layer *l, singa_phase phase, singa_err *err)
     const singa_tensor *in = &l->src[0]->data;
     singa_tensor_copy(&l->data, in);
     for (int k = 0; k < s->nparts; k++) {
-        singa_tensor slab = singa_layer_slab(in, s->dim, k * s->width, s->width);
+        singa_tensor slab = singa_layer_slab(in, s->dim, s->slab[k] * s->width, s->width);
         singa_tensor_copy(&s->parts[k].data, &slab);
+        singa_layer *p = &s->parts[k];
+        if (p->aux.data)
+            singa_layer_aux_copy(&p->aux, 0, &l->src[0]->aux, s->dim == 0 ? s->slab[k] * s->width : 0, p->aux.shape[0]);
         s->parts[k].grad_written = false; /* the net resets only its own layers */
     }
     return 0;
@@ -129,14 +142,19 @@ static void backward(singa_layer *l)
     }
     for (int k = 0; k < s->num; k++) {
         singa_tensor slab = singa_layer_slab(&src->grad, s->dim, k * s->width, s->width);
-        singa_layer *p = k < s->nparts ? &s->parts[k] : NULL;
-        if (p && p->grad_written)
-            singa_layer_grad_add(&slab, beta, &p->grad);
-        else if (beta == 0.0f)
+        float b = beta;
+        for (int i = 0; i < s->nparts; i++) {
+            singa_layer *p = &s->parts[i];
+            if (s->slab[i] == k && p->grad_written) {
+                singa_layer_grad_add(&slab, b, &p->grad);
+                b = 1.0f;
+            }
+        }
+        if (b == 0.0f) /* no reader wrote this slab's gradient */
             singa_tensor_fill(&slab, 0.0f);
-        if (p)
-            p->grad_written = false;
     }
+    for (int i = 0; i < s->nparts; i++)
+        s->parts[i].grad_written = false;
 }
 
 static void destroy(singa_layer *l) { free_parts(l->state); }

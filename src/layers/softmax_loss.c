@@ -52,7 +52,7 @@ static void backward(singa_layer *l)
     if (!src->needs_grad)
         return;
     int rows = singa_tensor_rows(&l->data), k = singa_tensor_cols(&l->data);
-    float beta = singa_layer_grad_beta(src), g = s->scale / (float)rows;
+    float beta = singa_layer_grad_beta(src), g = s->scale / (float)singa_layer_batch(l);
     for (int r = 0; r < rows; r++) {
         const float *p = l->data.data + (size_t)r * (size_t)k;
         float *dx = src->grad.data + (size_t)r * (size_t)src->grad.ld;

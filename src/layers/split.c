@@ -14,23 +14,10 @@ static int setup(singa_layer *l, singa_err *err)
         return singa_layer_err(l, err, "field 'num_splits' must be a positive integer");
     if (ndst > num)
         return singa_layer_err(l, err, "%d destinations take this layer's output but 'num_splits' is %d", ndst, num);
-    return singa_layer_setup_like_src(l, err);
-}
-
-static int forward(singa_layer *l, singa_phase phase, singa_err *err)
-{
-    singa_tensor_copy(&l->data, &l->src[0]->data);
-    return 0;
-}
-
-static void backward(singa_layer *l)
-{
-    singa_layer *src = l->src[0];
-    if (src->needs_grad)
-        singa_layer_grad_add(&src->grad, singa_layer_grad_beta(src), &l->grad);
+    return singa_layer_setup_copy(l, err);
 }
 
 const singa_layer_type singa_split_layer = {
-    .name = "kSplit", .fields = fields, .min_src = 1, .max_src = 1,
-    .setup = setup, .forward = forward, .backward = backward,
+    .name = "kSplit", .flags = SINGA_LAYER_FEATURE_WISE | SINGA_LAYER_FEATURE_PARTS, .fields = fields, .min_src = 1, .max_src = 1,
+    .setup = setup, .forward = singa_layer_copy_forward, .backward = singa_layer_copy_backward,
 };

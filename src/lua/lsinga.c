@@ -51,6 +51,8 @@ static const singa_lua_opts *get_opts(lua_State *L)
     return o ? o : &none;
 }
 
+const singa_lua_opts *singa_lua_get_opts(lua_State *L) { return get_opts(L); }
+
 /* Raises a Lua error with the caller's position, as luaL_error does. */
 static int raise(lua_State *L, const char *msg)
 {
@@ -87,6 +89,9 @@ static void on_log(void *ud, const char *line)
 static void on_record(void *ud, const singa_record *r)
 {
     reporter *rp = ud;
+    const singa_lua_host *host = rp->opts->host;
+    if (host && host->hooks.record)
+        host->hooks.record(host->hooks.ud, r);
     double loss = singa_metrics_avg(r->metrics, "loss", NAN);
     double acc = singa_metrics_avg(r->metrics, "accuracy", NAN);
     const char *phase = r->phase == SINGA_PHASE_TRAIN ? "train" : r->phase == SINGA_PHASE_TEST ? "test" : "validation";
@@ -117,6 +122,9 @@ static void on_record(void *ud, const singa_record *r)
 static void on_step(void *ud, const singa_record *r)
 {
     reporter *rp = ud;
+    const singa_lua_host *host = rp->opts->host;
+    if (host && host->hooks.step)
+        host->hooks.step(host->hooks.ud, r);
     if (!rp->opts->progress_line || (r->elapsed - rp->last_draw < 0.1 && r->step != r->total_steps))
         return;
     rp->last_draw = r->elapsed;
@@ -131,6 +139,13 @@ static void on_step(void *ud, const singa_record *r)
            metrics, r->images_per_sec, r->elapsed, r->eta);
     fflush(stdout);
     rp->line_open = 1;
+}
+
+static void on_checkpoint(void *ud, int step, const char *path)
+{
+    const singa_lua_host *host = ((reporter *)ud)->opts->host;
+    if (host && host->hooks.checkpoint)
+        host->hooks.checkpoint(host->hooks.ud, step, path);
 }
 
 static void push_metrics(lua_State *L, const singa_metrics *m, const char *field)
@@ -359,7 +374,7 @@ static void push_stats(lua_State *L, const singa_stats *st)
     lua_createtable(L, n, 0);
     for (int i = 0; i < n; i++) {
         const singa_traffic *r = &rows[i];
-        lua_createtable(L, 0, 8);
+        lua_createtable(L, 0, 9);
         lua_pushstring(L, r->type);
         lua_setfield(L, -2, "type");
         lua_pushstring(L, r->peer);
@@ -367,7 +382,7 @@ static void push_stats(lua_State *L, const singa_stats *st)
         const struct { const char *name; lua_Integer v; } counts[] = {
             {"sent", (lua_Integer)r->sent},             {"received", (lua_Integer)r->received},
             {"bytes_sent", (lua_Integer)r->bytes_sent}, {"bytes_received", (lua_Integer)r->bytes_received},
-            {"pending", (lua_Integer)r->pending},
+            {"pending", (lua_Integer)r->pending},       {"rank", r->rank},
         };
         for (size_t k = 0; k < sizeof counts / sizeof *counts; k++) {
             lua_pushinteger(L, counts[k].v);
@@ -381,11 +396,51 @@ static void push_stats(lua_State *L, const singa_stats *st)
 }
 
 /* singa.train(job) -> { steps, seconds, train = {...}, test = {...}, validation = {...} } */
+/* The partitioned graph of the job at index 1 (its cluster's nworkers_per_group, phase
+ * `phase`); raises on failure.  The caller frees it with singa_graph_free. */
+static void build_graph(lua_State *L, singa_graph *g, const char *phase)
+{
+    static const char *const names[] = {"kTrain", "kValidation", "kTest"};
+    static const singa_phase phases[] = {SINGA_PHASE_TRAIN, SINGA_PHASE_VALIDATION, SINGA_PHASE_TEST};
+    luaL_checktype(L, 1, LUA_TTABLE);
+    int ph = 0;
+    while (ph < 3 && strcmp(phase, names[ph]) != 0)
+        ph++;
+    singa_err err = {{0}};
+    if (ph == 3) {
+        singa_err_unknown(&err, "singa.graph", "phase", phase, names, 3);
+        raise(L, err.msg);
+    }
+    load_job_plugins(L, 1);
+    singa_conf *conf = singa_lua_toconf(L, 1, "job", &err);
+    if (!conf)
+        raise(L, err.msg);
+    singa_cluster c;
+    const singa_conf *net = singa_conf_get(conf, "neuralnet");
+    int rc = !net || net->kind != SINGA_CONF_TABLE
+                 ? singa_err_set(&err, "job: field 'neuralnet' is required (a table)")
+                 : singa_cluster_read(&c, singa_conf_get(conf, "cluster"), &err);
+    if (rc == 0)
+        rc = singa_graph_build(g, net, phases[ph], c.nworkers_per_group, get_registry(L), &err);
+    singa_conf_free(conf);
+    if (rc < 0)
+        raise(L, err.msg);
+}
+
 static int l_train(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
-    if (get_opts(L)->test_only) { /* singa-tui --test: evaluate, then end the script */
-        l_test(L);
+    if (get_opts(L)->test_only || get_opts(L)->dot) { /* evaluate or draw, then end the script */
+        if (get_opts(L)->dot) {
+            singa_graph g;
+            build_graph(L, &g, "kTrain");
+            int rc = singa_graph_dot(&g, stdout);
+            singa_graph_free(&g);
+            if (rc < 0 || fflush(stdout) != 0)
+                return raise(L, "singa-tui --dot: cannot write the graph to standard output");
+        } else {
+            l_test(L);
+        }
         lua_pushlightuserdata(L, (void *)&finished_key);
         return lua_error(L);
     }
@@ -401,13 +456,23 @@ static int l_train(lua_State *L)
         return raise(L, err.msg);
     reporter rp = {.opts = get_opts(L)};
     singa_job_hooks hooks = {.ud = &rp, .record = on_record, .step = on_step, .log = on_log};
+    const singa_lua_host *host = rp.opts->host; /* the workbench: it may hold the start, and steers */
+    if (host) {
+        hooks.checkpoint = on_checkpoint;
+        hooks.control = host->hooks.control;
+    }
     singa_result res;
     pthread_mutex_t *lock = get_opts(L)->lock;
     lua_pushlightuserdata(L, singa_job_stats(job)); /* for singa.stats() while the job runs */
     lua_setfield(L, LUA_REGISTRYINDEX, LIVE_STATS_KEY);
     if (lock)
         pthread_mutex_unlock(lock);
-    rc = singa_job_run(job, &hooks, &res, &err);
+    if (host && host->job_start && host->job_start(host->hooks.ud, job) < 0)
+        rc = singa_err_set(&err, "singa.train: the job was cancelled before it started");
+    else
+        rc = singa_job_run(job, &hooks, &res, &err);
+    if (host && host->job_end)
+        host->job_end(host->hooks.ud, job, rc, &err);
     if (lock)
         pthread_mutex_lock(lock);
     lua_pushnil(L);
@@ -435,6 +500,21 @@ static int l_train(lua_State *L)
     if (res.has_validation)
         push_metrics(L, &res.validation, "validation");
     return 1;
+}
+
+/* singa.rank() -> rank, size: which of the job's processes runs this script (0, 1 without
+ * --procs or a launcher); every rank runs the whole script, so a script writes files or
+ * prints its own lines where rank == 0. */
+static int l_rank(lua_State *L)
+{
+    int rank, size;
+    const char *from;
+    singa_err err;
+    if (singa_launch_rank(&rank, &size, &from, &err) < 0)
+        return luaL_error(L, "singa.rank: %s", err.msg);
+    lua_pushinteger(L, rank);
+    lua_pushinteger(L, size);
+    return 2;
 }
 
 /* singa.stats(): the running job's traffic, else the last job's (see push_stats). */
@@ -587,17 +667,85 @@ static int l_layer_types(lua_State *L)
     return 1;
 }
 
-/* singa.gradcheck_net(neuralnet [, seed]) -> max relative error, worst element, elements checked */
+/* t[key] = value for the table on top of the stack. */
+static void set_str(lua_State *L, const char *key, const char *value)
+{
+    lua_pushstring(L, value);
+    lua_setfield(L, -2, key);
+}
+
+static void set_int(lua_State *L, const char *key, lua_Integer value)
+{
+    lua_pushinteger(L, value);
+    lua_setfield(L, -2, key);
+}
+
+/* singa.graph(job [, phase]) -> { workers = n, layers = {...}, nodes = {...} }: how the net of
+ * `phase` (default "kTrain") is partitioned over the workers of a group. */
+static int l_graph(lua_State *L)
+{
+    singa_graph g;
+    build_graph(L, &g, luaL_optstring(L, 2, "kTrain"));
+    lua_createtable(L, 0, 4);
+    set_int(L, "workers", g.nworkers);
+    set_str(L, "phase", singa_phase_name(g.phase));
+    lua_createtable(L, g.nlayers, 0);
+    for (int i = 0; i < g.nlayers; i++) {
+        const singa_graph_layer *gl = &g.layers[i];
+        lua_createtable(L, 0, 5);
+        set_str(L, "name", gl->name);
+        set_str(L, "type", gl->type);
+        set_int(L, "partition_dim", gl->dim);
+        set_int(L, "parts", gl->nparts);
+        if (gl->dim < 0)
+            set_int(L, "location", gl->location);
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_setfield(L, -2, "layers");
+    lua_createtable(L, g.nnodes, 0);
+    for (int i = 0; i < g.nnodes; i++) {
+        const singa_node *n = &g.nodes[i];
+        lua_createtable(L, 0, 9);
+        set_str(L, "name", n->name);
+        set_str(L, "type", n->type);
+        set_str(L, "role", singa_node_role_name(n->role));
+        set_str(L, "layer", g.layers[n->layer].name);
+        set_int(L, "location", n->location);
+        if (n->role == SINGA_NODE_LAYER)
+            set_int(L, "part", n->part);
+        if (n->role == SINGA_NODE_LAYER || n->role == SINGA_NODE_SLICE || n->role == SINGA_NODE_CONCATE)
+            set_int(L, n->role == SINGA_NODE_LAYER ? "partition_dim" : "dim", n->dim);
+        /* srclayer: names, as a layer lists them; slab: per source, the slab taken or -1 */
+        lua_createtable(L, n->nsrc, 0);
+        lua_createtable(L, n->nsrc, 0);
+        for (int e = 0; e < n->nsrc; e++) {
+            lua_pushstring(L, g.nodes[n->src[e].node].name);
+            lua_rawseti(L, -3, e + 1);
+            lua_pushinteger(L, n->src[e].slab);
+            lua_rawseti(L, -2, e + 1);
+        }
+        lua_setfield(L, -3, "slab");
+        lua_setfield(L, -2, "srclayer");
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_setfield(L, -2, "nodes");
+    singa_graph_free(&g);
+    return 1;
+}
+
+/* singa.gradcheck_net(neuralnet [, seed [, workers]]) -> max relative error, worst element,
+ * elements checked; with workers > 1, of the net partitioned over that many workers. */
 static int l_gradcheck_net(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
     uint64_t seed = (uint64_t)luaL_optinteger(L, 2, 7);
+    int workers = (int)luaL_optinteger(L, 3, 1);
     singa_err err = {{0}};
     singa_conf *conf = singa_lua_toconf(L, 1, "neuralnet", &err);
     if (!conf)
         return raise(L, err.msg);
     singa_gradcheck_report rep;
-    int rc = singa_gradcheck_net(get_registry(L), conf, seed, &rep, &err);
+    int rc = singa_gradcheck_net_parts(get_registry(L), conf, workers, seed, &rep, &err);
     singa_conf_free(conf);
     return push_report(L, rc, &rep, &err);
 }
@@ -607,6 +755,7 @@ int luaopen_singa_core(lua_State *L)
     static const luaL_Reg funcs[] = {
         {"train", l_train},
         {"stats", l_stats},
+        {"rank", l_rank},
         {"gradcheck", l_gradcheck},
         {"gradcheck_net", l_gradcheck_net},
         {"forward", l_forward},
@@ -616,6 +765,7 @@ int luaopen_singa_core(lua_State *L)
         {"tensor", singa_lua_tensor_ctor},
         {"load_plugin", l_load_plugin},
         {"plugins", l_plugins},
+        {"graph", l_graph},
         {NULL, NULL},
     };
     singa_registry **reg = lua_newuserdatauv(L, sizeof *reg, 0);
@@ -632,6 +782,7 @@ int luaopen_singa_core(lua_State *L)
     lua_setfield(L, LUA_REGISTRYINDEX, REGISTRY_KEY "#");
     singa_lua_tensor_open(L);
     luaL_newlib(L, funcs);
+    singa_lua_control_open(L);
     lua_pushstring(L, SINGA_VERSION);
     lua_setfield(L, -2, "version");
     lua_pushfstring(L, "%d.%d", SINGA_PLUGIN_ABI_MAJOR, SINGA_PLUGIN_ABI_MINOR);

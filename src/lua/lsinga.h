@@ -6,12 +6,27 @@
 #include <pthread.h>
 #include <stdio.h>
 
+#include "singa/job.h"
+
+/* A host that watches and steers training (the workbench, src/tui/).  singa.train calls its
+ * hooks besides its own printing, gives the job hooks.control, and calls job_start and job_end
+ * around the run, both without the lock held. */
+typedef struct singa_lua_host {
+    singa_job_hooks hooks; /* record, step, checkpoint (ud: hooks.ud) and control */
+    /* The job is built but not yet trained: may wait (for the user's start key); a value < 0
+     * cancels the run and singa.train raises an error. */
+    int (*job_start)(void *ud, const singa_job *job);
+    /* The run ended: rc and err as singa_job_run left them. */
+    void (*job_end)(void *ud, const singa_job *job, int rc, const singa_err *err);
+} singa_lua_host;
+
 /* How the program wants training reported; kept in the Lua registry. */
 typedef struct singa_lua_opts {
     FILE *metrics;     /* one record per display/test/validation result, or NULL */
     int metrics_csv;   /* CSV instead of JSON lines */
     int progress_line; /* stdout is a terminal: redraw one progress line */
     int test_only;     /* --test: singa.train evaluates the job's checkpoint, then ends the script */
+    int dot;           /* --dot: singa.train prints the job's partitioned graph as DOT, then ends it */
     /* Which OS thread may run Lua code on the state: the host holds it while its script runs;
      * singa.train lets it go for the length of the job, and the job's callbacks (kLua updaters
      * and schedules, called from worker and server threads) take it for each call, as does an
@@ -19,6 +34,7 @@ typedef struct singa_lua_opts {
     pthread_mutex_t *lock;
     /* Folders (colon-separated) whose plugins are loaded when the module opens, or NULL. */
     const char *plugin_path;
+    const singa_lua_host *host; /* the workbench, or NULL */
 } singa_lua_opts;
 
 int luaopen_singa_core(lua_State *L);
@@ -27,5 +43,10 @@ void singa_lua_set_opts(lua_State *L, singa_lua_opts *opts);
 /* Whether the error value at idx is the one that ends a script after singa.train ran in
  * test_only mode (a success, not an error). */
 int singa_lua_finished(lua_State *L, int idx);
+/* The opts singa_lua_set_opts stored (all zero when none were). */
+const singa_lua_opts *singa_lua_get_opts(lua_State *L);
+/* singa.pause, singa.resume, singa.checkpoint and singa.lr_scale (lcontrol.c): sets them in the
+ * table on top of the stack. */
+void singa_lua_control_open(lua_State *L);
 
 #endif

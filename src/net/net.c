@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "singa/net.h"
+#include "singa/partition.h"
 
 static const singa_field net_fields[] = {
     {"layer", SINGA_FIELD_TABLES}, {"partition_dim", SINGA_FIELD_INT},
@@ -46,8 +47,12 @@ static void layer_free(singa_layer *l)
     singa_tensor_free(&l->grad);
     singa_tensor_free(&l->aux);
     free(l->state);
+    for (int i = 0; i < l->nparams; i++)
+        if (l->params[i]->whole)
+            singa_param_view_free(l->params[i]);
     free(l->params);
     free(l->src);
+    free(l->src_slab);
     free(l->name);
     free(l);
 }
@@ -59,6 +64,7 @@ void singa_net_free(singa_net *net)
     for (int i = 0; i < net->nlayers; i++)
         layer_free(net->layers[i]);
     free(net->layers);
+    singa_conf_free(net->confs);
     free(net);
 }
 
@@ -343,6 +349,111 @@ int singa_net_create(singa_net **out, const singa_conf *netconf, singa_phase pha
     return 0;
 }
 
+/* Adds v under key (NULL in a list), freeing it when it cannot. */
+static int put(singa_conf *t, const char *key, singa_conf *v)
+{
+    if (v && singa_conf_add(t, key, v) == 0)
+        return 0;
+    singa_conf_free(v);
+    return -1;
+}
+
+/* A connection node's layer conf, kept in net->confs. */
+static const singa_conf *connection_conf(singa_net *net, const singa_node *n)
+{
+    singa_conf *c = singa_conf_new(SINGA_CONF_TABLE);
+    if (put(net->confs, NULL, c) < 0 || put(c, "name", singa_conf_new_str(n->name)) < 0 ||
+        put(c, "type", singa_conf_new_str(n->type)) < 0)
+        return NULL;
+    if (n->role == SINGA_NODE_SLICE && (put(c, "slice_dim", singa_conf_new_num(n->dim)) < 0 ||
+                                        put(c, "num_slices", singa_conf_new_num(n->nparts)) < 0))
+        return NULL;
+    if (n->role == SINGA_NODE_CONCATE && put(c, "concate_dim", singa_conf_new_num(n->dim)) < 0)
+        return NULL;
+    return c;
+}
+
+/* The layer of node i, its sources already in the net (at: node -> index in net, or -1). */
+static int add_node_layer(singa_net *net, const singa_graph *g, int i, const int *at, const singa_registry *reg,
+                          singa_err *err)
+{
+    const singa_node *n = &g->nodes[i];
+    const singa_graph_layer *gl = &g->layers[n->layer];
+    bool part = n->role == SINGA_NODE_LAYER;
+    const singa_conf *conf = part ? gl->conf : connection_conf(net, n);
+    const singa_layer_type *lt = singa_registry_find(reg, n->type);
+    if (!conf)
+        return singa_err_set(err, "out of memory");
+    if (!lt)
+        return singa_err_set(err, "node '%s': layer type '%s' is not registered", n->name, n->type);
+    singa_layer *l = calloc(1, sizeof *l);
+    if (!l || !(l->name = strdup(n->name)) || (lt->state_size && !(l->state = calloc(1, lt->state_size))) ||
+        (n->nsrc && !(l->src = calloc((size_t)n->nsrc, sizeof *l->src)))) {
+        layer_free(l);
+        return singa_err_set(err, "out of memory");
+    }
+    net->layers[net->nlayers++] = l;
+    l->type = lt;
+    l->conf = conf;
+    l->net = net;
+    l->part.dim = part ? n->dim : -1;
+    l->part.index = n->part;
+    l->part.count = part ? n->nparts : 1;
+    l->unroll_index = part ? gl->unroll_index : 0;
+    l->unroll_len = part ? gl->unroll_len : 1;
+    l->unroll_first = l;
+    for (int j = 0; j < i && l->unroll_index > 0; j++) /* copy 0's part of the same index */
+        if (g->nodes[j].role == SINGA_NODE_LAYER && g->nodes[j].layer == gl->unroll_first && g->nodes[j].part == n->part)
+            l->unroll_first = at[j] >= 0 ? net->layers[at[j]] : l;
+    for (int e = 0; e < n->nsrc; e++) {
+        const singa_node_src *src = &n->src[e];
+        if (at[src->node] < 0)
+            return singa_layer_err(l, err, "reads '%s' of another worker: running a part of a group needs bridges "
+                                           "between workers, which are not there yet", g->nodes[src->node].name);
+        if (src->slab >= 0 && !l->src_slab && !(l->src_slab = calloc((size_t)n->nsrc, sizeof *l->src_slab)))
+            return singa_err_set(err, "out of memory");
+        if (l->src_slab)
+            l->src_slab[e] = src->slab;
+        l->src[l->nsrc++] = net->layers[at[src->node]];
+    }
+    return 0;
+}
+
+int singa_net_create_graph(singa_net **out, const singa_graph *g, int location, const singa_registry *reg,
+                           singa_params *params, singa_rng *rng, uint64_t seed, const singa_net_split *split,
+                           singa_err *err)
+{
+    *out = NULL;
+    singa_net *net = calloc(1, sizeof *net);
+    int *at = malloc((size_t)g->nnodes * sizeof *at), rc = 0;
+    if (!net || !at || !(net->layers = calloc((size_t)g->nnodes, sizeof *net->layers)) ||
+        !(net->confs = singa_conf_new(SINGA_CONF_LIST)))
+        rc = singa_err_set(err, "out of memory");
+    if (net) {
+        net->phase = g->phase;
+        net->params = params;
+        net->rng = rng;
+        net->seed = seed;
+        net->split = split ? *split : (singa_net_split){0, 1, 0, 1};
+    }
+    for (int i = 0; i < g->nnodes && rc == 0; i++) { /* the graph's order computes sources first */
+        at[i] = -1;
+        if (location >= 0 && g->nodes[i].location != location)
+            continue;
+        at[i] = net->nlayers;
+        rc = add_node_layer(net, g, i, at, reg, err);
+    }
+    free(at);
+    if (rc == 0)
+        rc = setup_layers(net, err);
+    if (rc < 0) {
+        singa_net_free(net);
+        return -1;
+    }
+    *out = net;
+    return 0;
+}
+
 singa_layer *singa_net_find(const singa_net *net, const char *name)
 {
     for (int i = 0; i < net->nlayers; i++)
@@ -383,8 +494,16 @@ int singa_net_forward(singa_net *net, singa_err *err)
 
 void singa_net_backward(singa_net *net)
 {
-    for (int i = 0; i < net->nlayers; i++)
+    for (int i = 0; i < net->nlayers; i++) {
         net->layers[i]->grad_written = false;
+        for (int k = 0; k < net->layers[i]->nparams; k++)
+            if (net->layers[i]->params[k]->whole)
+                net->layers[i]->params[k]->whole->claimed = false;
+    }
+    for (int i = net->nlayers - 1; i >= 0; i--) /* parts' views, in the order they will write */
+        for (int k = 0; k < net->layers[i]->nparams; k++)
+            if (net->layers[i]->params[k]->whole)
+                singa_param_view_begin(net->layers[i]->params[k]);
     for (int i = net->nlayers - 1; i >= 0; i--) {
         singa_layer *l = net->layers[i];
         if (!l->needs_grad || !l->type->backward)

@@ -101,8 +101,32 @@ void singa_param_grad_gemm(singa_param *p, bool trans_a, const singa_tensor *a, 
 
 void singa_param_grad_done(singa_param *p)
 {
+    if (p->whole) {
+        p = p->whole;
+        if (++p->nviews_done < p->nviews)
+            return;
+        p->nviews_done = 0;
+    }
     if (p->grad_ready)
         p->grad_ready(p->grad_ready_ud, p, 0, p->grad.size);
+}
+
+void singa_param_view_begin(singa_param *view)
+{
+    singa_param *w = view->whole;
+    view->grad_alpha = w->grad_alpha;
+    view->grad_beta = view->disjoint || !w->claimed ? w->grad_beta : 1.0f;
+    w->claimed |= !view->disjoint;
+}
+
+void singa_param_view_free(singa_param *view)
+{
+    if (!view)
+        return;
+    view->whole->nviews--;
+    free(view->name);
+    free(view->layer);
+    free(view);
 }
 
 int singa_param_init_values(singa_param *p, singa_rng *rng, singa_err *err)

@@ -1,4 +1,5 @@
 /* Checkpoint files: see include/singa/checkpoint.h for the format and the crash-safety rules. */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -371,6 +372,12 @@ int singa_ckpt_dir_prune(const char *dir, int keep, singa_err *err)
         unlink(path);
     }
     free(steps);
+    singa_ckpt_dir_clean(dir);
+    return 0;
+}
+
+void singa_ckpt_dir_clean(const char *dir)
+{
     /* A "*.ckpt.tmp" left by a crash mid-write is garbage: the rename never happened. */
     DIR *d = opendir(dir);
     for (struct dirent *e; d && (e = readdir(d));) {
@@ -383,6 +390,81 @@ int singa_ckpt_dir_prune(const char *dir, int keep, singa_err *err)
     }
     if (d)
         closedir(d);
+}
+
+void singa_ckpt_part_path(char *buf, size_t len, const char *dir, uint64_t step, int kind, int group, int id)
+{
+    if (kind == SINGA_CKPT_LOCAL)
+        singa_ckpt_path(buf, len, dir, step);
+    else
+        snprintf(buf, len, "%s/step%09llu.%c%d.%d.ckpt", dir, (unsigned long long)step, kind, group, id);
+}
+
+/* Parses "stepS.ckpt" or "stepS.[sw]G.J.ckpt", S of at least 9 digits; 0 when it is one. */
+static int parse_name(const char *name, singa_ckpt_file *f)
+{
+    unsigned long long step;
+    int at = 0, group, id;
+    char kind;
+    if (strncmp(name, "step", 4) != 0 || strspn(name + 4, "0123456789") < 9)
+        return -1;
+    if (sscanf(name, "step%llu%n", &step, &at) != 1)
+        return -1;
+    *f = (singa_ckpt_file){.step = step, .kind = SINGA_CKPT_LOCAL};
+    if (strcmp(name + at, ".ckpt") == 0)
+        return 0;
+    int end = 0;
+    if (sscanf(name + at, ".%c%d.%d.ckpt%n", &kind, &group, &id, &end) != 3 || name[at + end] != 0 ||
+        (kind != SINGA_CKPT_SERVER && kind != SINGA_CKPT_WORKER) || group < 0 || id < 0 ||
+        !isdigit((unsigned char)name[at + 2]))
+        return -1;
+    f->kind = kind;
+    f->group = group;
+    f->id = id;
+    return 0;
+}
+
+static int cmp_files(const void *a, const void *b)
+{
+    const singa_ckpt_file *x = a, *y = b;
+    if (x->step != y->step)
+        return x->step < y->step ? 1 : -1;
+    if (x->kind != y->kind)
+        return x->kind < y->kind ? -1 : 1;
+    if (x->group != y->group)
+        return x->group < y->group ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+int singa_ckpt_dir_files(const char *dir, singa_ckpt_file **files, size_t *n, singa_err *err)
+{
+    *files = NULL;
+    *n = 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return errno == ENOENT ? 0 : singa_err_set(err, "checkpoint directory '%s': %s", dir, strerror(errno));
+    size_t cap = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        singa_ckpt_file f;
+        if (parse_name(e->d_name, &f) < 0)
+            continue;
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 16;
+            singa_ckpt_file *t = realloc(*files, cap * sizeof *t);
+            if (!t) {
+                closedir(d);
+                free(*files);
+                *files = NULL;
+                *n = 0;
+                return singa_err_set(err, "out of memory");
+            }
+            *files = t;
+        }
+        (*files)[(*n)++] = f;
+    }
+    closedir(d);
+    if (*n > 1)
+        qsort(*files, *n, sizeof **files, cmp_files);
     return 0;
 }
 

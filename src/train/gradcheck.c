@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "singa/gradcheck.h"
+#include "singa/partition.h"
 #include "singa/net.h"
 
 #define EPS 1e-2
@@ -296,20 +297,12 @@ static double net_objective(singa_net *net, const net_rewind *r, singa_err *err)
     return singa_metrics_avg(&net->metrics, "loss", NAN);
 }
 
-int singa_gradcheck_net(const singa_registry *reg, const singa_conf *netconf, uint64_t seed,
-                        singa_gradcheck_report *rep, singa_err *err)
+/* The check of a built training net whose params are in `params`. */
+static int check_net(singa_net *net, singa_params *params, singa_gradcheck_report *rep, singa_err *err)
 {
-    memset(rep, 0, sizeof *rep);
-    singa_params params;
-    singa_rng rng;
-    singa_net *net = NULL;
     net_rewind rw = {0};
     float *g = NULL;
     int rc = -1;
-    singa_params_init(&params);
-    singa_rng_seed(&rng, seed, 1);
-    if (singa_net_create(&net, netconf, SINGA_PHASE_TRAIN, reg, &params, &rng, seed, NULL, err) < 0)
-        goto out;
     if (!(rw.cursor = calloc((size_t)net->nlayers, sizeof *rw.cursor))) {
         singa_err_set(err, "out of memory");
         goto out;
@@ -320,13 +313,18 @@ int singa_gradcheck_net(const singa_registry *reg, const singa_conf *netconf, ui
             singa_err_set(err, "gradcheck: the net reports no \"loss\"");
         goto out;
     }
-    long losses = 0;
-    for (int m = 0; m < net->metrics.n; m++)
+    /* The objective averages the losses reported; the parts of a loss cut on the batch report
+     * one loss between them (their gradients are already scaled to the whole batch). */
+    double losses = 0;
+    for (int i = 0; i < net->nlayers; i++)
+        if (net->layers[i]->type->flags & SINGA_LAYER_LOSS)
+            losses += 1.0 / (net->layers[i]->part.count > 1 ? net->layers[i]->part.count : 1);
+    for (int m = 0; m < net->metrics.n && losses == 0; m++) /* losses from layers of other kinds */
         if (strcmp(net->metrics.name[m], "loss") == 0)
             losses = net->metrics.count[m];
     singa_net_backward(net);
-    for (int i = 0; i < params.n; i++) {
-        singa_param *p = params.items[i];
+    for (int i = 0; i < params->n; i++) {
+        singa_param *p = params->items[i];
         if (p->owner || !p->trained)
             continue;
         /* The analytic gradient of the mean loss: summed over sharers, over the loss count. */
@@ -337,10 +335,10 @@ int singa_gradcheck_net(const singa_registry *reg, const singa_conf *netconf, ui
         }
         for (size_t k = 0; k < p->data.size; k++) {
             double sum = p->grad.data[k];
-            for (int j = 0; j < params.n; j++)
-                if (params.items[j]->owner == p)
-                    sum += params.items[j]->grad.data[k];
-            g[k] = (float)(sum / (double)losses);
+            for (int j = 0; j < params->n; j++)
+                if (params->items[j]->owner == p)
+                    sum += params->items[j]->grad.data[k];
+            g[k] = (float)(sum / losses);
         }
         size_t step = p->data.size > MAX_CHECKS ? p->data.size / MAX_CHECKS : 1;
         for (size_t k = 0; k < p->data.size; k += step) {
@@ -359,7 +357,33 @@ int singa_gradcheck_net(const singa_registry *reg, const singa_conf *netconf, ui
 out:
     free(g);
     free(rw.cursor);
+    return rc;
+}
+
+int singa_gradcheck_net(const singa_registry *reg, const singa_conf *netconf, uint64_t seed,
+                        singa_gradcheck_report *rep, singa_err *err)
+{
+    return singa_gradcheck_net_parts(reg, netconf, 1, seed, rep, err);
+}
+
+int singa_gradcheck_net_parts(const singa_registry *reg, const singa_conf *netconf, int nworkers, uint64_t seed,
+                              singa_gradcheck_report *rep, singa_err *err)
+{
+    memset(rep, 0, sizeof *rep);
+    singa_params params;
+    singa_rng rng;
+    singa_net *net = NULL;
+    singa_graph g = {0};
+    singa_params_init(&params);
+    singa_rng_seed(&rng, seed, 1);
+    int rc = nworkers > 1 ? singa_graph_build(&g, netconf, SINGA_PHASE_TRAIN, nworkers, reg, err) : 0;
+    if (rc == 0)
+        rc = nworkers > 1 ? singa_net_create_graph(&net, &g, -1, reg, &params, &rng, seed, NULL, err)
+                          : singa_net_create(&net, netconf, SINGA_PHASE_TRAIN, reg, &params, &rng, seed, NULL, err);
+    if (rc == 0)
+        rc = check_net(net, &params, rep, err);
     singa_net_free(net);
+    singa_graph_free(&g);
     singa_params_free(&params);
     return rc;
 }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -101,6 +102,36 @@ static double now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* The runtime trains a group's workers on the batch dimension only (each reads its rows of the
+ * batch through a whole copy of the net); a net that asks its group for another partitioning is
+ * refused rather than trained otherwise than it says.  singa.graph draws any of them. */
+static int not_yet(singa_err *err, const char *what, int value, int workers)
+{
+    return singa_err_set(err, "%s = %d: the runtime trains the %d workers of a group on the batch dimension only, "
+                              "so far (singa.graph and singa-tui --dot show how the net would be partitioned)",
+                         what, value, workers);
+}
+
+static int check_partitioning(const singa_job *job, singa_err *err)
+{
+    const singa_conf *nc = singa_conf_get(job->conf, "neuralnet"), *list = singa_conf_get(nc, "layer");
+    int workers = job->cluster.nworkers_per_group;
+    if (workers < 2)
+        return 0;
+    if (singa_conf_int(nc, "partition_dim", 0) != 0)
+        return not_yet(err, "neuralnet: partition_dim", singa_conf_int(nc, "partition_dim", 0), workers);
+    for (size_t i = 0; list && list->kind == SINGA_CONF_LIST && i < list->n; i++) {
+        const singa_conf *lc = list->items[i];
+        const char *field = singa_conf_get(lc, "location") ? "location" : "partition_dim";
+        if (singa_conf_get(lc, "location") || singa_conf_int(lc, "partition_dim", 0) != 0) {
+            char what[SINGA_NAME_MAX + 32];
+            snprintf(what, sizeof what, "layer '%s': %s", singa_conf_str(lc, "name", "?"), field);
+            return not_yet(err, what, singa_conf_int(lc, field, 0), workers);
+        }
+    }
+    return 0;
+}
+
 static int read_fields(singa_job *job, singa_err *err)
 {
     const singa_conf *c = job->conf;
@@ -109,6 +140,8 @@ static int read_fields(singa_job *job, singa_err *err)
         singa_cluster_read(&job->cluster, singa_conf_get(c, "cluster"), err) < 0)
         return -1;
     job->dist = singa_cluster_distributed(&job->cluster);
+    if (check_partitioning(job, err) < 0)
+        return -1;
     const singa_conf *tob = singa_conf_get(c, "train_one_batch");
     const singa_field *const ts[] = {tob_fields, NULL};
     if (tob && singa_conf_check(tob, ts, "train_one_batch", err) < 0)
@@ -201,9 +234,10 @@ int singa_job_create_worker(singa_job **out, const singa_conf *conf, const singa
         singa_err_set(err, "out of memory");
         goto fail;
     }
-    if (group || id) { /* worker 0 of group 0 tests, validates, checkpoints; group leaders display */
+    if (group || id) { /* worker 0 of group 0 tests and validates; group leaders display */
         job->test.steps = job->validate.steps = 0;
-        job->checkpoint.freq = 0;
+        if (!job->dist) /* distributed, every worker checkpoints its own state */
+            job->checkpoint.freq = 0;
         if (id)
             job->disp.freq = 0;
     }
@@ -239,11 +273,6 @@ int singa_job_create_worker(singa_job **out, const singa_conf *conf, const singa
                              job->dist ? &job->no_params : &job->params, err) < 0 ||
         collect_inputs(job, err) < 0)
         goto fail;
-    if (job->dist && job->ckpt_dir) {
-        singa_err_set(err, "job: checkpoint_path is not supported by the distributed runtime yet; "
-                           "train with one worker and one server to checkpoint");
-        goto fail;
-    }
     *out = job;
     return 0;
 fail:
@@ -272,6 +301,8 @@ void singa_job_free(singa_job *job)
 
 const char *singa_job_name(const singa_job *job) { return job->name; }
 
+const singa_conf *singa_job_conf(const singa_job *job) { return job->conf; }
+
 const singa_net *singa_job_train_net(const singa_job *job) { return job->train; }
 
 void singa_job_log(const singa_job_hooks *h, const char *fmt, ...)
@@ -289,7 +320,8 @@ void singa_job_log(const singa_job_hooks *h, const char *fmt, ...)
 /* ---- checkpoints ---- */
 
 
-/* Visits every entry a checkpoint of this job holds; `visit` returns -1 to stop. */
+/* Visits every entry a checkpoint of this job holds; `visit` returns -1 to stop.  A distributed
+ * worker's holds no param the servers hold (trained, not a layer's state): their shards do. */
 typedef int (*entry_fn)(void *ud, const char *name, int dtype, int ndim, const int *dims, void *data,
                         singa_err *err);
 
@@ -298,7 +330,7 @@ static int each_entry(singa_job *job, entry_fn visit, void *ud, singa_err *err)
     char name[512];
     for (int i = 0; i < job->params.n; i++) {
         singa_param *p = job->params.items[i];
-        if (p->owner)
+        if (p->owner || (job->dist && p->trained && !p->state))
             continue;
         snprintf(name, sizeof name, "param/%s", p->name);
         if (visit(ud, name, SINGA_CKPT_F32, p->data.ndim, p->data.shape, p->data.data, err) < 0)
@@ -370,16 +402,54 @@ static int add_entry(void *ud, const char *name, int dtype, int ndim, const int 
     return singa_ckpt_add(ud, name, dtype, ndim, dims, data, err);
 }
 
+/* A checkpoint's contents at `step`, pointing at the job's memory. */
+static int fill_checkpoint(singa_job *job, singa_ckpt *c, int step, singa_err *err)
+{
+    singa_ckpt_init(c, (uint64_t)step);
+    window_pack(job);
+    for (int k = 0; k < job->ninputs; k++)
+        job->inputs[k]->type->get_cursor(job->inputs[k], job->cursors[k]);
+    return each_entry(job, add_entry, c, err);
+}
+
+/* The parts of a distributed checkpoint: this worker's own state, the servers' shards. */
+enum { CKPT_STATE = 1, CKPT_SERVERS = 2 };
+
+static int save_dist(singa_job *job, int step, const singa_job_hooks *hooks, const singa_exchange *x, int parts,
+                     singa_err *err)
+{
+    singa_ckpt c;
+    bool complete = true;
+    if (parts & CKPT_STATE) {
+        int rc = fill_checkpoint(job, &c, step, err);
+        if (rc == 0)
+            rc = x->save_state(x->ud, step, &c, err);
+        singa_ckpt_free(&c, 0);
+        if (rc < 0)
+            return -1;
+    }
+    if (!(parts & CKPT_SERVERS) || !x->save_servers)
+        return 0;
+    if (x->save_servers(x->ud, step, &complete, err) < 0)
+        return -1;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/step%09d.*.ckpt", job->ckpt_dir, step);
+    if (!complete) {
+        singa_job_log(hooks, "checkpoint %s is incomplete: a server's process was lost", path);
+        return 0;
+    }
+    singa_job_log(hooks, "checkpoint written: %s (the servers' shards; every worker writes its own state)", path);
+    if (hooks && hooks->checkpoint)
+        hooks->checkpoint(hooks->ud, step, path);
+    return 0;
+}
+
 static int save_checkpoint(singa_job *job, int step, const singa_job_hooks *hooks, singa_err *err)
 {
     singa_ckpt c;
     char path[4096];
-    singa_ckpt_init(&c, (uint64_t)step);
     singa_ckpt_path(path, sizeof path, job->ckpt_dir, (uint64_t)step);
-    window_pack(job);
-    for (int k = 0; k < job->ninputs; k++)
-        job->inputs[k]->type->get_cursor(job->inputs[k], job->cursors[k]);
-    int rc = each_entry(job, add_entry, &c, err);
+    int rc = fill_checkpoint(job, &c, step, err);
     if (rc == 0)
         rc = singa_ckpt_write(&c, path, err);
     for (size_t i = 0; rc == 0 && i < job->nstale; i++) {
@@ -397,6 +467,8 @@ static int save_checkpoint(singa_job *job, int step, const singa_job_hooks *hook
     singa_ckpt_free(&c, 0);
     if (rc == 0)
         singa_job_log(hooks, "checkpoint written: %s", path);
+    if (rc == 0 && hooks && hooks->checkpoint)
+        hooks->checkpoint(hooks->ud, step, path);
     return rc;
 }
 
@@ -433,32 +505,68 @@ static int load_entry(void *ud, const char *name, int dtype, int ndim, const int
     return 0;
 }
 
-static int try_resume(singa_job *job, const char *path, singa_err *err)
+/* Loads a checkpoint read from `path`: every entry of the job must be there with its shape, and
+ * nothing else (but, in a distributed worker's file, what the runtime checked: the topology and
+ * whose file it is). */
+static int load_checkpoint(singa_job *job, const singa_ckpt *ck, const char *path, singa_err *err)
 {
-    singa_ckpt ck;
-    if (singa_ckpt_read(&ck, path, err) < 0)
-        return -1;
-    load_ctx lc = {&ck, path, false, calloc(ck.n + 1, sizeof(bool))};
+    load_ctx lc = {ck, path, false, calloc(ck->n + 1, sizeof(bool))};
     int rc = lc.seen ? each_entry(job, load_entry, &lc, err) : singa_err_set(err, "out of memory");
-    for (size_t i = 0; rc == 0 && i < ck.n; i++)
-        if (!lc.seen[i])
+    for (size_t i = 0; rc == 0 && i < ck->n; i++)
+        if (!lc.seen[i] && !(job->dist && (strcmp(ck->entries[i].name, "topology") == 0 ||
+                                           strcmp(ck->entries[i].name, "worker") == 0)))
             rc = singa_err_set(err, "checkpoint '%s': tensor '%s' is not in the job (the file belongs to another net)",
-                               path, ck.entries[i].name);
-    const singa_ckpt_entry *w = singa_ckpt_find(&ck, "window");
+                               path, ck->entries[i].name);
+    const singa_ckpt_entry *w = singa_ckpt_find(ck, "window");
     if (rc == 0 && w)
         rc = window_unpack(job, w->data, path, err); /* checked before anything is applied */
-    if (rc == 0 && ck.step > (uint64_t)job->train_steps)
+    if (rc == 0 && ck->step > (uint64_t)job->train_steps)
         rc = singa_err_set(err, "checkpoint '%s': step %llu is beyond train_steps %d", path,
-                           (unsigned long long)ck.step, job->train_steps);
+                           (unsigned long long)ck->step, job->train_steps);
     if (rc == 0) {
         lc.apply = true;
         each_entry(job, load_entry, &lc, err);
         for (int k = 0; k < job->ninputs && rc == 0; k++)
             rc = job->inputs[k]->type->set_cursor(job->inputs[k], job->cursors[k], err);
-        job->step = (int)ck.step;
+        job->step = (int)ck->step;
     }
     free(lc.seen);
+    return rc;
+}
+
+static int try_resume(singa_job *job, const char *path, singa_err *err)
+{
+    singa_ckpt ck;
+    if (singa_ckpt_read(&ck, path, err) < 0)
+        return -1;
+    int rc = load_checkpoint(job, &ck, path, err);
     singa_ckpt_free(&ck, 1);
+    return rc;
+}
+
+int singa_job_load_state(singa_job *job, const singa_ckpt *ck, const char *path, singa_err *err)
+{
+    return load_checkpoint(job, ck, path, err);
+}
+
+/* A folder of a distributed job's checkpoints is none of a plain job's: resuming from it would
+ * start over without a word.  Returns -1 (err set) when `dir` holds such files. */
+static int refuse_dist_files(const char *dir, singa_err *err)
+{
+    struct stat st;
+    singa_ckpt_file *files;
+    size_t n;
+    if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || singa_ckpt_dir_files(dir, &files, &n, err) < 0)
+        return 0;
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++)
+        if (files[i].kind != SINGA_CKPT_LOCAL) {
+            char path[4096];
+            singa_ckpt_part_path(path, sizeof path, dir, files[i].step, files[i].kind, files[i].group, files[i].id);
+            rc = singa_err_set(err, "resume: '%s' holds checkpoints of a distributed job (%s); this job has one "
+                                    "worker and one server and cannot resume from them", dir, path);
+        }
+    free(files);
     return rc;
 }
 
@@ -485,6 +593,8 @@ static int resume_try(void *ud, const char *file, singa_err *err)
 static int resume(singa_job *job, const singa_job_hooks *hooks, singa_err *err)
 {
     resume_ctx rc = {.job = job, .hooks = hooks};
+    if (refuse_dist_files(job->ckpt_dir, err) < 0)
+        return -1;
     switch (singa_ckpt_try_newest(job->ckpt_dir, resume_try, log_refused, &rc, err)) {
     case 0:
         singa_job_log(hooks, "resumed from %s (step %d)", rc.file, job->step);
@@ -579,6 +689,60 @@ static int init_params(singa_job *job, const singa_job_hooks *hooks, singa_err *
     return rc;
 }
 
+/* ---- steering by the host: singa_job_control (the workbench's keys and console) ----
+ * Kept apart from the loop, which calls steer() once before every step. */
+
+void singa_job_control_init(singa_job_control *c)
+{
+    atomic_init(&c->pause, false);
+    atomic_init(&c->checkpoint, false);
+    atomic_init(&c->stop, false);
+    atomic_init(&c->lr_scale, 1.0);
+    atomic_init(&c->paused, false);
+}
+
+/* Acts on the host's requests before step s: a checkpoint now, holding while paused (polling:
+ * a pause is rare and 10 ms of latency is nothing), the lr scale.  Returns 1 when the host asked
+ * training to stop, 0 to go on, -1 when a checkpoint fails. */
+static int steer(singa_job *job, const singa_job_hooks *hooks, int s, singa_err *err)
+{
+    singa_job_control *c = hooks ? hooks->control : NULL;
+    if (!c)
+        return 0;
+    /* Distributed, the lead takes the request: the others leave it alone. */
+    bool lead = !job->dist || (job->split.group == 0 && job->split.index == 0);
+    for (bool held = false;;) {
+        if (lead && atomic_exchange(&c->checkpoint, false)) {
+            if (!job->ckpt_dir)
+                singa_job_log(hooks, "checkpoint requested, but the job has no checkpoint_path");
+            else if (job->dist)
+                singa_job_log(hooks, "checkpoint requested, but a distributed job writes its checkpoints every "
+                                     "checkpoint_freq steps and at the end only");
+            else if (save_checkpoint(job, s, hooks, err) < 0)
+                return -1;
+        }
+        if (atomic_load(&c->stop)) {
+            atomic_store(&c->paused, false);
+            return 1;
+        }
+        if (!atomic_load(&c->pause)) {
+            if (held) {
+                atomic_store(&c->paused, false);
+                singa_job_log(hooks, "resumed at step %d", s);
+            }
+            break;
+        }
+        if (!held) {
+            held = true;
+            atomic_store(&c->paused, true);
+            singa_job_log(hooks, "paused before step %d", s);
+        }
+        nanosleep(&(struct timespec){.tv_nsec = 10000000}, NULL);
+    }
+    singa_updater_set_lr_scale(job->upd, (float)atomic_load(&c->lr_scale));
+    return 0;
+}
+
 /* ---- the loop ---- */
 
 static int evaluate(singa_job *job, singa_net *net, int nsteps, int step, double t0,
@@ -603,11 +767,11 @@ int singa_job_begin(singa_job *job, const singa_job_hooks *hooks, singa_err *err
     /* Find an unusable checkpoint_path now, not after hours of training. */
     if (job->ckpt_dir && singa_mkdirs(job->ckpt_dir, err) < 0)
         return singa_err_prefix(err, "job: checkpoint_path: ");
-    if (job->resume && resume(job, hooks, err) < 0)
+    if (job->resume && !job->dist && resume(job, hooks, err) < 0)
         return -1;
     if (job->ninit && job->step == 0 && init_params(job, hooks, err) < 0) /* a fresh start */
         return -1;
-    if (job->ckpt_dir && !job->resume) {
+    if (job->ckpt_dir && !job->resume && !job->dist) {
         if (singa_ckpt_dir_list(job->ckpt_dir, &job->stale, &job->nstale, err) < 0)
             return -1;
         if (job->nstale)
@@ -635,8 +799,18 @@ int singa_job_loop(singa_job *job, const singa_job_hooks *hooks, const singa_exc
 {
     double t0 = now(), train_time = 0;
     int start = job->step, batch = singa_net_batchsize(job->train), last_test = -1;
+    bool stopped = false; /* by the host (steer) */
     for (int s = job->step; s < job->train_steps; s++) {
-        if (job->ckpt_dir && s > start && fires(&job->checkpoint, s) && save_checkpoint(job, s, hooks, err) < 0)
+        int st = steer(job, hooks, s, err);
+        if (st < 0)
+            return -1;
+        if ((stopped = x && x->stop ? x->stop(x->ud, s, st > 0) : st > 0)) {
+            if (job->split.index == 0 && job->split.group == 0)
+                singa_job_log(hooks, "stopped before step %d", s);
+            break;
+        }
+        if (job->ckpt_dir && s > start && fires(&job->checkpoint, s) &&
+            (x ? save_dist(job, s, hooks, x, CKPT_STATE | CKPT_SERVERS, err) : save_checkpoint(job, s, hooks, err)) < 0)
             return -1;
         if (job->val_net && fires(&job->validate, s)) {
             if (evaluate(job, job->val_net, job->validate.steps, s, t0, hooks, &res->validation, err) < 0)
@@ -682,11 +856,18 @@ int singa_job_loop(singa_job *job, const singa_job_hooks *hooks, const singa_exc
     }
     if (job->window.steps > 0)
         res->train = job->window.metrics;
+    /* Distributed, a worker's state is final before it says it is done, and the servers' once
+     * every worker's last update is in. */
+    bool final = !stopped && job->ckpt_dir && job->step > start;
+    if (x && final && save_dist(job, job->step, hooks, x, CKPT_STATE, err) < 0)
+        return -1;
     if (x && x->after_training(x->ud, err) < 0)
         return -1;
-    if (job->ckpt_dir && job->step > start && save_checkpoint(job, job->step, hooks, err) < 0)
+    if (final && x && save_dist(job, job->step, hooks, x, CKPT_SERVERS, err) < 0)
         return -1;
-    if (job->test_net && last_test != job->train_steps) {
+    if (final && !x && save_checkpoint(job, job->step, hooks, err) < 0)
+        return -1;
+    if (!stopped && job->test_net && last_test != job->train_steps) {
         if (evaluate(job, job->test_net, job->test.steps, job->train_steps, t0, hooks, &res->test, err) < 0)
             return singa_err_prefix(err, "final test: ");
         res->has_test = true;
@@ -702,12 +883,12 @@ int singa_job_run(singa_job *job, const singa_job_hooks *hooks, singa_result *re
     singa_blas_set_threads(job->threads);
     if (job->dist)
         return singa_dist_run(job, hooks, res, err);
-    if (singa_job_begin(job, hooks, err) < 0)
+    dist_launch launch; /* a plain job in several processes would train several times */
+    if (dist_launch_read(&launch, &job->cluster, err) < 0 || singa_job_begin(job, hooks, err) < 0)
         return -1;
     return singa_job_loop(job, hooks, NULL, res, err);
 }
 
-const singa_conf *singa_job_conf(const singa_job *job) { return job->conf; }
 const singa_registry *singa_job_registry(const singa_job *job) { return job->reg; }
 const singa_cluster *singa_job_cluster(const singa_job *job) { return &job->cluster; }
 singa_params *singa_job_params(singa_job *job) { return &job->params; }

@@ -147,6 +147,7 @@ struct singa_updater {
     singa_func *schedule;  /* schedule kLua: step -> rate */
     int rate_step;         /* the step whose rate the schedule gave last (-1: none) */
     float rate;
+    float lr_mult;         /* the host's multiplier (singa_updater_set_lr_scale) */
 };
 
 static int pick(const char *what, const char *field, const char *value, const char *const *names,
@@ -323,6 +324,7 @@ int singa_updater_create_ex(singa_updater **out, const singa_conf *conf, singa_p
     if (!u)
         return singa_err_set(err, "out of memory");
     u->rate_step = -1;
+    u->lr_mult = 1.0f;
     u->params = params;
     u->nparams = params->n;
     if (read_method(u, conf, err) < 0 || read_schedule(u, lr, err) < 0) {
@@ -411,11 +413,18 @@ static int rate_at(singa_updater *u, int step, float *rate, singa_err *err)
             return -1;
         u->rate_step = step;
     }
-    *rate = u->rate;
+    *rate = u->rate * u->lr_mult;
     return 0;
 }
 
-float singa_updater_lr(const singa_updater *u, int step)
+void singa_updater_set_lr_scale(singa_updater *u, float scale) { u->lr_mult = scale; }
+
+static float schedule_lr(const singa_updater *u, int step);
+
+float singa_updater_lr(const singa_updater *u, int step) { return schedule_lr(u, step) * u->lr_mult; }
+
+/* The schedule's rate at `step`, without the host's multiplier. */
+static float schedule_lr(const singa_updater *u, int step)
 {
     double s = step, b = u->base_lr, r;
     switch (u->lr) {

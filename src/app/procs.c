@@ -1,0 +1,202 @@
+/* singa-tui --procs N: the job's N processes on this machine.  The program runs itself N times
+ * with SINGA_RANK/SINGA_SIZE set (as mpirun or srun would set theirs) and the coordinator on a
+ * free loopback port, then waits.  Rank 0 decides the job's fate: the runtime itself ends every
+ * rank when one is lost from a synchronous job, and goes on without a lost worker group in an
+ * asynchronous one, so the launcher only reports each failure, and once rank 0 has ended gives
+ * the others a grace period before terminating them.  The exit status is rank 0's, else that of
+ * a rank that exited with an error (a rank killed by a signal in a job rank 0 finished was a
+ * loss the job survived).  A signal to the launcher goes to every rank, and ranks die with the
+ * launcher.
+ *
+ * With the workbench (`--procs N FILE`), rank 0 is the workbench on this terminal and the others
+ * run FILE headless, their output in a file each, named when they fail. */
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "app/procs.h"
+
+static pid_t *children;
+static int nchildren;
+
+static void forward(int sig)
+{
+    for (int i = 0; i < nchildren; i++)
+        if (children[i] > 0)
+            kill(children[i], sig);
+}
+
+/* A loopback port nobody listens on now (rank 0 binds it a moment later). */
+static int free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    int port = -1;
+    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 && getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+        port = ntohs(a.sin_port);
+    if (fd >= 0)
+        close(fd);
+    return port;
+}
+
+/* Where a headless rank's output goes when rank 0 is the workbench. */
+static void log_path(char *buf, size_t len, int rank)
+{
+    const char *dir = getenv("TMPDIR");
+    snprintf(buf, len, "%s/singa-tui.%d.rank%d.log", dir && *dir ? dir : "/tmp", (int)getpid(), rank);
+}
+
+static pid_t start_rank(int rank, int n, char **args, bool quiet)
+{
+    char log[4096];
+    log_path(log, sizeof log, rank);
+    pid_t pid = fork();
+    if (pid != 0)
+        return pid;
+    if (quiet) { /* the workbench owns the terminal */
+        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd >= 0) {
+            dup2(fd, STDOUT_FILENO);
+            dup2(fd, STDERR_FILENO);
+            close(fd);
+        }
+        int in = open("/dev/null", O_RDONLY);
+        if (in >= 0) {
+            dup2(in, STDIN_FILENO);
+            close(in);
+        }
+    }
+    char r[16], s[16];
+    snprintf(r, sizeof r, "%d", rank);
+    snprintf(s, sizeof s, "%d", n);
+    setenv("SINGA_RANK", r, 1);
+    setenv("SINGA_SIZE", s, 1);
+    signal(SIGINT, SIG_DFL);
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    execv("/proc/self/exe", args);
+    fprintf(stderr, "singa-tui: cannot run rank %d: %s\n", rank, strerror(errno));
+    _exit(127);
+}
+
+static bool workbench; /* rank 0 is the workbench: the others' output is in files */
+
+static void describe(int rank, pid_t pid, int status)
+{
+    char log[4096] = "";
+    if (workbench && rank > 0) {
+        char path[4000];
+        log_path(path, sizeof path, rank);
+        snprintf(log, sizeof log, "; its output: %s", path);
+    }
+    if (WIFSIGNALED(status))
+        fprintf(stderr, "singa-tui: rank %d (pid %d) was killed by signal %d (%s)%s\n", rank, (int)pid,
+                WTERMSIG(status), strsignal(WTERMSIG(status)), log);
+    else
+        fprintf(stderr, "singa-tui: rank %d (pid %d) exited with status %d%s\n", rank, (int)pid, WEXITSTATUS(status),
+                log);
+}
+
+/* Waits for every rank: after rank 0 has ended, `grace` seconds more, then terminates the rest
+ * (and kills them 2 s later). */
+static int wait_all(int n, double grace)
+{
+    int left = n, rc0 = -1, rc = 0, escalated = 0;
+    time_t deadline = 0;
+    while (left > 0) {
+        int status;
+        pid_t pid = waitpid(-1, &status, deadline ? WNOHANG : 0);
+        if (pid < 0 && errno == EINTR)
+            continue;
+        if (pid < 0)
+            break;
+        if (pid == 0) { /* nobody ended yet */
+            if (time(NULL) >= deadline) {
+                forward(escalated++ ? SIGKILL : SIGTERM);
+                deadline = time(NULL) + 2;
+            }
+            nanosleep(&(struct timespec){.tv_nsec = 50000000}, NULL);
+            continue;
+        }
+        for (int i = 0; i < n; i++) {
+            if (children[i] != pid)
+                continue;
+            children[i] = -1;
+            left--;
+            bool exited = WIFEXITED(status);
+            if (!exited || WEXITSTATUS(status) != 0) {
+                describe(i, pid, status);
+            } else if (workbench && i > 0) { /* nothing to read in a rank's output that went well */
+                char log[4096];
+                log_path(log, sizeof log, i);
+                unlink(log);
+            }
+            if (i == 0) {
+                rc0 = exited ? WEXITSTATUS(status) : 1;
+                deadline = time(NULL) + (time_t)grace;
+            } else if (exited && WEXITSTATUS(status) != 0 && rc == 0) {
+                rc = WEXITSTATUS(status);
+            }
+        }
+    }
+    return rc0 != 0 ? (rc0 < 0 ? 1 : rc0) : rc;
+}
+
+int singa_tui_procs(int n, int procs_at, int file_at, int argc, char **argv)
+{
+    char **args = calloc((size_t)argc + 1, sizeof *args), **headless = calloc((size_t)argc + 2, sizeof *headless);
+    if (!args || !headless || !(children = calloc((size_t)n, sizeof *children))) {
+        fprintf(stderr, "singa-tui: out of memory\n");
+        return 1;
+    }
+    for (int i = 0, j = 0; i < argc; i++)
+        if (i != procs_at && i != procs_at + 1)
+            args[j++] = argv[i];
+    workbench = file_at > 0;
+    if (workbench) { /* the others: singa-tui -e FILE ARGS... */
+        headless[0] = argv[0];
+        headless[1] = "-e";
+        for (int i = file_at, j = 2; i < argc; i++)
+            headless[j++] = argv[i];
+    }
+    if (!getenv("SINGA_COORDINATOR")) {
+        int port = free_port();
+        char addr[64];
+        if (port < 0) {
+            fprintf(stderr, "singa-tui: --procs: no free loopback port for the coordinator: %s\n", strerror(errno));
+            return 1;
+        }
+        snprintf(addr, sizeof addr, "tcp://127.0.0.1:%d", port);
+        setenv("SINGA_COORDINATOR", addr, 1);
+    }
+    struct sigaction sa = {.sa_handler = forward};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    signal(SIGINT, SIG_IGN); /* the terminal sends it to every rank itself */
+    fflush(NULL);
+    for (int i = 0; i < n; i++) {
+        if ((children[i] = start_rank(i, n, workbench && i > 0 ? headless : args, workbench && i > 0)) < 0) {
+            fprintf(stderr, "singa-tui: cannot start rank %d: %s\n", i, strerror(errno));
+            forward(SIGTERM);
+            nchildren = i;
+            wait_all(i, 0);
+            return 1;
+        }
+        nchildren = i + 1;
+    }
+    int rc = wait_all(n, 10);
+    free(args);
+    free(headless);
+    return rc;
+}

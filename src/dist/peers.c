@@ -1,0 +1,440 @@
+/* The stub's link to the job's other processes: a ROUTER every other process sends to, a DEALER
+ * to each of theirs, the meeting at the coordinator (rank 0), and heartbeats.
+ *
+ * The meeting: every other process binds its ROUTER (an ephemeral port by default) and sends the
+ * coordinator a join with its rank, the job's size, its endpoint, its CURVE public key and the
+ * job's fingerprint (the configuration's digest and the loaded plugins).  The coordinator refuses a process whose
+ * answers differ from its own, and once all have joined hands every process the list of
+ * endpoints.  From then on any message counts as a sign of life; a heartbeat goes to every peer
+ * each fifth of the timeout, so a process silent for the whole timeout is dead (or stopped).
+ * Those to rank 0 carry the sender's traffic counters, so rank 0 (and its workbench) sees every
+ * process's; rank 0's carry its host's pause and lr scale, so they steer every process. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dist/dist.h"
+
+typedef char endpoint[128];
+typedef char key[41];
+
+/* A heartbeat to rank 0 carries at most this many of the sender's traffic rows; rank 0's carry
+ * its host's pause flag and lr scale. */
+enum { HEARTBEAT_ROWS = 64, CONTROL_BYTES = 1 + sizeof(double) };
+
+struct dist_peers {
+    dist_rt *rt;
+    dist_curve *curve;   /* NULL without cluster.curve */
+    void *router;
+    void **dealer;       /* per rank: to its ROUTER (NULL for this process) */
+    endpoint *endpoints; /* per rank */
+    key *keys;           /* per rank: its CURVE public key ("-" without CURVE) */
+    double *seen;        /* per rank: when its last message came */
+    bool *dead;
+    double next_beat;
+};
+
+double dist_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int fail_zmq(singa_err *err, const char *what, const char *where)
+{
+    return singa_err_set(err, "%s %s: %s", what, where, zmq_strerror(zmq_errno()));
+}
+
+/* Frames never exceed the largest slice's values, the list of endpoints and keys or a
+ * heartbeat's traffic, plus what CURVE adds on the wire (the limit applies to wire frames). */
+static int64_t max_frame(const dist_rt *rt)
+{
+    size_t most = (sizeof(endpoint) + sizeof(key)) * (size_t)rt->nprocs;
+    if (most < HEARTBEAT_ROWS * MSG_TRAFFIC_ROW)
+        most = HEARTBEAT_ROWS * MSG_TRAFFIC_ROW;
+    for (int k = 0; k < rt->nslices; k++)
+        if (rt->slices[k].len * sizeof(float) > most)
+            most = rt->slices[k].len * sizeof(float);
+    return (int64_t)most + 4096;
+}
+
+static void *new_socket(dist_peers *p, int type, singa_err *err)
+{
+    void *s = zmq_socket(p->rt->zmq, type);
+    int zero = 0;
+    int64_t max = max_frame(p->rt);
+    if (!s || zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof zero) < 0 ||
+        zmq_setsockopt(s, ZMQ_SNDHWM, &zero, sizeof zero) < 0 || zmq_setsockopt(s, ZMQ_RCVHWM, &zero, sizeof zero) < 0 ||
+        zmq_setsockopt(s, ZMQ_MAXMSGSIZE, &max, sizeof max) < 0) {
+        fail_zmq(err, "cannot make a socket", "for the other processes");
+        if (s)
+            zmq_close(s);
+        return NULL;
+    }
+    if (type == ZMQ_ROUTER && dist_curve_server(p->curve, s) < 0) {
+        fail_zmq(err, "cannot make a CURVE server socket", "for the other processes");
+        zmq_close(s);
+        return NULL;
+    }
+    if (type == ZMQ_DEALER) {
+        char id[16];
+        snprintf(id, sizeof id, "p%d", p->rt->rank);
+        zmq_setsockopt(s, ZMQ_ROUTING_ID, id, strlen(id));
+    }
+    return s;
+}
+
+static int connect_to(dist_peers *p, int r, singa_err *err)
+{
+    if (!(p->dealer[r] = new_socket(p, ZMQ_DEALER, err)))
+        return -1;
+    if (dist_curve_client(p->curve, p->dealer[r], p->keys[r]) < 0)
+        return fail_zmq(err, "cannot use the CURVE key of", p->endpoints[r]);
+    if (zmq_connect(p->dealer[r], p->endpoints[r]) < 0)
+        return fail_zmq(err, "cannot connect to", p->endpoints[r]);
+    return 0;
+}
+
+/* What every process of one job must agree on. */
+static void fingerprint(const dist_rt *rt, char *buf, size_t len)
+{
+    snprintf(buf, len, "%016llx", (unsigned long long)rt->fingerprint);
+}
+
+/* Waits until sock has a message or the deadline passes: 1, 0, -1 on failure. */
+static int wait_readable(void *sock, double deadline)
+{
+    for (;;) {
+        double left = deadline - dist_now();
+        if (left <= 0)
+            return 0;
+        zmq_pollitem_t it = {sock, 0, ZMQ_POLLIN, 0};
+        int rc = zmq_poll(&it, 1, (long)(left * 1000) + 1);
+        if (rc > 0)
+            return 1;
+        if (rc < 0 && zmq_errno() != EINTR)
+            return -1;
+    }
+}
+
+/* The coordinator refuses the job: every process that joined hears why. */
+static int refuse(dist_peers *p, const bool *joined, singa_err *err)
+{
+    char reason[sizeof err->msg + 32];
+    snprintf(reason, sizeof reason, "rank 0: %s", err->msg);
+    int linger = 2000; /* the router closes with 0: give these time to leave on a loaded machine */
+    zmq_setsockopt(p->router, ZMQ_LINGER, &linger, sizeof linger);
+    for (int r = 1; r < p->rt->nprocs; r++)
+        if (joined[r]) {
+            char id[16];
+            snprintf(id, sizeof id, "p%d", r);
+            msg m = {.type = MSG_STOP, .src = {ENT_STUB, 0, 0, 0}, .dst = {ENT_STUB, 0, 0, (uint16_t)r}};
+            msg_send(p->router, id, &m, reason, strlen(reason));
+        }
+    return -1;
+}
+
+/* A join's payload: "<rank> <size> <fingerprint> <endpoint> <public key>\n<plugins>".  Returns the rank, or
+ * -1 with the reason in err. */
+static int check_join(dist_peers *p, const char *id, const char *text, const bool *joined, singa_err *err)
+{
+    const dist_rt *rt = p->rt;
+    int rank, size, used = 0;
+    char fp[32], mine[32], ep[sizeof(endpoint)], pub[sizeof(key)];
+    if (sscanf(text, "%d %d %31s %127s %40s%n", &rank, &size, fp, ep, pub, &used) != 5 || text[used] != '\n')
+        return singa_err_set(err, "a malformed join from '%s'", id);
+    const char *plugins = text + used + 1;
+    char expect[16];
+    snprintf(expect, sizeof expect, "p%d", rank);
+    fingerprint(rt, mine, sizeof mine);
+    if (rank < 1 || rank >= rt->nprocs || strcmp(id, expect) != 0)
+        return singa_err_set(err, "a process joined as rank %d, which is not one of ranks 1..%d", rank, rt->nprocs - 1);
+    if (joined[rank])
+        return singa_err_set(err, "two processes joined as rank %d (was the job launched twice?)", rank);
+    if (size != rt->nprocs)
+        return singa_err_set(err, "rank %d was launched as one of %d processes, but rank 0 as one of %d", rank, size,
+                             rt->nprocs);
+    if (strcmp(plugins, rt->plugins) != 0)
+        return singa_err_set(err, "rank %d loaded the plugins [%s], but rank 0 loaded [%s]: every process must load "
+                                  "the same plugins",
+                             rank, plugins, rt->plugins);
+    if (strcmp(fp, mine) != 0)
+        return singa_err_set(err, "rank %d runs a different job (fingerprint %s, rank 0's is %s): every process must "
+                                  "run the same job script with the same arguments",
+                             rank, fp, mine);
+    snprintf(p->endpoints[rank], sizeof(endpoint), "%s", ep);
+    snprintf(p->keys[rank], sizeof(key), "%s", pub);
+    return rank;
+}
+
+/* Waits for every other rank's join.  A bad one is refused at once, and the meeting goes on so
+ * that every process can hear the reason before the coordinator fails. */
+static int meet_as_coordinator(dist_peers *p, singa_err *err)
+{
+    dist_rt *rt = p->rt;
+    bool *joined = calloc((size_t)rt->nprocs, sizeof *joined), bad = false;
+    if (!joined)
+        return singa_err_set(err, "out of memory");
+    double deadline = dist_now() + rt->c->join_timeout;
+    for (int answers = 1; answers < rt->nprocs;) {
+        int ready = wait_readable(p->router, deadline);
+        if (ready <= 0) {
+            char list[256] = "";
+            for (int r = 1, len = 0; r < rt->nprocs && len < (int)sizeof list - 16; r++)
+                if (!joined[r])
+                    len += snprintf(list + len, sizeof list - (size_t)len, "%s%d", len ? ", " : "", r);
+            if (!bad)
+                singa_err_set(err, ready < 0 ? "the coordinator's socket failed while ranks %s were joining"
+                                             : "ranks %s did not join the coordinator at %s within %g s (join_timeout)",
+                              list, rt->launch.coordinator, rt->c->join_timeout);
+            bad = true;
+            break;
+        }
+        char id[32];
+        msg m;
+        zmq_msg_t payload;
+        if (msg_recv(p->router, true, id, sizeof id, &m, &payload) == 0 && m.type == MSG_JOIN) {
+            char text[sizeof(endpoint) + 4096];
+            size_t n = zmq_msg_size(&payload) < sizeof text - 1 ? zmq_msg_size(&payload) : sizeof text - 1;
+            memcpy(text, zmq_msg_data(&payload), n);
+            text[n] = 0;
+            singa_err why;
+            int r = check_join(p, id, text, joined, &why);
+            answers++;
+            if (r >= 0) {
+                joined[r] = true;
+            } else {
+                msg stop = {.type = MSG_STOP, .src = {ENT_STUB, 0, 0, 0}, .dst = m.src};
+                msg_send(p->router, id, &stop, why.msg, strlen(why.msg));
+                if (!bad)
+                    *err = why;
+                bad = true;
+            }
+        } else {
+            dist_stats_drop(rt->stats);
+        }
+        zmq_msg_close(&payload);
+    }
+    int rc = bad ? refuse(p, joined, err) : 0;
+    if (rc == 0) {
+        size_t len = 0, cap = (sizeof(endpoint) + sizeof(key)) * (size_t)rt->nprocs;
+        char *list = malloc(cap);
+        if (!list) {
+            free(joined);
+            return singa_err_set(err, "out of memory");
+        }
+        for (int r = 0; r < rt->nprocs; r++)
+            len += (size_t)snprintf(list + len, cap - len, "%s %s\n", p->endpoints[r], p->keys[r]);
+        for (int r = 1; r < rt->nprocs; r++) {
+            char id[16];
+            snprintf(id, sizeof id, "p%d", r);
+            msg m = {.type = MSG_PEERS, .src = {ENT_STUB, 0, 0, 0}, .dst = {ENT_STUB, 0, 0, (uint16_t)r}};
+            msg_send(p->router, id, &m, list, len);
+        }
+        free(list);
+    }
+    free(joined);
+    return rc;
+}
+
+static int meet_as_member(dist_peers *p, singa_err *err)
+{
+    dist_rt *rt = p->rt;
+    snprintf(p->endpoints[0], sizeof(endpoint), "%s", rt->launch.coordinator);
+    snprintf(p->keys[0], sizeof(key), "%s", p->curve ? dist_curve_coordinator(p->curve) : "-");
+    if (connect_to(p, 0, err) < 0)
+        return -1;
+    char text[sizeof(endpoint) + sizeof(key) + 4096], fp[32];
+    fingerprint(rt, fp, sizeof fp);
+    int n = snprintf(text, sizeof text, "%d %d %s %s %s\n%s", rt->rank, rt->nprocs, fp, p->endpoints[rt->rank],
+                     p->keys[rt->rank], rt->plugins);
+    msg join = {.type = MSG_JOIN, .src = {ENT_STUB, 0, 0, (uint16_t)rt->rank}, .dst = {ENT_STUB, 0, 0, 0}};
+    msg_send(p->dealer[0], NULL, &join, text, (size_t)n);
+    double deadline = dist_now() + rt->c->join_timeout;
+    for (;;) {
+        int ready = wait_readable(p->dealer[0], deadline);
+        if (ready <= 0)
+            return singa_err_set(err, "no answer from the coordinator (rank 0) at %s within %g s (join_timeout): is it "
+                                      "running, at that address, and reachable?",
+                                 rt->launch.coordinator, rt->c->join_timeout);
+        msg m;
+        zmq_msg_t payload;
+        int rc = msg_recv(p->dealer[0], false, NULL, 0, &m, &payload);
+        const char *data = zmq_msg_data(&payload);
+        size_t len = zmq_msg_size(&payload);
+        if (rc == 0 && m.type == MSG_STOP) {
+            singa_err_set(err, "the coordinator refused this process: %.*s", (int)len, data);
+            zmq_msg_close(&payload);
+            return -1;
+        }
+        int got = 0;
+        if (rc == 0 && m.type == MSG_PEERS)
+            for (size_t at = 0; got < rt->nprocs && at < len; got++) {
+                const char *nl = memchr(data + at, '\n', len - at);
+                char line[sizeof(endpoint) + sizeof(key) + 2], ep[sizeof(endpoint)], pub[sizeof(key)];
+                size_t l = nl ? (size_t)(nl - (data + at)) : 0;
+                if (!nl || l == 0 || l >= sizeof line)
+                    break;
+                snprintf(line, sizeof line, "%.*s", (int)l, data + at);
+                if (sscanf(line, "%127s %40s", ep, pub) != 2)
+                    break;
+                if (got != rt->rank && got != 0) {
+                    snprintf(p->endpoints[got], sizeof(endpoint), "%s", ep);
+                    snprintf(p->keys[got], sizeof(key), "%s", pub);
+                }
+                at += l + 1;
+            }
+        zmq_msg_close(&payload);
+        if (got == rt->nprocs)
+            return 0;
+        dist_stats_drop(rt->stats);
+    }
+}
+
+int dist_peers_open(dist_rt *rt, dist_peers **out, singa_err *err)
+{
+    dist_peers *p = calloc(1, sizeof *p);
+    size_t n = (size_t)rt->nprocs;
+    *out = p;
+    if (!p || !(p->dealer = calloc(n, sizeof *p->dealer)) || !(p->endpoints = calloc(n, sizeof *p->endpoints)) ||
+        !(p->keys = calloc(n, sizeof *p->keys)) || !(p->seen = calloc(n, sizeof *p->seen)) ||
+        !(p->dead = calloc(n, sizeof *p->dead)))
+        return singa_err_set(err, "out of memory");
+    p->rt = rt;
+    if (dist_curve_start(rt, &p->curve, err) < 0)
+        return -1;
+    snprintf(p->keys[rt->rank], sizeof(key), "%s", dist_curve_public(p->curve));
+    if (!(p->router = new_socket(p, ZMQ_ROUTER, err)))
+        return -1;
+    char at[sizeof(endpoint)];
+    if (rt->rank == 0)
+        snprintf(at, sizeof at, "%s", rt->launch.coordinator);
+    else
+        snprintf(at, sizeof at, "tcp://%s:*", rt->launch.bind);
+    if (zmq_bind(p->router, at) < 0)
+        return singa_err_set(err, "cannot listen on %s%s: %s", at, rt->rank == 0 ? " (the coordinator's address)" : "",
+                             zmq_strerror(zmq_errno()));
+    size_t len = sizeof(endpoint);
+    zmq_getsockopt(p->router, ZMQ_LAST_ENDPOINT, p->endpoints[rt->rank], &len);
+    if (rt->rank == 0)
+        snprintf(p->endpoints[0], sizeof(endpoint), "%s", rt->launch.coordinator);
+    if ((rt->rank == 0 ? meet_as_coordinator(p, err) : meet_as_member(p, err)) < 0)
+        return -1;
+    for (int r = 0; r < rt->nprocs; r++)
+        if (r != rt->rank && !p->dealer[r] && connect_to(p, r, err) < 0)
+            return -1;
+    double t = dist_now();
+    for (int r = 0; r < rt->nprocs; r++)
+        p->seen[r] = t;
+    return 0;
+}
+
+void dist_peers_close(dist_peers *p)
+{
+    if (!p)
+        return;
+    /* The last words (the result, a stop) get out to the living; after a failure some peer may
+     * be dead unknown to us, and messages waiting for it hold the exit, so not for long. */
+    int linger = dist_failed(p->rt) ? 500 : 2000, zero = 0;
+    for (int r = 0; p->dealer && r < p->rt->nprocs; r++)
+        if (p->dealer[r]) {
+            zmq_setsockopt(p->dealer[r], ZMQ_LINGER, p->dead[r] ? &zero : &linger, sizeof linger);
+            zmq_close(p->dealer[r]);
+        }
+    if (p->router)
+        zmq_close(p->router);
+    dist_curve_stop(p->curve);
+    free(p->dealer);
+    free(p->endpoints);
+    free(p->keys);
+    free(p->seen);
+    free(p->dead);
+    free(p);
+}
+
+void *dist_peers_socket(dist_peers *p) { return p->router; }
+
+const char *dist_peers_endpoint(const dist_peers *p, int rank) { return p->endpoints[rank]; }
+
+bool dist_peers_dead(const dist_peers *p, int rank) { return p->dead[rank]; }
+
+void dist_peers_send(dist_peers *p, int rank, const msg *m, const void *payload, size_t nbytes)
+{
+    if (rank >= 0 && rank < p->rt->nprocs && p->dealer[rank] && !p->dead[rank])
+        msg_send(p->dealer[rank], NULL, m, payload, nbytes);
+}
+
+int dist_peers_recv(dist_peers *p, msg *m, zmq_msg_t *payload)
+{
+    char id[32], expect[16];
+    int rc = msg_recv(p->router, true, id, sizeof id, m, payload);
+    if (rc != 0)
+        return rc;
+    int r = m->src.proc;
+    snprintf(expect, sizeof expect, "p%d", r);
+    if (r >= p->rt->nprocs || r == p->rt->rank || p->dead[r] || strcmp(id, expect) != 0 ||
+        m->dst.proc != p->rt->rank || (m->flags & MSG_F_PTR) || m->type == MSG_JOIN || m->type == MSG_PEERS)
+        return 1;
+    p->seen[r] = dist_now();
+    if (m->type != MSG_HEARTBEAT)
+        return 0;
+    if (r == 0 && zmq_msg_size(payload) == CONTROL_BYTES) { /* the others hear rank 0's host */
+        const uint8_t *c = zmq_msg_data(payload);
+        double scale;
+        memcpy(&scale, c + 1, sizeof scale);
+        if (!(scale >= 0 && scale < 1e6))
+            return 1;
+        atomic_store(&p->rt->from_rank0.pause, c[0] & 1);
+        atomic_store(&p->rt->from_rank0.lr_scale, scale);
+        return 2;
+    }
+    if (zmq_msg_size(payload) > 0) { /* rank 0 hears the sender's traffic */
+        singa_traffic rows[HEARTBEAT_ROWS];
+        int n = msg_traffic_decode(zmq_msg_data(payload), zmq_msg_size(payload), rows, HEARTBEAT_ROWS);
+        if (n < 0 || p->rt->rank != 0)
+            return 1;
+        dist_stats_put(p->rt->stats, r, rows, n);
+    }
+    return 2;
+}
+
+double dist_peers_tick(dist_peers *p)
+{
+    const dist_rt *rt = p->rt;
+    double t = dist_now(), interval = rt->c->heartbeat_timeout / 5;
+    if (t >= p->next_beat) {
+        singa_traffic rows[HEARTBEAT_ROWS];
+        uint8_t body[HEARTBEAT_ROWS * MSG_TRAFFIC_ROW];
+        size_t n = 0;
+        if (rt->rank) {
+            n = msg_traffic_encode(rows, dist_stats_own(rt->stats, rows, HEARTBEAT_ROWS), body);
+        } else if (rt->control) { /* pause flag, then the lr scale's bytes */
+            double scale = atomic_load(&rt->control->lr_scale);
+            body[0] = atomic_load(&rt->control->pause);
+            memcpy(body + 1, &scale, sizeof scale);
+            n = CONTROL_BYTES;
+        }
+        for (int r = 0; r < rt->nprocs; r++) {
+            msg m = {.type = MSG_HEARTBEAT, .src = {ENT_STUB, 0, 0, (uint16_t)rt->rank}, .dst = {ENT_STUB, 0, 0, (uint16_t)r}};
+            bool with = n && (rt->rank == 0 || r == 0);
+            dist_peers_send(p, r, &m, with ? body : NULL, with ? n : 0);
+        }
+        p->next_beat = t + interval;
+    }
+    return p->next_beat - t;
+}
+
+int dist_peers_lost(dist_peers *p)
+{
+    double t = dist_now();
+    for (int r = 0; r < p->rt->nprocs; r++)
+        if (r != p->rt->rank && !p->dead[r] && t - p->seen[r] > p->rt->c->heartbeat_timeout) {
+            p->dead[r] = true;
+            dist_stats_lost(p->rt->stats, r);
+            return r;
+        }
+    return -1;
+}

@@ -1,0 +1,305 @@
+/* The workbench's life cycle and event loop.
+ *
+ * Threads: this one (the UI) owns ncurses and every view state; the script thread runs the job
+ * script and, inside singa.train, the training loop whose hooks push samples into a lock-free
+ * ring; the capture thread moves the job's output into the log.  The UI sleeps in poll() on
+ * the terminal for at most 100 ms, then drains the ring, reads the script's status, lets the
+ * console run a waiting chunk, and redraws when something changed, at most ten times a second.
+ * A slow terminal only delays this thread.
+ *
+ * Ending: q (after asking, while training) sets the job's stop request and a hook that ends the
+ * script; the loop goes on drawing until the script thread is done, then everything is torn
+ * down in the reverse order and the terminal restored.  A job that does not stop in time
+ * (stuck in a long C call) is left behind: the terminal is restored and the process exits. */
+#include <poll.h>
+#include <stddef.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tui/app.h"
+#include "tui/state.h"
+
+#define QUIT_SECONDS 30 /* how long quitting waits for the job (a checkpoint may be on its way) */
+
+double tui_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void tui_app_note(tui_app *a, bool log, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(a->note, sizeof a->note, fmt, ap);
+    va_end(ap);
+    a->note_until = tui_now() + 4;
+    a->dirty = true;
+    if (log)
+        tui_log_add(a->log, TUI_LINE_NOTE, a->note);
+}
+
+bool tui_app_training(const tui_app *a)
+{
+    return a->status.job == TUI_JOB_TRAINING && a->status.script == TUI_SCRIPT_RUNNING;
+}
+
+void tui_app_quit(tui_app *a, bool checkpoint)
+{
+    if (a->quitting)
+        return;
+    a->quitting = true;
+    a->quit_deadline = tui_now() + QUIT_SECONDS;
+    tui_script_quit(&a->script, checkpoint);
+    tui_app_note(a, false, checkpoint ? "writing a checkpoint, then quitting..." : "stopping...");
+}
+
+/* "fmnist-mlp" from the job's name (or the script's), safe as a file name. */
+static void export_base(const tui_app *a, char *buf, size_t len)
+{
+    const char *name = a->status.info.seq ? a->status.info.name : strrchr(a->file, '/') ? strrchr(a->file, '/') + 1 : a->file;
+    size_t o = 0;
+    for (const char *p = name; *p && o + 1 < len; p++)
+        buf[o++] = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' || *p == '.'
+                       ? *p
+                       : '_';
+    buf[o] = 0;
+    if (!o)
+        snprintf(buf, len, "job");
+}
+
+void tui_app_export(tui_app *a)
+{
+    char base[128], csv[160], txt[160];
+    export_base(a, base, sizeof base);
+    snprintf(csv, sizeof csv, "%s-metrics.csv", base);
+    snprintf(txt, sizeof txt, "%s-plot.txt", base);
+    FILE *f = fopen(csv, "w");
+    int rc = f ? tui_history_write_csv(&a->history, f) : -1;
+    if (f && fclose(f) != 0)
+        rc = -1;
+    if (rc < 0) {
+        tui_app_note(a, true, "cannot write %s", csv);
+        return;
+    }
+    tui_canvas c;
+    if (tui_canvas_init(&c, 100, 34) < 0)
+        return;
+    char head[256];
+    snprintf(head, sizeof head, "singa-tui %s: %s, step %d/%d", a->file, a->status.info.seq ? a->status.info.name : "-",
+             a->has_latest ? a->latest.step : 0, a->status.info.train_steps);
+    tui_canvas_text(&c, 0, 0, head, TUI_R_DEFAULT, 0);
+    tui_draw_plots(a, &c, 0, 2, c.w, c.h - 2, false);
+    f = fopen(txt, "w");
+    rc = f ? tui_canvas_write(&c, f) : -1;
+    if (f && fclose(f) != 0)
+        rc = -1;
+    tui_canvas_free(&c);
+    if (rc < 0)
+        tui_app_note(a, true, "cannot write %s", txt);
+    else
+        tui_app_note(a, true, "wrote %s and %s", csv, txt);
+}
+
+static tui_node_state node_state(const tui_app *a)
+{
+    const tui_status *s = &a->status;
+    if (s->script == TUI_SCRIPT_FAILED || s->job == TUI_JOB_FAILED)
+        return TUI_NODE_DEAD;
+    switch (s->job) {
+    case TUI_JOB_LOADED:
+        return TUI_NODE_WAITING;
+    case TUI_JOB_TRAINING:
+        return atomic_load(&a->script.control.paused) ? TUI_NODE_PAUSED : TUI_NODE_RUNNING;
+    default:
+        return TUI_NODE_FINISHED;
+    }
+}
+
+static void new_job(tui_app *a, int seq)
+{
+    tui_history_clear(&a->history);
+    a->has_latest = false;
+    a->job_seen = seq;
+    a->zoom = 0;
+    a->pan = 0;
+    a->ckpt_seen = 0;
+    tui_traffic_init(&a->traffic); /* its counters start over */
+}
+
+/* Everything that arrived since the last tick. */
+static void pump(tui_app *a)
+{
+    tui_status before = a->status;
+    tui_script_status(&a->script, &a->status);
+    if (a->status.info.seq > a->job_seen)
+        new_job(a, a->status.info.seq);
+    tui_sample x;
+    while (tui_ring_pop(a->ring, &x)) {
+        if (x.job < a->job_seen)
+            continue; /* an earlier job's */
+        if (x.job > a->job_seen)
+            new_job(a, x.job);
+        if (x.kind == TUI_SAMPLE_STEP)
+            tui_history_add(&a->history, x.group, SINGA_PHASE_TRAIN, x.step, x.loss, x.accuracy);
+        else if (x.phase != SINGA_PHASE_TRAIN) { /* display windows repeat the steps' values */
+            tui_history_add(&a->history, x.group, (singa_phase)x.phase, x.step, x.loss, x.accuracy);
+        }
+        a->dirty = true;
+    }
+    /* The progress panel's numbers: the newest step of any group (the queue may have dropped
+     * the last ones when the UI fell behind; the snapshots never do). */
+    for (int g = 0; g < TUI_MAX_GROUPS; g++) {
+        if (tui_snapshot_read(&a->script.latest[g], &x) && x.job == a->job_seen &&
+            (!a->has_latest || x.step > a->latest.step)) {
+            a->latest = x;
+            a->has_latest = true;
+            a->dirty = true;
+        }
+    }
+    if (a->status.ckpt_count != a->ckpt_seen) {
+        a->ckpt_seen = a->status.ckpt_count;
+        a->ckpt_time = tui_now();
+    }
+    if (tui_console_poll(&a->console))
+        a->dirty = true;
+    double t = tui_now();
+    if (t - a->stats_time >= 1 || before.job != a->status.job || before.script != a->status.script) {
+        tui_traffic_row rows[TUI_TRAFFIC_ROWS];
+        int n = tui_stats_traffic(&a->script.stats, rows, TUI_TRAFFIC_ROWS, &a->dropped);
+        a->messages = n >= 0;
+        a->traffic_total = n > 0 ? n : 0;
+        int kept = a->traffic_total < TUI_TRAFFIC_ROWS ? a->traffic_total : TUI_TRAFFIC_ROWS;
+        tui_traffic_update(&a->traffic, rows, kept, t);
+        a->nnodes = tui_stats_topology(&a->script.stats, node_state(a), a->nodes, TUI_MAX_NODES);
+        a->stats_time = t;
+        a->dirty = true;
+    }
+    if (memcmp(&before, &a->status, offsetof(tui_status, error)) != 0) /* the fields a frame shows */
+        a->dirty = true;
+}
+
+static void loop(tui_app *a)
+{
+    int fd = tui_term_fd(&a->term);
+    uint64_t log_seen = 0, transcript_seen = 0;
+    bool note_shown = false;
+    while (!a->done) {
+        double t = tui_now(), wait = a->dirty ? a->last_draw + TUI_REDRAW_SECONDS - t : 0.1;
+        if (wait > 0.1)
+            wait = 0.1;
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        poll(&p, 1, wait > 0 ? (int)(wait * 1000) + 1 : 0);
+        wint_t ch;
+        int r;
+        while ((r = get_wch(&ch)) != ERR)
+            tui_keys_handle(a, r == KEY_CODE_YES, ch);
+        pump(a);
+        uint64_t lt = tui_log_total(a->log), tt = tui_log_total(a->transcript);
+        bool note = a->note[0] && tui_now() < a->note_until;
+        if (lt != log_seen || tt != transcript_seen || note != note_shown) {
+            log_seen = lt;
+            transcript_seen = tt;
+            note_shown = note;
+            a->dirty = true;
+        }
+        t = tui_now();
+        if (a->dirty && t - a->last_draw >= TUI_REDRAW_SECONDS) {
+            tui_draw(a);
+            a->last_draw = t;
+            a->dirty = false;
+        }
+        if (a->quitting && (tui_script_done(&a->script) || t > a->quit_deadline))
+            a->done = true;
+    }
+}
+
+static int setup(tui_app *a, lua_State *L, singa_lua_opts *opts, const singa_tui_args *args, singa_err *err)
+{
+    a->L = L;
+    a->opts = opts;
+    a->args = args;
+    tui_history_init(&a->history);
+    tui_traffic_init(&a->traffic);
+    a->stats_time = -1;
+    if (!(a->log = tui_log_new(5000)) || !(a->transcript = tui_log_new(2000)) || !(a->ring = tui_ring_new(1 << 14)))
+        return singa_err_set(err, "out of memory");
+    tui_script_init(&a->script, L, opts, a->ring, a->log);
+    a->script.go = args->run;
+    if (tui_console_init(&a->console, L, opts->lock, a->transcript) < 0)
+        return singa_err_set(err, "out of memory");
+    if (tui_term_open(&a->term, err) < 0)
+        return -1;
+    return tui_capture_start(&a->capture, a->log, err);
+}
+
+static void teardown(tui_app *a)
+{
+    tui_capture_stop(a->capture);
+    a->capture = NULL;
+    tui_term_close(&a->term);
+    tui_console_free(&a->console);
+    if (a->script.L)
+        tui_script_destroy(&a->script);
+    tui_history_clear(&a->history);
+    tui_ring_free(a->ring);
+    tui_log_free(a->log);
+    tui_log_free(a->transcript);
+    a->opts->host = NULL;
+}
+
+int singa_tui_main(lua_State *L, singa_lua_opts *opts, const singa_tui_args *args)
+{
+    tui_app *a = calloc(1, sizeof *a);
+    singa_err err = {{0}};
+    if (!a) {
+        fprintf(stderr, "singa-tui: out of memory\n");
+        return 1;
+    }
+    if (setup(a, L, opts, args, &err) < 0) {
+        pthread_mutex_unlock(opts->lock); /* the console's teardown takes it */
+        teardown(a);
+        pthread_mutex_lock(opts->lock);
+        free(a);
+        fprintf(stderr, "singa-tui: %s\n", err.msg);
+        return 1;
+    }
+    pthread_mutex_unlock(opts->lock); /* the script thread and the console take it from now on */
+    int rc = 0;
+    if (args->file)
+        snprintf(a->file, sizeof a->file, "%s", args->file);
+    else if (tui_start_screen(a, a->file, sizeof a->file) < 0)
+        a->file[0] = 0;
+    if (a->file[0]) {
+        tui_recent_add(a->file);
+        tui_log_addf(a->log, TUI_LINE_NOTE, "-- %s%s", a->file,
+                     args->run ? "" : " (a job waits for r before it trains; --run starts it at once)");
+        if (tui_script_start(&a->script, a->file, args->argc, args->argv, args->file ? args->first_arg : args->argc, &err) < 0)
+            tui_log_add(a->log, TUI_LINE_ERROR, err.msg);
+        a->focus = TUI_P_PLOT;
+        loop(a);
+    }
+    if (!tui_script_done(&a->script)) {
+        /* The job ignored the stop: give the terminal back and leave it behind. */
+        tui_capture_stop(a->capture);
+        tui_term_close(&a->term);
+        fprintf(stderr, "singa-tui: the job did not stop within %d s; exiting without it\n", QUIT_SECONDS);
+        _exit(1);
+    }
+    tui_script_join(&a->script);
+    tui_status st;
+    tui_script_status(&a->script, &st);
+    teardown(a);
+    pthread_mutex_lock(opts->lock);
+    if (st.script == TUI_SCRIPT_FAILED) {
+        fprintf(stderr, "singa-tui: %s\n", st.error);
+        rc = 1;
+    }
+    free(a);
+    return rc;
+}

@@ -1,0 +1,251 @@
+/* The workbench's keys as one table (as tmux declares its commands): a row binds keys to a
+ * command and says what it does, and the help overlay is made from the same rows, so adding a
+ * key is adding a row.  Keys reach the console first when it has the focus; only Tab, Shift-Tab,
+ * F1 and Esc get past it. */
+#include <math.h>
+#include <string.h>
+
+#include "tui/app.h"
+
+#define CODE(k) ((k) | 0x1000000) /* ncurses key codes, apart from characters */
+#define CTRL(c) ((c) & 0x1f)
+
+typedef struct binding {
+    int keys[5];       /* 0 ends the list */
+    tui_key_help help; /* {NULL}: a row the help does not show */
+    void (*run)(tui_app *a, int key);
+} binding;
+
+static bool job_running(const tui_app *a) { return a->status.job == TUI_JOB_TRAINING; }
+
+static void cmd_quit(tui_app *a, int key)
+{
+    if (tui_app_training(a))
+        a->dialog = TUI_DIALOG_QUIT;
+    else
+        tui_app_quit(a, false);
+}
+
+static void cmd_pause(tui_app *a, int key)
+{
+    singa_job_control *c = &a->script.control;
+    bool pause = !atomic_load(&c->pause);
+    atomic_store(&c->pause, pause);
+    if (job_running(a))
+        tui_app_note(a, false, pause ? "pausing before the next step" : "resumed");
+    else
+        tui_app_note(a, false, pause ? "the next job will start paused" : "no longer paused");
+}
+
+static void cmd_checkpoint(tui_app *a, int key)
+{
+    if (!job_running(a))
+        tui_app_note(a, false, "no job is training");
+    else if (!a->status.info.ckpt_dir[0])
+        tui_app_note(a, false, "this job has no checkpoint_path");
+    else {
+        atomic_store(&a->script.control.checkpoint, true);
+        tui_app_note(a, false, "checkpoint requested");
+    }
+}
+
+static void cmd_run(tui_app *a, int key)
+{
+    if (a->status.job == TUI_JOB_LOADED) {
+        tui_script_go(&a->script);
+        tui_app_note(a, false, "training");
+    } else {
+        tui_app_note(a, false, a->status.job == TUI_JOB_TRAINING ? "already training" : "no job waits to start");
+    }
+}
+
+static void focus(tui_app *a, tui_panel p)
+{
+    if (p == TUI_P_CONSOLE && a->focus != TUI_P_CONSOLE)
+        a->before_console = a->focus;
+    a->focus = p;
+}
+
+static void cmd_focus(tui_app *a, int key)
+{
+    if (key >= '1' && key <= '6')
+        focus(a, (tui_panel)(key - '1'));
+    else if (key == CODE(KEY_BTAB))
+        focus(a, (tui_panel)((a->focus + TUI_P_COUNT - 1) % TUI_P_COUNT));
+    else
+        focus(a, (tui_panel)((a->focus + 1) % TUI_P_COUNT));
+}
+
+static void cmd_console(tui_app *a, int key) { focus(a, TUI_P_CONSOLE); }
+
+static void cmd_help(tui_app *a, int key) { a->dialog = TUI_DIALOG_HELP; }
+
+static void cmd_logy(tui_app *a, int key)
+{
+    a->logy = !a->logy;
+    tui_app_note(a, false, a->logy ? "loss on a log scale" : "loss on a linear scale");
+}
+
+static void cmd_zoom(tui_app *a, int key)
+{
+    bool in = key == '+' || key == '=';
+    if (in && a->zoom < 20)
+        a->zoom++;
+    else if (!in && a->zoom > 0)
+        a->zoom--;
+    if (a->zoom == 0)
+        a->pan = 0;
+}
+
+static void cmd_plots(tui_app *a, int key) { a->plots = (tui_plots)((a->plots + 1) % 3); }
+
+static void cmd_export(tui_app *a, int key) { tui_app_export(a); }
+
+/* Arrows, PgUp/PgDn, Home/End: whatever the focused panel scrolls. */
+static void cmd_scroll(tui_app *a, int key)
+{
+    int k = key & ~CODE(0);
+    if (a->focus == TUI_P_PLOT) {
+        double x0, x1, full = a->history.last_step - a->history.first_step;
+        tui_plot_range(a, &x0, &x1);
+        double span = x1 - x0, step = k == KEY_PPAGE || k == KEY_NPAGE ? span : span / 4;
+        if (k == KEY_LEFT || k == KEY_PPAGE || k == KEY_UP)
+            a->pan += step;
+        else if (k == KEY_RIGHT || k == KEY_NPAGE || k == KEY_DOWN)
+            a->pan -= step;
+        else if (k == KEY_HOME)
+            a->pan = full;
+        else if (k == KEY_END)
+            a->pan = 0;
+        if (a->pan > full - span)
+            a->pan = full - span;
+        if (a->pan < 0)
+            a->pan = 0;
+        return;
+    }
+    int *scroll = a->focus == TUI_P_LOG ? &a->log_scroll : a->focus == TUI_P_TOPOLOGY ? &a->topo_scroll : NULL;
+    int page = a->rows[a->focus] > 2 ? a->rows[a->focus] - 1 : 1;
+    if (!scroll)
+        return;
+    /* the log counts back from the newest line, the topology down from the top */
+    int sign = a->focus == TUI_P_LOG ? 1 : -1;
+    switch (k) {
+    case KEY_UP:
+        *scroll += sign;
+        break;
+    case KEY_DOWN:
+        *scroll -= sign;
+        break;
+    case KEY_PPAGE:
+        *scroll += sign * page;
+        break;
+    case KEY_NPAGE:
+        *scroll -= sign * page;
+        break;
+    case KEY_HOME:
+        *scroll = sign > 0 ? 1 << 30 : 0; /* clamped when drawn */
+        break;
+    case KEY_END:
+        *scroll = sign > 0 ? 0 : 1 << 30;
+        break;
+    }
+    if (*scroll < 0)
+        *scroll = 0;
+}
+
+static const binding bindings[] = {
+    {{'q', CTRL('c')}, {"q", "quit (asks first while training)"}, cmd_quit},
+    {{'p'}, {"p", "pause / resume training"}, cmd_pause},
+    {{'c'}, {"c", "write a checkpoint now"}, cmd_checkpoint},
+    {{'r'}, {"r", "start training (a job waits for it without --run)"}, cmd_run},
+    {{'\t', CODE(KEY_BTAB), '1', '2'}, {"Tab 1-6", "move the focus (Shift-Tab: back)"}, cmd_focus},
+    {{'3', '4', '5', '6'}, {NULL, NULL}, cmd_focus},
+    {{':', '`'}, {": `", "the Lua console"}, cmd_console},
+    {{CODE(KEY_UP), CODE(KEY_DOWN), CODE(KEY_LEFT), CODE(KEY_RIGHT)}, {"arrows", "scroll the focused panel (the plot: pan)"},
+     cmd_scroll},
+    {{CODE(KEY_PPAGE), CODE(KEY_NPAGE), CODE(KEY_HOME), CODE(KEY_END)}, {"PgUp PgDn Home End", "scroll by pages, to the ends"},
+     cmd_scroll},
+    {{'l'}, {"l", "loss on a log / linear scale"}, cmd_logy},
+    {{'+', '=', '-', '_'}, {"+ -", "zoom the plot's steps in / out"}, cmd_zoom},
+    {{'m'}, {"m", "plots: loss and accuracy / loss / accuracy"}, cmd_plots},
+    {{'w'}, {"w", "write the metrics (CSV) and the plot (text) here"}, cmd_export},
+    {{'?', CODE(KEY_F(1))}, {"? F1", "this help"}, cmd_help},
+};
+#define NBINDINGS (int)(sizeof bindings / sizeof *bindings)
+
+const tui_key_help *tui_keys_help(int i)
+{
+    for (int k = 0; k < NBINDINGS; k++)
+        if (bindings[k].help.keys && i-- == 0)
+            return &bindings[k].help;
+    return NULL;
+}
+
+const tui_key_help *tui_keys_footer(const tui_app *a, int *n)
+{
+    static const tui_key_help console[] = {{"Enter", "run"}, {"Up/Dn", "history"}, {"Esc", "leave"},
+                                           {"Tab", "focus"}, {"F1", "help"}, {"^C", "cancel"}};
+    static const tui_key_help waiting[] = {{"r", "run"}, {"q", "quit"}, {"?", "help"}, {":", "console"},
+                                           {"Tab", "focus"}, {"l", "log"}, {"+-", "zoom"}, {"w", "export"}};
+    static const tui_key_help plot[] = {{"q", "quit"}, {"?", "help"}, {"p", "pause"}, {"c", "ckpt"},
+                                        {":", "console"}, {"Tab", "focus"}, {"l", "log"}, {"+-", "zoom"},
+                                        {"<>", "pan"}, {"m", "plots"}, {"w", "export"}};
+    static const tui_key_help other[] = {{"q", "quit"}, {"?", "help"}, {"p", "pause"}, {"c", "ckpt"},
+                                         {":", "console"}, {"Tab", "focus"}, {"arrows", "scroll"}, {"w", "export"}};
+#define PICK(t) (*n = (int)(sizeof t / sizeof *t), t)
+    if (a->focus == TUI_P_CONSOLE)
+        return PICK(console);
+    if (a->status.job == TUI_JOB_LOADED)
+        return PICK(waiting);
+    if (a->focus == TUI_P_PLOT)
+        return PICK(plot);
+    return PICK(other);
+#undef PICK
+}
+
+static bool dialog_key(tui_app *a, int key)
+{
+    if (a->dialog == TUI_DIALOG_HELP) {
+        a->dialog = TUI_DIALOG_NONE;
+        return true;
+    }
+    if (a->dialog != TUI_DIALOG_QUIT)
+        return false;
+    if (key == 'c' && a->status.info.ckpt_dir[0]) {
+        a->dialog = TUI_DIALOG_NONE;
+        tui_app_quit(a, true);
+    } else if (key == 'y' || key == 'q') {
+        a->dialog = TUI_DIALOG_NONE;
+        tui_app_quit(a, false);
+    } else if (key == 'n' || key == 27) {
+        a->dialog = TUI_DIALOG_NONE;
+    }
+    return true;
+}
+
+void tui_keys_handle(tui_app *a, int is_key_code, wint_t ch)
+{
+    int key = is_key_code ? CODE((int)ch) : (int)ch;
+    a->dirty = true;
+    if (is_key_code && ch == KEY_RESIZE)
+        return;
+    if (dialog_key(a, key))
+        return;
+    if (a->focus == TUI_P_CONSOLE) {
+        if (key == 27) { /* Esc: clear the line, or leave */
+            if (a->console.len || a->console.chunk[0])
+                tui_console_key(&a->console, 0, CTRL('c'));
+            else
+                a->focus = a->before_console;
+            return;
+        }
+        if (key != '\t' && key != CODE(KEY_BTAB) && key != CODE(KEY_F(1)) && tui_console_key(&a->console, is_key_code, ch))
+            return;
+    }
+    for (int i = 0; i < NBINDINGS; i++)
+        for (int k = 0; k < 5 && bindings[i].keys[k]; k++)
+            if (bindings[i].keys[k] == key) {
+                bindings[i].run(a, key);
+                return;
+            }
+}

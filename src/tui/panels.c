@@ -1,0 +1,715 @@
+/* Drawing: the layout of the six panels, each panel's content, the title bar, the footer and
+ * the overlays.  Everything is drawn into ncurses's virtual screen after erase(), and one
+ * refresh() sends only the cells that changed, so redrawing the whole screen never flickers.
+ *
+ *   +-1 Loss / accuracy-------------------+-4 Progress--------+
+ *   | legend, loss plot, accuracy plot     | step, speed, ETA  |
+ *   +-2 Message traffic-------------------+-3 Topology--------+
+ *   | per type and peer                    | processes, groups |
+ *   +-5 Log-------------------------------+-6 Lua console-----+
+ *   | the job's output                     | transcript, input |
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <wchar.h>
+
+#include "singa/singa.h"
+#include "tui/app.h"
+
+#define MIN_W 60
+#define MIN_H 16
+
+typedef struct rect {
+    int x, y, w, h;
+} rect;
+
+static const char *const titles[TUI_P_COUNT] = {"Loss / accuracy", "Message traffic", "Topology",
+                                                 "Progress", "Log", "Lua console"};
+
+/* ---- text ---- */
+
+/* Writes UTF-8 text at (y, x) in at most maxw columns; returns the columns used.  Without a
+ * UTF-8 locale, characters beyond ASCII become '?'. */
+static int text(tui_app *a, int y, int x, int maxw, int role, const char *s)
+{
+    if (maxw <= 0)
+        return 0;
+    attrset(a->term.attr[role]);
+    int used = 0;
+    while (*s && used < maxw) {
+        wchar_t w = (wchar_t)tui_utf8_next(&s);
+        if (!a->term.unicode && w > 126)
+            w = '?';
+        int cw = w < 127 ? 1 : wcwidth(w);
+        if (cw < 0) {
+            w = '?';
+            cw = 1;
+        }
+        if (used + cw > maxw)
+            break;
+        if (cw > 0)
+            mvaddnwstr(y, x + used, &w, 1);
+        used += cw;
+    }
+    attrset(A_NORMAL);
+    return used;
+}
+
+static int textf(tui_app *a, int y, int x, int maxw, int role, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+static int textf(tui_app *a, int y, int x, int maxw, int role, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    return text(a, y, x, maxw, role, buf);
+}
+
+static void duration(char *buf, size_t len, double s)
+{
+    if (!isfinite(s) || s < 0) {
+        snprintf(buf, len, "-");
+        return;
+    }
+    long t = lround(s);
+    if (t >= 3600)
+        snprintf(buf, len, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
+    else
+        snprintf(buf, len, "%ld:%02ld", t / 60, t % 60);
+}
+
+static void blit(tui_app *a, const tui_canvas *c, int x0, int y0)
+{
+    for (int y = 0; y < c->h; y++)
+        for (int x = 0; x < c->w; x++) {
+            const tui_cell *cell = &c->cells[(size_t)y * (size_t)c->w + (size_t)x];
+            if (!cell->ch || cell->ch == ' ')
+                continue;
+            wchar_t w = (wchar_t)cell->ch;
+            if (!a->term.unicode && w > 126)
+                w = '?';
+            attrset(a->term.attr[cell->role] | (cell->bold ? A_BOLD : 0));
+            mvaddnwstr(y0 + y, x0 + x, &w, 1);
+        }
+    attrset(A_NORMAL);
+}
+
+/* ---- layout ---- */
+
+static void layout(int W, int H, int traffic_rows, rect r[TUI_P_COUNT])
+{
+    int top = 1, bh = H - 2; /* between the title bar and the footer */
+    int lw = W * 62 / 100, rw = W - lw;
+    int th = traffic_rows + 4;
+    if (th > bh / 4)
+        th = bh / 4;
+    if (th < 4)
+        th = 4;
+    int ph = bh / 2;
+    if (ph < 8)
+        ph = 8;
+    int lh = bh - ph - th;
+    if (lh < 4) {
+        ph -= 4 - lh;
+        lh = 4;
+    }
+    r[TUI_P_PLOT] = (rect){0, top, lw, ph};
+    r[TUI_P_TRAFFIC] = (rect){0, top + ph, lw, th};
+    r[TUI_P_LOG] = (rect){0, top + ph + th, lw, lh};
+    int gh = H >= 30 ? 10 : 9, toph = (bh - gh) * 2 / 5;
+    if (toph < 5)
+        toph = 5;
+    r[TUI_P_PROGRESS] = (rect){lw, top, rw, gh};
+    r[TUI_P_TOPOLOGY] = (rect){lw, top + gh, rw, toph};
+    r[TUI_P_CONSOLE] = (rect){lw, top + gh + toph, rw, bh - gh - toph};
+}
+
+/* The line around r, in the current attributes. */
+static void border_of(rect r)
+{
+    mvaddch(r.y, r.x, ACS_ULCORNER);
+    mvhline(r.y, r.x + 1, ACS_HLINE, r.w - 2);
+    mvaddch(r.y, r.x + r.w - 1, ACS_URCORNER);
+    mvvline(r.y + 1, r.x, ACS_VLINE, r.h - 2);
+    mvvline(r.y + 1, r.x + r.w - 1, ACS_VLINE, r.h - 2);
+    mvaddch(r.y + r.h - 1, r.x, ACS_LLCORNER);
+    mvhline(r.y + r.h - 1, r.x + 1, ACS_HLINE, r.w - 2);
+    mvaddch(r.y + r.h - 1, r.x + r.w - 1, ACS_LRCORNER);
+}
+
+static void frame(tui_app *a, tui_panel p, rect r, const char *extra)
+{
+    bool focused = a->focus == p && a->dialog == TUI_DIALOG_NONE;
+    attrset(focused ? a->term.attr[TUI_R_FOCUS] : a->term.attr[TUI_R_DIM]);
+    border_of(r);
+    attrset(A_NORMAL);
+    char title[128];
+    snprintf(title, sizeof title, " %d %s%s%s ", (int)p + 1, titles[p], extra && *extra ? " " : "", extra ? extra : "");
+    text(a, r.y, r.x + 2, r.w - 4, focused ? TUI_R_FOCUS : TUI_R_TITLE, title);
+}
+
+static rect inner(rect r) { return (rect){r.x + 2, r.y + 1, r.w - 4, r.h - 2}; }
+
+/* ---- 1: loss and accuracy ---- */
+
+void tui_plot_range(const tui_app *a, double *x0, double *x1)
+{
+    const tui_history *h = &a->history;
+    double first = h->first_step <= h->last_step ? h->first_step : 0;
+    double last = h->first_step <= h->last_step ? h->last_step : 1;
+    if (last <= first)
+        last = first + 1;
+    double span = (last - first) / pow(2, a->zoom);
+    if (span < 8)
+        span = 8;
+    double right = last - a->pan;
+    if (right - span < first)
+        right = first + span;
+    if (right > last && last - first >= span)
+        right = last;
+    *x0 = right - span;
+    *x1 = right;
+}
+
+static bool has_accuracy(const tui_history *h)
+{
+    for (int i = 0; i < h->n; i++)
+        for (int j = 0; j < tui_series_len(h->series[i]); j++)
+            if (!isnan(tui_series_at(h->series[i], j).v[TUI_ACC]))
+                return true;
+    return false;
+}
+
+void tui_draw_plots(tui_app *a, tui_canvas *c, int x, int y, int w, int h, bool unicode)
+{
+    tui_plot_legend(c, x, y, w, &a->history, unicode);
+    tui_plot_view v = {.metric = TUI_LOSS, .logy = a->logy, .unicode = unicode};
+    tui_plot_range(a, &v.x0, &v.x1);
+    int ph = h - 1, top = y + 1;
+    bool acc = has_accuracy(&a->history);
+    if (a->plots == TUI_PLOTS_ACC && acc) {
+        v.metric = TUI_ACC;
+        v.logy = false;
+        tui_plot_draw(c, x, top, w, ph, &a->history, &v);
+    } else if (a->plots == TUI_PLOTS_BOTH && acc && ph >= 10) {
+        int lh = ph * 3 / 5;
+        tui_plot_draw(c, x, top, w, lh, &a->history, &v);
+        v.metric = TUI_ACC;
+        v.logy = false;
+        tui_plot_draw(c, x, top + lh, w, ph - lh, &a->history, &v);
+    } else {
+        tui_plot_draw(c, x, top, w, ph, &a->history, &v);
+    }
+}
+
+static void draw_plot(tui_app *a, rect r)
+{
+    char extra[64] = "";
+    if (a->zoom > 0 || a->pan > 0)
+        snprintf(extra, sizeof extra, "(zoom %dx%s)", 1 << a->zoom, a->pan > 0 ? ", panned" : "");
+    frame(a, TUI_P_PLOT, r, extra);
+    rect in = {r.x + 1, r.y + 1, r.w - 2, r.h - 2};
+    tui_canvas c;
+    if (tui_canvas_init(&c, in.w, in.h) < 0)
+        return;
+    tui_draw_plots(a, &c, 0, 0, in.w, in.h, a->term.unicode);
+    blit(a, &c, in.x, in.y);
+    tui_canvas_free(&c);
+}
+
+/* ---- 2: message traffic ---- */
+
+static void human(char *buf, size_t len, double v)
+{
+    if (v >= 1e9)
+        snprintf(buf, len, "%.1fG", v / 1e9);
+    else if (v >= 1e6)
+        snprintf(buf, len, "%.1fM", v / 1e6);
+    else if (v >= 1e4)
+        snprintf(buf, len, "%.1fk", v / 1e3);
+    else
+        snprintf(buf, len, "%.0f", v);
+}
+
+static void draw_traffic(tui_app *a, rect r)
+{
+    const tui_traffic *t = &a->traffic;
+    rect in = inner(r);
+    int shown = t->n < in.h - 1 ? t->n : in.h - 1;
+    char extra[64] = "";
+    if (a->traffic_total > shown && shown > 0)
+        snprintf(extra, sizeof extra, "(%d of %d rows)", shown, a->traffic_total);
+    if (a->dropped)
+        singa_appendf(extra, sizeof extra, "%s%llu dropped", extra[0] ? " " : "", (unsigned long long)a->dropped);
+    frame(a, TUI_P_TRAFFIC, r, extra);
+    bool multi = false;
+    for (int i = 0; i < t->n; i++)
+        multi = multi || t->rows[i].row.process != t->rows[0].row.process;
+    /* Numbers (human() writes at most 6 characters) first, then the totals and the history
+     * when they fit. */
+    bool wide = in.w - (multi ? 5 : 0) >= 63;
+    int spark = in.w - (multi ? 5 : 0) - (wide ? 63 : 47); /* columns left after the numbers */
+    char head[160];
+    snprintf(head, sizeof head, "%s%-12s %-12s %6s %7s", multi ? "proc " : "", "type", "peer", "msg/s", "bytes/s");
+    if (wide)
+        singa_appendf(head, sizeof head, " %7s %7s", "sent", "recv");
+    singa_appendf(head, sizeof head, " %5s%s", "queue", spark >= 7 ? " history" : "");
+    text(a, in.y, in.x, in.w, TUI_R_DIM, head);
+    if (t->n == 0) {
+        text(a, in.y + 1, in.x, in.w, TUI_R_DIM,
+             !a->status.info.seq ? "no job yet" : a->messages ? "no messages yet" : "no messages: the job has no cluster");
+        return;
+    }
+    for (int i = 0; i < shown; i++) {
+        const tui_traffic_stat *s = &t->rows[i];
+        char rate[16], bytes[16], sent[16], recv[16], line[256] = "", sp[TUI_SPARK * 4 + 1] = "";
+        human(rate, sizeof rate, s->msgs_per_sec);
+        human(bytes, sizeof bytes, s->bytes_per_sec);
+        human(sent, sizeof sent, (double)s->row.msgs_sent);
+        human(recv, sizeof recv, (double)s->row.msgs_recv);
+        if (multi)
+            singa_appendf(line, sizeof line, "%-4d ", s->row.process);
+        singa_appendf(line, sizeof line, "%-12.12s %-12.12s %6s %7s", s->row.type, s->row.peer, rate, bytes);
+        if (wide)
+            singa_appendf(line, sizeof line, " %7s %7s", sent, recv);
+        singa_appendf(line, sizeof line, " %5d ", s->row.queue);
+        if (spark >= 7)
+            tui_traffic_spark(s, spark, a->term.unicode, sp, sizeof sp);
+        int used = text(a, in.y + 1 + i, in.x, in.w, s->live ? TUI_R_DEFAULT : TUI_R_DIM, line);
+        text(a, in.y + 1 + i, in.x + used, in.w - used, TUI_R_SERIES, sp);
+    }
+}
+
+/* ---- 3: topology ---- */
+
+static int state_role(tui_node_state s)
+{
+    return s == TUI_NODE_RUNNING ? TUI_R_OK : s == TUI_NODE_PAUSED || s == TUI_NODE_WAITING ? TUI_R_WARN
+           : s == TUI_NODE_DEAD                                  ? TUI_R_ERROR
+                                                                 : TUI_R_DIM;
+}
+
+static void draw_topology(tui_app *a, rect r)
+{
+    frame(a, TUI_P_TOPOLOGY, r, NULL);
+    rect in = inner(r);
+    a->rows[TUI_P_TOPOLOGY] = in.h;
+    const tui_job_info *info = &a->status.info;
+    if (!info->seq) {
+        text(a, in.y, in.x, in.w, TUI_R_DIM, "no job yet: the script has not called singa.train");
+        return;
+    }
+    /* Lines first, so the panel can scroll through them; a node's state gets its colour. */
+    enum { MAXL = TUI_MAX_NODES + TUI_MAX_LAYERS + 16 };
+    typedef struct tline {
+        char text[160];
+        int role;
+        char state[16];
+    } tline;
+    tline *l = calloc(MAXL, sizeof *l);
+    if (!l)
+        return;
+    int n = 0;
+#define LINE(r, ...) (n < MAXL ? (snprintf(l[n].text, sizeof l[n].text, __VA_ARGS__), l[n++].role = (r)) : 0)
+    int kept = a->nnodes < TUI_MAX_NODES ? a->nnodes : TUI_MAX_NODES;
+    for (int i = 0; i < kept; i++) { /* the nodes first: they matter most when room is short */
+        const tui_node *nd = &a->nodes[i];
+        if (i == 0 || nd->process != a->nodes[i - 1].process)
+            LINE(TUI_R_TITLE, "process %d on %s", nd->process, nd->host);
+        if (LINE(state_role(nd->state), "%s %d, group %d: ", nd->role, nd->id, nd->group))
+            snprintf(l[n - 1].state, sizeof l[n - 1].state, "%s", tui_node_state_name(nd->state));
+    }
+    if (a->nnodes > kept)
+        LINE(TUI_R_DIM, "... and %d more workers and servers", a->nnodes - kept);
+    LINE(TUI_R_TITLE, "job %s: %d steps, batch %d", info->name, info->train_steps, info->batch);
+    char upd[sizeof info->updater];
+    snprintf(upd, sizeof upd, "%s", info->updater);
+    char *lr = strstr(upd, ", lr ");
+    if (lr)
+        *lr = 0;
+    LINE(TUI_R_DEFAULT, "  updater %s", upd);
+    if (lr)
+        LINE(TUI_R_DEFAULT, "  lr %s", lr + 5);
+    LINE(TUI_R_TITLE, "net of worker 0, group 0: %d layers", info->nlayers);
+    for (int i = 0; i < info->nlayers && i < TUI_MAX_LAYERS; i++)
+        LINE(TUI_R_DIM, "  %s", info->layer[i]);
+#undef LINE
+    if (a->topo_scroll > n - in.h)
+        a->topo_scroll = n - in.h > 0 ? n - in.h : 0;
+    for (int i = 0; i < in.h && a->topo_scroll + i < n; i++) {
+        const tline *t = &l[a->topo_scroll + i];
+        if (t->state[0]) {
+            int used = text(a, in.y + i, in.x, in.w, TUI_R_DEFAULT, t->text);
+            text(a, in.y + i, in.x + used, in.w - used, t->role, t->state);
+        } else {
+            text(a, in.y + i, in.x, in.w, t->role, t->text);
+        }
+    }
+    free(l);
+}
+
+/* ---- 4: progress ---- */
+
+static const char *state_word(const tui_app *a, int *role)
+{
+    const tui_status *s = &a->status;
+    *role = TUI_R_WARN;
+    if (a->quitting)
+        return "stopping";
+    if (s->script == TUI_SCRIPT_FAILED) {
+        *role = TUI_R_ERROR;
+        return "failed";
+    }
+    if (s->script == TUI_SCRIPT_STOPPED)
+        return "stopped";
+    if (s->job == TUI_JOB_LOADED)
+        return "ready: r starts training";
+    if (s->job == TUI_JOB_TRAINING) {
+        if (atomic_load(&a->script.control.paused))
+            return "paused";
+        if (atomic_load(&a->script.control.pause))
+            return "pausing";
+        *role = TUI_R_OK;
+        return "training";
+    }
+    if (s->script == TUI_SCRIPT_OK) {
+        *role = TUI_R_OK;
+        return "finished";
+    }
+    *role = TUI_R_DIM;
+    return s->job == TUI_JOB_NONE ? "loading" : "running the script";
+}
+
+static void bar(char *buf, size_t len, int width, double frac, bool unicode)
+{
+    size_t o = 0;
+    int full = (int)(frac * width + 0.5);
+    for (int i = 0; i < width && o + 4 < len; i++)
+        o += (size_t)tui_utf8_put(i < full ? (unicode ? 0x2588u : '#') : (unicode ? 0x2591u : '.'), buf + o);
+    buf[o] = 0;
+}
+
+static void draw_progress(tui_app *a, rect r)
+{
+    frame(a, TUI_P_PROGRESS, r, NULL);
+    rect in = inner(r);
+    const tui_sample *x = &a->latest;
+    const tui_job_info *info = &a->status.info;
+    int y = in.y, role;
+    char b1[64], b2[64];
+    const char *word = state_word(a, &role);
+    int used;
+    if (in.h >= 8) { /* the title bar says it too */
+        used = text(a, y, in.x, in.w, TUI_R_DIM, "state  ");
+        text(a, y++, in.x + used, in.w - used, role, word);
+    }
+    int step = a->has_latest ? x->step : 0, total = info->train_steps;
+    used = textf(a, y, in.x, in.w, TUI_R_DEFAULT, "step   %d/%d ", step, total);
+    if (total > 0 && in.w - used >= 8) {
+        double frac = step < total ? (double)step / total : 1;
+        int bw = in.w - used - 5;
+        bar(b1, sizeof b1, bw > 20 ? 20 : bw, frac, a->term.unicode);
+        used += text(a, y, in.x + used, in.w - used, TUI_R_OK, b1);
+        textf(a, y, in.x + used, in.w - used, TUI_R_DEFAULT, " %.0f%%", 100 * frac);
+    }
+    y++;
+    /* the latest train values (mean over groups), then the last test */
+    double loss = 0, acc = 0;
+    int nl = 0, na = 0;
+    const tui_series *test = NULL;
+    for (int i = 0; i < a->history.n; i++) {
+        const tui_series *s = a->history.series[i];
+        if (s->phase == SINGA_PHASE_TEST && (!test || s->group == 0))
+            test = s;
+        if (s->phase != SINGA_PHASE_TRAIN)
+            continue;
+        float l = tui_series_recent(s, TUI_LOSS), c = tui_series_recent(s, TUI_ACC);
+        if (!isnan(l)) {
+            loss += l;
+            nl++;
+        }
+        if (!isnan(c)) {
+            acc += c;
+            na++;
+        }
+    }
+    tui_plot_num(b1, sizeof b1, nl ? loss / nl : NAN);
+    used = textf(a, y, in.x, in.w, TUI_R_DEFAULT, "loss   %s", nl ? b1 : "-");
+    if (na)
+        textf(a, y, in.x + used, in.w - used, TUI_R_DEFAULT, "  acc %.1f%%", 100 * acc / na);
+    y++;
+    if (test && tui_series_len(test) > 0) {
+        tui_point p = tui_series_at(test, tui_series_len(test) - 1);
+        tui_plot_num(b1, sizeof b1, p.v[TUI_LOSS]);
+        used = textf(a, y, in.x, in.w, TUI_R_DEFAULT, "test   %s", b1);
+        if (!isnan(p.v[TUI_ACC]))
+            used += textf(a, y, in.x + used, in.w - used, TUI_R_DEFAULT, "  acc %.1f%%", 100 * p.v[TUI_ACC]);
+        textf(a, y, in.x + used, in.w - used, TUI_R_DIM, "  @%d", p.step);
+    } else {
+        text(a, y, in.x, in.w, TUI_R_DEFAULT, "test   -");
+    }
+    y++;
+    double scale = atomic_load(&a->script.control.lr_scale);
+    tui_plot_num(b1, sizeof b1, a->has_latest ? x->lr : NAN);
+    human(b2, sizeof b2, a->has_latest ? x->images_per_sec : 0);
+    used = textf(a, y, in.x, in.w, TUI_R_DEFAULT, "speed  %s img/s  lr %s", b2, a->has_latest ? b1 : "-");
+    if (scale != 1)
+        textf(a, y, in.x + used, in.w - used, TUI_R_WARN, " (x%g)", scale);
+    y++;
+    duration(b1, sizeof b1, a->has_latest ? x->elapsed : 0);
+    duration(b2, sizeof b2, a->has_latest && a->status.job == TUI_JOB_TRAINING ? x->eta : NAN);
+    textf(a, y++, in.x, in.w, TUI_R_DEFAULT, "time   %s  ETA %s", b1, b2);
+    if (y < in.y + in.h) {
+        if (!info->ckpt_dir[0])
+            text(a, y, in.x, in.w, TUI_R_DIM, "ckpt   no checkpoint_path");
+        else if (a->status.ckpt_count == 0)
+            text(a, y, in.x, in.w, TUI_R_DIM, "ckpt   none yet");
+        else {
+            duration(b1, sizeof b1, tui_now() - a->ckpt_time);
+            textf(a, y, in.x, in.w, TUI_R_DEFAULT, "ckpt   step %d, %s ago", a->status.ckpt_step, b1);
+        }
+        y++;
+    }
+    if (y < in.y + in.h) {
+        textf(a, y, in.x, in.w, TUI_R_DIM, "plugin %s", info->plugins[0] ? info->plugins : "-");
+    }
+}
+
+/* ---- 5: log, 6: console ---- */
+
+static int line_role(int kind)
+{
+    switch (kind) {
+    case TUI_LINE_ERROR:
+        return TUI_R_ERROR;
+    case TUI_LINE_WARN:
+        return TUI_R_WARN;
+    case TUI_LINE_NOTE:
+        return TUI_R_DIM;
+    case TUI_LINE_INPUT:
+        return TUI_R_INPUT;
+    default:
+        return TUI_R_DEFAULT;
+    }
+}
+
+/* Where a line breaks to fit `width` columns: byte offsets of its pieces' starts (the first is
+ * 0), after the last space that fits when there is one; continuation pieces are drawn indented
+ * by two.  Returns the number of pieces. */
+static int wrap(const char *s, int width, int *starts, int max)
+{
+    int n = 0, col = 0, space = -1, space_col = 0; /* the break after the piece's last space */
+    starts[n++] = 0;
+    for (const char *p = s; *p;) {
+        const char *at = p;
+        wchar_t w = (wchar_t)tui_utf8_next(&p);
+        int cw = w < 127 ? 1 : wcwidth(w) > 0 ? wcwidth(w) : 1;
+        if (col + cw > width - (n > 1 ? 2 : 0) && n < max) {
+            if (space > starts[n - 1] && col - space_col < width / 2) {
+                starts[n++] = space;
+                col -= space_col;
+            } else {
+                starts[n++] = (int)(at - s);
+                col = 0;
+            }
+            space = -1;
+        }
+        col += cw;
+        if (w == ' ') {
+            space = (int)(p - s);
+            space_col = col;
+        }
+    }
+    return n;
+}
+
+/* The lines of `log` ending `scroll` lines back from the newest, wrapped, in the last `rows`
+ * rows of `in`; returns the scroll clamped to what the log holds. */
+static int draw_lines(tui_app *a, tui_log *log, rect in, int rows, int scroll)
+{
+    uint64_t total = tui_log_total(log), first = tui_log_first(log);
+    if ((uint64_t)scroll > total - first)
+        scroll = (int)(total - first);
+    if (scroll > 0 && total - first > 0 && (uint64_t)scroll >= total - first)
+        scroll = (int)(total - first) - 1;
+    char line[TUI_LINE_MAX], piece[TUI_LINE_MAX];
+    int y = in.y + rows; /* drawing upwards from the bottom */
+    for (uint64_t i = total - (uint64_t)scroll; i > first && y > in.y; i--) {
+        int kind = tui_log_get(log, i - 1, line, sizeof line), starts[32];
+        if (kind < 0)
+            break;
+        int n = wrap(line, in.w, starts, 32);
+        for (int k = n - 1; k >= 0 && y > in.y; k--) {
+            int end = k + 1 < n ? starts[k + 1] : (int)strlen(line);
+            snprintf(piece, sizeof piece, "%s%.*s", k ? "  " : "", end - starts[k], line + starts[k]);
+            text(a, --y, in.x, in.w, line_role(kind), piece);
+        }
+    }
+    return scroll;
+}
+
+static void draw_log(tui_app *a, rect r)
+{
+    char extra[64] = "";
+    if (a->log_scroll > 0)
+        snprintf(extra, sizeof extra, "(%d lines back; End follows)", a->log_scroll);
+    frame(a, TUI_P_LOG, r, extra);
+    rect in = inner(r);
+    a->rows[TUI_P_LOG] = in.h;
+    a->log_scroll = draw_lines(a, a->log, in, in.h, a->log_scroll);
+}
+
+static void draw_console(tui_app *a, rect r)
+{
+    tui_console *c = &a->console;
+    frame(a, TUI_P_CONSOLE, r, c->scroll > 0 ? "(scrolled)" : NULL);
+    rect in = inner(r);
+    a->rows[TUI_P_CONSOLE] = in.h;
+    int rows = in.h - 1;
+    if (c->nqueued && rows > 0) {
+        text(a, in.y + rows - 1, in.x, in.w, TUI_R_WARN, "(waiting for the script to free the Lua state...)");
+        rows--;
+    }
+    c->scroll = draw_lines(a, a->transcript, in, rows, c->scroll);
+    /* the input line, scrolled sideways to keep the cursor in view */
+    const char *prompt = tui_console_prompt(c);
+    int y = in.y + in.h - 1, pw = (int)strlen(prompt), room = in.w - pw - 1;
+    text(a, y, in.x, in.w, TUI_R_INPUT, prompt);
+    int from = c->cursor > room ? c->cursor - room : 0;
+    attrset(A_NORMAL);
+    for (int i = from, col = 0; i < c->len && col < room + 1; i++, col++) {
+        wchar_t w = c->input[i];
+        if (!a->term.unicode && w > 126)
+            w = '?';
+        mvaddnwstr(y, in.x + pw + col, &w, 1);
+    }
+    if (a->focus == TUI_P_CONSOLE && c->len == 0 && !c->chunk[0] && room > 30 && tui_log_total(a->transcript) == 0)
+        text(a, y, in.x + pw, room, TUI_R_DIM, "Lua, e.g. singa.lr_scale(0.5)");
+    if (a->focus == TUI_P_CONSOLE && a->dialog == TUI_DIALOG_NONE) {
+        move(y, in.x + pw + c->cursor - from);
+        curs_set(1);
+    }
+}
+
+/* ---- title, footer, overlays ---- */
+
+static void draw_title(tui_app *a, int W)
+{
+    attrset(a->term.attr[TUI_R_KEY]);
+    mvhline(0, 0, ' ', W);
+    int role;
+    const char *word = state_word(a, &role);
+    char left[512];
+    snprintf(left, sizeof left, " singa-tui %s | %s | %s", SINGA_VERSION, a->status.info.seq ? a->status.info.name : "-",
+             a->file);
+    char right[96];
+    snprintf(right, sizeof right, "%s  step %d/%d ", word, a->has_latest ? a->latest.step : 0, a->status.info.train_steps);
+    int rw = (int)strlen(right);
+    text(a, 0, 0, W - rw - 1, TUI_R_KEY, left);
+    text(a, 0, W - rw, rw, TUI_R_KEY, right);
+}
+
+static void draw_footer(tui_app *a, int W, int H)
+{
+    int n, x = 0, y = H - 1;
+    const tui_key_help *k = tui_keys_footer(a, &n);
+    bool note = a->note[0] && tui_now() < a->note_until;
+    int limit = note ? W - (int)strlen(a->note) - 2 : W;
+    for (int i = 0; i < n; i++) {
+        int need = (int)strlen(k[i].keys) + (int)strlen(k[i].what) + 2;
+        if (x + need > limit)
+            break;
+        x += text(a, y, x, W - x, TUI_R_KEY, k[i].keys);
+        x += text(a, y, x, W - x, TUI_R_DEFAULT, " ");
+        x += text(a, y, x, W - x, TUI_R_DEFAULT, k[i].what) + 1;
+    }
+    if (note)
+        text(a, y, limit > x ? limit + 1 : x, W - x, TUI_R_WARN, a->note);
+}
+
+static rect dialog_box(tui_app *a, int w, int h, const char *title)
+{
+    int W = COLS, H = LINES;
+    if (w > W - 2)
+        w = W - 2;
+    if (h > H - 2)
+        h = H - 2;
+    rect r = {(W - w) / 2, (H - h) / 2, w, h};
+    attrset(A_NORMAL);
+    for (int y = r.y; y < r.y + r.h; y++)
+        mvhline(y, r.x, ' ', r.w);
+    attrset(a->term.attr[TUI_R_FOCUS]);
+    border_of(r);
+    textf(a, r.y, r.x + 2, r.w - 4, TUI_R_FOCUS, " %s ", title);
+    return inner(r);
+}
+
+static void draw_help(tui_app *a)
+{
+    int n = 0;
+    while (tui_keys_help(n))
+        n++;
+    rect in = dialog_box(a, 74, n + 6, "Keys (any key closes)");
+    for (int i = 0; i < n && i < in.h; i++) {
+        const tui_key_help *k = tui_keys_help(i);
+        text(a, in.y + i, in.x, 18, TUI_R_KEY, k->keys);
+        text(a, in.y + i, in.x + 19, in.w - 19, TUI_R_DEFAULT, k->what);
+    }
+    if (in.h > n + 1)
+        text(a, in.y + n + 1, in.x, in.w, TUI_R_DIM, "In the console: Enter runs, Up/Down recall, Esc leaves.");
+    if (in.h > n + 2)
+        text(a, in.y + n + 2, in.x, in.w, TUI_R_DIM, "singa.pause() resume() checkpoint() lr_scale(x) steer the job.");
+}
+
+static void draw_quit(tui_app *a)
+{
+    bool ckpt = a->status.info.ckpt_dir[0] != 0;
+    rect in = dialog_box(a, 52, ckpt ? 7 : 6, "Quit while training?");
+    int y = in.y;
+    text(a, y++, in.x, in.w, TUI_R_DEFAULT, "The job is still training.");
+    y++;
+    if (ckpt) {
+        int used = text(a, y, in.x, in.w, TUI_R_KEY, " c ");
+        text(a, y++, in.x + used + 1, in.w - used - 1, TUI_R_DEFAULT, "write a checkpoint, then quit");
+    }
+    int used = text(a, y, in.x, in.w, TUI_R_KEY, " y ");
+    text(a, y++, in.x + used + 1, in.w - used - 1, TUI_R_DEFAULT, "quit now");
+    used = text(a, y, in.x, in.w, TUI_R_KEY, " n ");
+    text(a, y, in.x + used + 1, in.w - used - 1, TUI_R_DEFAULT, "keep training (Esc)");
+}
+
+void tui_draw(tui_app *a)
+{
+    int W = COLS, H = LINES;
+    erase();
+    curs_set(0);
+    if (W < MIN_W || H < MIN_H) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "terminal too small: %dx%d (the workbench needs %dx%d)", W, H, MIN_W, MIN_H);
+        text(a, H / 2, 0, W, TUI_R_WARN, msg);
+        text(a, H / 2 + 1, 0, W, TUI_R_DIM, "q quits");
+        refresh();
+        return;
+    }
+    rect r[TUI_P_COUNT];
+    layout(W, H, a->traffic.n, r);
+    draw_title(a, W);
+    draw_plot(a, r[TUI_P_PLOT]);
+    draw_traffic(a, r[TUI_P_TRAFFIC]);
+    draw_topology(a, r[TUI_P_TOPOLOGY]);
+    draw_progress(a, r[TUI_P_PROGRESS]);
+    draw_log(a, r[TUI_P_LOG]);
+    draw_footer(a, W, H);
+    draw_console(a, r[TUI_P_CONSOLE]); /* last: it places the cursor */
+    if (a->dialog == TUI_DIALOG_HELP)
+        draw_help(a);
+    else if (a->dialog == TUI_DIALOG_QUIT)
+        draw_quit(a);
+    if (a->dialog != TUI_DIALOG_NONE)
+        curs_set(0);
+    refresh();
+}

@@ -1,0 +1,72 @@
+/* What the traffic and topology panels show, and where it comes from: the job singa.train runs
+ * (or ran last).  The script thread attaches a job when singa.train has built it and detaches
+ * it when the run ends, before the job is freed, keeping its final counters; the UI thread
+ * reads about once a second.  Reading never waits for training: the runtime's counters are a
+ * snapshot behind their own short lock (singa/stats.h), and this module's lock is only held
+ * by attach, detach and the reads. */
+#ifndef SINGA_TUI_STATS_H
+#define SINGA_TUI_STATS_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "singa/job.h"
+
+#define TUI_STATS_ROWS 64 /* traffic rows kept (the panel shows fewer) */
+#define TUI_MAX_NODES 64  /* nodes kept (a larger cluster is cut, and says so) */
+
+typedef struct tui_traffic_row {
+    char type[24];      /* message type, e.g. "update", "get-reply" */
+    char peer[32];      /* the other end, e.g. "server 0.0", "worker 1.0" */
+    int process;        /* the process (rank) whose counters these are */
+    uint64_t msgs_sent, msgs_recv, bytes_sent, bytes_recv; /* totals since the job started */
+    int queue;          /* requests sent and not yet answered */
+} tui_traffic_row;
+
+typedef enum tui_node_state {
+    TUI_NODE_WAITING, /* created, not started (or waiting for peers) */
+    TUI_NODE_RUNNING,
+    TUI_NODE_PAUSED,
+    TUI_NODE_FINISHED,
+    TUI_NODE_DEAD,    /* failed or lost */
+} tui_node_state;
+
+typedef struct tui_node {
+    int process;
+    char host[32];   /* where the process runs */
+    char role[8];    /* "server" or "worker" */
+    int group, id;   /* its group, and its index in the group */
+    tui_node_state state;
+} tui_node;
+
+typedef struct tui_stats {
+    pthread_mutex_t mu;       /* guards the fields below */
+    bool has_job;             /* a job was attached (it may have ended since) */
+    const singa_stats *live;  /* the running job's counters; NULL for a plain job or once it ended */
+    bool distributed;         /* the job has a runtime that counts messages */
+    tui_traffic_row last[TUI_STATS_ROWS]; /* its final counters, once it ended */
+    int nlast;                /* how many there were (at most TUI_STATS_ROWS kept) */
+    uint64_t last_dropped;
+    tui_node nodes[TUI_MAX_NODES]; /* every worker and server, ordered by process */
+    int nnodes;               /* how many there are (at most TUI_MAX_NODES kept) */
+} tui_stats;
+
+void tui_stats_init(tui_stats *s);
+void tui_stats_destroy(tui_stats *s);
+/* Script thread: singa.train built `job`; its topology and counters are read from now on. */
+void tui_stats_attach(tui_stats *s, const singa_job *job);
+/* Script thread: the run ended and `job` is about to be freed; its final counters are kept. */
+void tui_stats_detach(tui_stats *s);
+/* Copies at most max rows of the job's counters into rows, returns how many there are, and
+ * sets *dropped to the messages the runtime dropped (undecodable, from a stranger, out of
+ * place); -1 when there is no job yet or the job has no distributed runtime (a plain job
+ * exchanges no messages). */
+int tui_stats_traffic(tui_stats *s, tui_traffic_row *rows, int max, uint64_t *dropped);
+/* Copies at most max nodes into nodes, each in `state`, and returns how many there are (0 when
+ * there is no job yet).  The runtime keeps no state per thread, so every node shows the job's. */
+int tui_stats_topology(tui_stats *s, tui_node_state state, tui_node *nodes, int max);
+
+const char *tui_node_state_name(tui_node_state s);
+
+#endif

@@ -1,0 +1,171 @@
+/* A hostile client for t/8100-procs.sh: `fuzz-peers [--curve SERVER.pub CLIENT.key] N
+ * ENDPOINT...` sends each endpoint (a stub listening for other processes) N bad messages of
+ * every kind the runtime must survive: raw bytes that are not ZeroMQ at all, random frames,
+ * headers with the right magic and random fields, messages claiming to come from a real rank
+ * over a stranger's connection, truncated and extra frames, and frames above the size limit.
+ * With --curve its ZeroMQ sockets are CURVE clients of a server with that public key, using that
+ * secret key.  Prints how many it sent. */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "dist/msg.h"
+
+static unsigned long long rng = 88172645463325252ull;
+static char server_key[41], secret_key[41], public_key[41]; /* Z85; empty without --curve */
+
+static int read_key(const char *path, char key[41])
+{
+    FILE *f = fopen(path, "r");
+    int ok = f && fscanf(f, "%40s", key) == 1 && strlen(key) == 40;
+    if (f)
+        fclose(f);
+    return ok ? 0 : -1;
+}
+
+static void *dealer(void *ctx, const char *id, int linger)
+{
+    void *s = zmq_socket(ctx, ZMQ_DEALER);
+    int zero = 0;
+    if (server_key[0]) /* the handshake and the ZAP round trip take a while on a loaded machine */
+        linger = 5000;
+    zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof linger);
+    zmq_setsockopt(s, ZMQ_SNDHWM, &zero, sizeof zero);
+    if (id)
+        zmq_setsockopt(s, ZMQ_ROUTING_ID, id, strlen(id));
+    if (server_key[0]) {
+        zmq_setsockopt(s, ZMQ_CURVE_SERVERKEY, server_key, 40);
+        zmq_setsockopt(s, ZMQ_CURVE_PUBLICKEY, public_key, 40);
+        zmq_setsockopt(s, ZMQ_CURVE_SECRETKEY, secret_key, 40);
+    }
+    return s;
+}
+
+static unsigned rnd(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (unsigned)(rng >> 11);
+}
+
+static void fill(unsigned char *buf, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        buf[i] = (unsigned char)rnd();
+}
+
+/* Bytes straight onto the tcp port: the ZeroMQ handshake must refuse them. */
+static int raw_garbage(const char *endpoint, int n)
+{
+    const char *hostport = endpoint + strlen("tcp://");
+    const char *colon = strrchr(hostport, ':');
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1))};
+    char host[64];
+    snprintf(host, sizeof host, "%.*s", (int)(colon - hostport), hostport);
+    if (inet_pton(AF_INET, host, &a.sin_addr) != 1)
+        return 0;
+    int sent = 0;
+    for (int i = 0; i < n; i++) {
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        unsigned char buf[512];
+        fill(buf, sizeof buf);
+        if (i % 3 == 0) /* a ZMTP greeting's signature, then nonsense */
+            memcpy(buf, "\xff\0\0\0\0\0\0\0\1\x7f", 10);
+        if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+            send(fd, buf, 1 + rnd() % sizeof buf, MSG_NOSIGNAL) > 0)
+            sent++;
+        if (fd >= 0)
+            close(fd);
+    }
+    return sent;
+}
+
+/* One bad ZeroMQ message of kind k. */
+static void bad_message(void *s, int k)
+{
+    unsigned char head[MSG_HEADER_BYTES], body[256];
+    msg m = {.type = (uint8_t)(1 + rnd() % (MSG_NTYPES + 3)), .flags = (uint8_t)(rnd() % 4),
+             .src = {(uint8_t)(rnd() % 3), (uint16_t)(rnd() % 4), (uint16_t)(rnd() % 4), (uint16_t)(rnd() % 4)},
+             .dst = {(uint8_t)(rnd() % 3), (uint16_t)(rnd() % 4), (uint16_t)(rnd() % 4), (uint16_t)(rnd() % 4)},
+             .slice = (int32_t)(rnd() % 64) - 8, .step = (int32_t)rnd(), .count = rnd() % 5, .ptr = rnd()};
+    fill(body, sizeof body);
+    msg_encode(&m, head);
+    switch (k % 6) {
+    case 0: /* random bytes */
+        zmq_send(s, body, 1 + rnd() % sizeof body, ZMQ_DONTWAIT);
+        break;
+    case 1: /* a header with the magic, random fields, maybe a payload */
+        zmq_send(s, head, sizeof head, (k & 8 ? ZMQ_SNDMORE : 0) | ZMQ_DONTWAIT);
+        if (k & 8)
+            zmq_send(s, body, rnd() % sizeof body, ZMQ_DONTWAIT);
+        break;
+    case 2: /* truncated header */
+        zmq_send(s, head, rnd() % sizeof head, ZMQ_DONTWAIT);
+        break;
+    case 3: /* too many frames */
+        zmq_send(s, head, sizeof head, ZMQ_SNDMORE | ZMQ_DONTWAIT);
+        zmq_send(s, body, 8, ZMQ_SNDMORE | ZMQ_DONTWAIT);
+        zmq_send(s, body, 8, ZMQ_DONTWAIT);
+        break;
+    case 4: /* a plausible stop or reply "from" rank 0 or 1, over this stranger's connection */
+        m.type = rnd() % 2 ? MSG_STOP : MSG_UPDATE_REPLY;
+        m.flags = MSG_F_VALUES;
+        m.src = (msg_addr){ENT_STUB, 0, 0, (uint16_t)(rnd() % 2)};
+        msg_encode(&m, head);
+        zmq_send(s, head, sizeof head, ZMQ_SNDMORE | ZMQ_DONTWAIT);
+        zmq_send(s, "fuzz", 4, ZMQ_DONTWAIT);
+        break;
+    default: /* empty frames */
+        zmq_send(s, "", 0, ZMQ_DONTWAIT);
+        break;
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 3 && strcmp(argv[1], "--curve") == 0) {
+        if (read_key(argv[2], server_key) < 0 || read_key(argv[3], secret_key) < 0 ||
+            zmq_curve_public(public_key, secret_key) < 0) {
+            fprintf(stderr, "fuzz-peers: cannot read the keys %s, %s\n", argv[2], argv[3]);
+            return 2;
+        }
+        argv += 3;
+        argc -= 3;
+    }
+    if (argc < 3) {
+        fprintf(stderr, "usage: fuzz-peers [--curve SERVER.pub CLIENT.key] N ENDPOINT...\n");
+        return 2;
+    }
+    int n = atoi(argv[1]), total = 0;
+    void *ctx = zmq_ctx_new();
+    for (int e = 2; e < argc; e++) {
+        total += raw_garbage(argv[e], n / 10);
+        /* identities a real rank could have ("p1"), and not ("x", binary) */
+        const char *ids[] = {"p1", "p0", "stranger", "\x01\x02", "p99"};
+        for (int c = 0; c < 5; c++) {
+            void *s = dealer(ctx, ids[c], 1000);
+            zmq_connect(s, argv[e]);
+            for (int i = 0; i < n / 5; i++, total++)
+                bad_message(s, (int)rnd());
+            zmq_close(s);
+        }
+        /* above the size limit: the connection is dropped */
+        void *s = dealer(ctx, NULL, 2000);
+        size_t big = 64u << 20;
+        unsigned char *huge = calloc(1, big);
+        zmq_connect(s, argv[e]);
+        if (huge && zmq_send(s, huge, big, ZMQ_DONTWAIT) >= 0)
+            total++;
+        zmq_close(s);
+        free(huge);
+    }
+    printf("sent %d bad messages to %d endpoints\n", total, argc - 2);
+    fflush(stdout);
+    zmq_ctx_term(ctx); /* waits for what is still queued, up to the lingers */
+    return 0;
+}
