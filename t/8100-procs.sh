@@ -131,6 +131,8 @@ fuzz_run() {
     fuzz_ok=$?
     wait $job
     job_rc=$?
+    # A failure's report shows the end of the job's output: say there how the fuzzing went.
+    { cat "$tmp/$fz_name.fuzz"; echo "the job's exit status: $job_rc"; } >>"$tmp/$fz_name.out"
     dropped=$(awk '$1 == "dropped" { print $2 }' "$tmp/$fz_name.txt" 2>/dev/null)
 }
 
