@@ -246,12 +246,15 @@ do
   os.execute("rm -rf '" .. dir .. "'")
 end
 
--- Training runs a group's workers on the batch dimension only, so far: a job that asks for
--- another partitioning is refused, naming the layer, instead of trained otherwise.
-tap.raises({ "layer 'fc': partition_dim = 1", "on the batch dimension only" },
-           "training a group with a feature-partitioned layer is refused, for now",
-           function() return singa.train(job({
-             { name = "fc", type = "kInnerProduct", srclayer = "data", num_output = 4, partition_dim = 1 } })) end)
+-- A net cut among a group's workers trains by back-propagation (t/2820 trains them); other
+-- algorithms are refused, naming the algorithm, instead of trained otherwise.
+tap.raises({ "alg = kCD", "trains by kBP or kBPTT, so far" },
+           "contrastive divergence over a net cut among a group's workers is refused, for now",
+           function()
+             local j = job({ { name = "fc", type = "kInnerProduct", srclayer = "data", num_output = 4, partition_dim = 1 } })
+             j.train_one_batch = { alg = "kCD" }
+             return singa.train(j)
+           end)
 
 -- singa-tui --dot: the script's job as Graphviz DOT.
 do

@@ -1,8 +1,9 @@
 /* Training a partitioned net is training the net: the Fashion-MNIST MLP and LeNet, cut over 2
  * and 4 workers on the batch, on the features, placed layer by layer by location, and hybrid
- * (convolutions on the batch, fully connected layers on the features), with every part and
- * connection layer in one net, give the loss of the unpartitioned net at each of 50 steps of
- * SGD to 1e-4 relative, and end with its params. */
+ * (convolutions on the batch, fully connected layers on the features), give the loss of the
+ * unpartitioned net at each of 50 steps of SGD to 1e-4 relative, and end with its params: with
+ * every part and connection layer in one net, and with each worker's parts computed by a
+ * thread of its own (bridges between threads). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,8 +58,10 @@ static singa_conf *net_conf(const char *dir, bool lenet, const char *net, const 
     return c;
 }
 
-/* Trains STEPS steps of plain SGD; workers 0: the net as it is, else partitioned over them. */
-static int train(const singa_registry *reg, const singa_conf *conf, int workers, run *r, singa_err *err)
+/* Trains STEPS steps of plain SGD; workers 0: the net as it is, else partitioned over them, in
+ * one net or in a thread per worker. */
+static int train(const singa_registry *reg, const singa_conf *conf, int workers, bool threads, run *r,
+                 singa_err *err)
 {
     singa_rng rng;
     singa_net *net = NULL;
@@ -67,13 +70,15 @@ static int train(const singa_registry *reg, const singa_conf *conf, int workers,
     singa_rng_seed(&rng, 5, 0);
     int rc = workers ? singa_graph_build(&g, conf, SINGA_PHASE_TRAIN, workers, reg, err) : 0;
     if (rc == 0)
-        rc = workers ? singa_net_create_graph(&net, &g, -1, reg, &r->params, &rng, 5, NULL, err)
-                     : singa_net_create(&net, conf, SINGA_PHASE_TRAIN, reg, &r->params, &rng, 5, NULL, err);
+        rc = !workers  ? singa_net_create(&net, conf, SINGA_PHASE_TRAIN, reg, &r->params, &rng, 5, NULL, err)
+             : threads ? singa_net_create_parts(&net, &g, reg, &r->params, &rng, 5, NULL, err)
+                       : singa_net_create_graph(&net, &g, reg, &r->params, &rng, 5, NULL, err);
     for (int step = 0; step < STEPS && rc == 0; step++) {
         if ((rc = singa_net_forward(net, err)) < 0)
             break;
         r->loss[step] = singa_metrics_avg(&net->metrics, "loss", NAN);
-        singa_net_backward(net);
+        if ((rc = singa_net_backward(net, err)) < 0)
+            break;
         for (int i = 0; i < r->params.n; i++) {
             singa_param *p = r->params.items[i];
             if (p->trained && !p->owner && !p->state)
@@ -141,7 +146,7 @@ int main(void)
         singa_err err = {{0}};
         singa_conf *plain = net_conf(dir, lenet, "", "", "", "", "", "");
         run ref = {.loss = {0}};
-        int rc = plain ? train(reg, plain, 0, &ref, &err) : -1;
+        int rc = plain ? train(reg, plain, 0, false, &ref, &err) : -1;
         ok(rc == 0 && ref.loss[STEPS - 1] < ref.loss[0], "%s unpartitioned trains: loss %.4f -> %.4f%s%s", what,
            ref.loss[0], ref.loss[STEPS - 1], rc ? ": " : "", rc ? err.msg : "");
         for (size_t s = 0; s < sizeof schemes / sizeof *schemes; s++)
@@ -152,14 +157,18 @@ int main(void)
                 snprintf(ip2, sizeof ip2, "%s", strcmp(schemes[s].last, ", location = LAST") == 0 ? last : schemes[s].last);
                 singa_conf *conf = net_conf(dir, lenet, schemes[s].net, schemes[s].data, schemes[s].conv, fc, ip2,
                                             schemes[s].loss);
-                run r = {.loss = {0}};
-                err.msg[0] = 0;
-                int trc = conf ? train(reg, conf, workers, &r, &err) : -1;
-                double dl = trc == 0 ? loss_diff(&r, &ref) : INFINITY, dp = trc == 0 ? param_diff(&r, &ref) : INFINITY;
-                ok(trc == 0 && dl <= 1e-4 && dp <= 1e-4,
-                   "%s on %d workers, %s: the same loss at each of %d steps (worst %.1e) and params (%.1e)%s%s", what,
-                   workers, schemes[s].name, STEPS, dl, dp, trc ? ": " : "", trc ? err.msg : "");
-                singa_params_free(&r.params);
+                for (int threads = 0; threads < 2; threads++) {
+                    run r = {.loss = {0}};
+                    err.msg[0] = 0;
+                    int trc = conf ? train(reg, conf, workers, threads, &r, &err) : -1;
+                    double dl = trc == 0 ? loss_diff(&r, &ref) : INFINITY;
+                    double dp = trc == 0 ? param_diff(&r, &ref) : INFINITY;
+                    ok(trc == 0 && dl <= 1e-4 && dp <= 1e-4,
+                       "%s on %d workers (%s), %s: the same loss at each of %d steps (worst %.1e) and params (%.1e)%s%s",
+                       what, workers, threads ? "a thread each" : "in one net", schemes[s].name, STEPS, dl, dp,
+                       trc ? ": " : "", trc ? err.msg : "");
+                    singa_params_free(&r.params);
+                }
                 singa_conf_free(conf);
             }
         singa_params_free(&ref.params);

@@ -31,6 +31,10 @@ struct singa_net {
     singa_net_split split;
     int cd_step;          /* kCD: 0 in the positive phase (and every other pass), k in the k-th negative (Gibbs) phase */
     singa_conf *confs;    /* layer confs the net made itself (a partitioned net's connection layers) */
+    /* A partitioned net run by the workers of a group (singa_net_create_parts): the parts of
+     * every location, and which location this net computes; NULL and -1 otherwise. */
+    struct singa_parts *parts;
+    int location;
 };
 
 /* Builds the net for `phase` from netconf (the job's `neuralnet` table); split NULL reads
@@ -40,9 +44,11 @@ int singa_net_create(singa_net **out, const singa_conf *netconf, singa_phase pha
                      uint64_t seed, const singa_net_split *split, singa_err *err);
 void singa_net_free(singa_net *net);
 int singa_net_forward(singa_net *net, singa_err *err);
-void singa_net_backward(singa_net *net);
+/* -1 only in a partitioned net whose other workers failed (err says why). */
+int singa_net_backward(singa_net *net, singa_err *err);
 singa_layer *singa_net_find(const singa_net *net, const char *name);
-/* Instances per step: the batch size of the first input layer (0 if none). */
+/* Instances per step: the batch size of the first input layer, all its parts' rows when it is
+ * cut on the batch (0 if none). */
 int singa_net_batchsize(const singa_net *net);
 
 #endif

@@ -77,12 +77,18 @@ typedef struct singa_graph {
 int singa_graph_build(singa_graph *g, const singa_conf *netconf, singa_phase phase, int nworkers,
                       const singa_registry *reg, singa_err *err);
 void singa_graph_free(singa_graph *g);
-/* The net of the nodes at `location` (-1: every node, the whole group's net in one), built like
- * singa_net_create; g and the netconf it was built from must outlive it.  Its parts read their
- * share of the batch within net->split (a worker's share, when split is given). */
-int singa_net_create_graph(singa_net **out, const singa_graph *g, int location, const singa_registry *reg,
-                           singa_params *params, singa_rng *rng, uint64_t seed, const singa_net_split *split,
-                           singa_err *err);
+/* The whole group's net in one: every node of g, built like singa_net_create; g and the
+ * netconf it was built from must outlive it.  Its parts read their share of the batch within
+ * net->split (a worker's share, when split is given). */
+int singa_net_create_graph(singa_net **out, const singa_graph *g, const singa_registry *reg, singa_params *params,
+                           singa_rng *rng, uint64_t seed, const singa_net_split *split, singa_err *err);
+/* The same net cut among the workers of the group: one net per location, each computed by a
+ * thread of its own, bridges between them carrying features and gradients through memory.
+ * *out is location 0's, run by the caller: its singa_net_forward and singa_net_backward run
+ * every location's part of the pass and return when all are done, with the metrics of every
+ * location and every param's whole gradient.  singa_net_free(*out) frees them all. */
+int singa_net_create_parts(singa_net **out, const singa_graph *g, const singa_registry *reg, singa_params *params,
+                           singa_rng *rng, uint64_t seed, const singa_net_split *split, singa_err *err);
 const char *singa_node_role_name(singa_node_role role); /* "layer", "slice", ... */
 /* Writes the graph as Graphviz DOT: parts clustered and coloured by worker, connection layers
  * and bridges in shapes of their own, edges carrying a slab labelled with it. */

@@ -86,6 +86,10 @@ struct dist_rt {
     const singa_cluster *c;
     const singa_conf *conf;
     int rank, nprocs;
+    /* The workers of a group that train a job of their own and send gradients: all of them, or
+     * the first when the net is cut among them (its job computes the others' parts in threads
+     * of its own, and its gradients are the group's). */
+    int replicas;
     dist_launch launch;
     uint64_t fingerprint;  /* of the job's configuration: every process must have the same */
     char plugins[1024];    /* the loaded plugins, which every process must have too */

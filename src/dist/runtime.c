@@ -114,13 +114,13 @@ static bool is_part(const dist_rt *rt, const singa_ckpt_file *f)
     const singa_cluster *c = rt->c;
     if (f->kind == SINGA_CKPT_SERVER)
         return f->group < c->nserver_groups && f->id < c->nservers_per_group;
-    return f->kind == SINGA_CKPT_WORKER && f->group < c->nworker_groups && f->id < c->nworkers_per_group;
+    return f->kind == SINGA_CKPT_WORKER && f->group < c->nworker_groups && f->id < rt->replicas;
 }
 
 static int nparts(const dist_rt *rt)
 {
     const singa_cluster *c = rt->c;
-    return c->nserver_groups * c->nservers_per_group + c->nworker_groups * c->nworkers_per_group;
+    return c->nserver_groups * c->nservers_per_group + c->nworker_groups * rt->replicas;
 }
 
 static bool is_local(const dist_rt *rt, const singa_ckpt_file *f)
@@ -197,7 +197,7 @@ static int try_step(dist_rt *rt, const singa_ckpt_file *files, size_t n, singa_e
         const singa_cluster *c = rt->c;
         for (int kind = 0; kind < 2; kind++) {
             int ngroups = kind ? c->nworker_groups : c->nserver_groups;
-            int per = kind ? c->nworkers_per_group : c->nservers_per_group;
+            int per = kind ? rt->replicas : c->nservers_per_group;
             for (int g = 0; g < ngroups; g++)
                 for (int j = 0; j < per; j++) {
                     singa_ckpt_file f = {step, kind ? SINGA_CKPT_WORKER : SINGA_CKPT_SERVER, g, j};
@@ -575,7 +575,7 @@ static int add_workers(dist_rt *rt, singa_job *lead, singa_err *err)
     if (!(rt->workers = calloc((size_t)total, sizeof *rt->workers)))
         return singa_err_set(err, "out of memory");
     for (int g = 0; g < c->nworker_groups; g++)
-        for (int j = 0; j < c->nworkers_per_group; j++) {
+        for (int j = 0; j < rt->replicas; j++) {
             if (dist_worker_proc(rt, g, j) != rt->rank)
                 continue;
             dist_worker *w = &rt->workers[rt->nworkers++];
@@ -735,6 +735,14 @@ int singa_dist_run(singa_job *job, const singa_job_hooks *hooks, singa_result *r
         return -1;
     rt.rank = rt.launch.rank;
     rt.nprocs = rt.launch.size;
+    rt.replicas = singa_job_cut(job) ? 1 : rt.c->nworkers_per_group;
+    for (int g = 0; g < rt.c->nworker_groups && rt.replicas == 1; g++)
+        for (int j = 1; j < rt.c->nworkers_per_group; j++)
+            if (dist_worker_proc(&rt, g, j) != dist_worker_proc(&rt, g, 0))
+                return singa_err_set(err, "cluster: worker group %d lives in processes %d and %d, but its net is cut "
+                                          "among its workers (a partition_dim other than 0 or a location), which "
+                                          "needs the group in one process, so far",
+                                     g, dist_worker_proc(&rt, g, 0), dist_worker_proc(&rt, g, j));
     singa_job_control_init(&rt.from_rank0);
     rt.control = rt.rank == 0 ? rt.hooks->control : &rt.from_rank0;
     rt.fingerprint = singa_conf_hash(rt.conf);

@@ -408,7 +408,7 @@ static int on_update(dist_server *s, srv_slice *x, const msg *m, zmq_msg_t *payl
         grad = zmq_msg_data(payload);
     else
         return 1;
-    int need = rt->c->nworkers_per_group;
+    int need = rt->replicas;
     if ((int)m->count < 1 || p->count + (int)m->count > need || (p->count && m->step != p->step))
         return 1;
     if (p->count == 0) { /* a lone contribution is applied at once, below, in place */

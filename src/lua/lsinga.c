@@ -10,6 +10,7 @@
 #include "lua/lsinga.h"
 #include "lua/ltensor.h"
 #include "lua/luaconf.h"
+#include "net/parts.h"
 #include "singa/predict.h"
 #include "singa/singa.h"
 
@@ -323,24 +324,33 @@ static int l_predict(lua_State *L)
 }
 
 /* With `profile = true`: r.profile lists the training net's layers in order with their mean
- * forward and backward milliseconds per step. */
+ * forward and backward milliseconds per step; a net cut among a group's workers lists every
+ * worker's parts, worker by worker, each with its `worker`. */
 static void push_profile(lua_State *L, const singa_net *net)
 {
     if (!net->profile || net->profiled_passes == 0)
         return;
-    lua_createtable(L, net->nlayers, 0);
-    for (int i = 0; i < net->nlayers; i++) {
-        const singa_layer *l = net->layers[i];
-        lua_createtable(L, 0, 4);
-        lua_pushstring(L, l->name);
-        lua_setfield(L, -2, "name");
-        lua_pushstring(L, l->type->name);
-        lua_setfield(L, -2, "type");
-        lua_pushnumber(L, 1e3 * l->forward_seconds / (double)net->profiled_passes);
-        lua_setfield(L, -2, "forward_ms");
-        lua_pushnumber(L, 1e3 * l->backward_seconds / (double)net->profiled_passes);
-        lua_setfield(L, -2, "backward_ms");
-        lua_rawseti(L, -2, i + 1);
+    int nparts = net->parts ? singa_parts_count(net->parts) : 1, row = 0;
+    lua_newtable(L);
+    for (int k = 0; k < nparts; k++) {
+        const singa_net *at = net->parts ? singa_parts_net(net->parts, k) : net;
+        for (int i = 0; i < at->nlayers; i++) {
+            const singa_layer *l = at->layers[i];
+            lua_createtable(L, 0, 5);
+            lua_pushstring(L, l->name);
+            lua_setfield(L, -2, "name");
+            lua_pushstring(L, l->type->name);
+            lua_setfield(L, -2, "type");
+            lua_pushnumber(L, 1e3 * l->forward_seconds / (double)net->profiled_passes);
+            lua_setfield(L, -2, "forward_ms");
+            lua_pushnumber(L, 1e3 * l->backward_seconds / (double)net->profiled_passes);
+            lua_setfield(L, -2, "backward_ms");
+            if (net->parts) {
+                lua_pushinteger(L, k);
+                lua_setfield(L, -2, "worker");
+            }
+            lua_rawseti(L, -2, ++row);
+        }
     }
     lua_setfield(L, -2, "profile");
 }

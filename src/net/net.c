@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "net/parts.h"
 #include "singa/net.h"
 #include "singa/partition.h"
 
@@ -61,6 +62,8 @@ void singa_net_free(singa_net *net)
 {
     if (!net)
         return;
+    if (net->parts && net->location == 0)
+        singa_parts_free(net->parts); /* the other locations' nets, after their threads */
     for (int i = 0; i < net->nlayers; i++)
         layer_free(net->layers[i]);
     free(net->layers);
@@ -300,24 +303,31 @@ static int connect(singa_net *net, const singa_conf *list, singa_err *err)
     return 0;
 }
 
+/* Sets layer l up, its sources already set up. */
+static int setup_layer(singa_layer *l, singa_err *err)
+{
+    singa_phase phase = l->net->phase;
+    for (int k = 0; k < l->nsrc && phase == SINGA_PHASE_TRAIN; k++)
+        l->needs_grad |= l->src[k]->needs_grad;
+    if (l->type->setup(l, err) < 0)
+        return -1;
+    if (phase == SINGA_PHASE_TRAIN && l->nparams > 0 && !l->needs_grad) {
+        l->needs_grad = true;
+        if (singa_tensor_init_like(&l->grad, &l->data, err) < 0)
+            return singa_err_prefix(err, "layer '%s': ", l->name);
+    }
+    const singa_conf *plist = singa_conf_get(l->conf, "param");
+    if (plist && (int)plist->n > l->nparams)
+        return singa_layer_err(l, err, "field 'param' lists %zu params but this layer has %d", plist->n,
+                               l->nparams);
+    return 0;
+}
+
 static int setup_layers(singa_net *net, singa_err *err)
 {
-    for (int i = 0; i < net->nlayers; i++) {
-        singa_layer *l = net->layers[i];
-        for (int k = 0; k < l->nsrc && net->phase == SINGA_PHASE_TRAIN; k++)
-            l->needs_grad |= l->src[k]->needs_grad;
-        if (l->type->setup(l, err) < 0)
+    for (int i = 0; i < net->nlayers; i++)
+        if (setup_layer(net->layers[i], err) < 0)
             return -1;
-        if (net->phase == SINGA_PHASE_TRAIN && l->nparams > 0 && !l->needs_grad) {
-            l->needs_grad = true;
-            if (singa_tensor_init_like(&l->grad, &l->data, err) < 0)
-                return singa_err_prefix(err, "layer '%s': ", l->name);
-        }
-        const singa_conf *plist = singa_conf_get(l->conf, "param");
-        if (plist && (int)plist->n > l->nparams)
-            return singa_layer_err(l, err, "field 'param' lists %zu params but this layer has %d",
-                                   plist->n, l->nparams);
-    }
     return 0;
 }
 
@@ -340,6 +350,7 @@ int singa_net_create(singa_net **out, const singa_conf *netconf, singa_phase pha
     net->rng = rng;
     net->seed = seed;
     net->split = split ? *split : (singa_net_split){0, 1, 0, 1};
+    net->location = -1;
     if (add_layers(net, netconf, list, reg, err) < 0 || connect(net, list, err) < 0 ||
         toposort(net, err) < 0 || setup_layers(net, err) < 0) {
         singa_net_free(net);
@@ -373,10 +384,24 @@ static const singa_conf *connection_conf(singa_net *net, const singa_node *n)
     return c;
 }
 
-/* The layer of node i, its sources already in the net (at: node -> index in net, or -1). */
-static int add_node_layer(singa_net *net, const singa_graph *g, int i, const int *at, const singa_registry *reg,
-                          singa_err *err)
+/* A graph's nets: one with every node, or one per location (nodes[i] lives in nets[net_of(i)]). */
+typedef struct graph_nets {
+    const singa_graph *g;
+    singa_net **nets;
+    int nnets;
+    int *at; /* node -> its layer's index in its net */
+} graph_nets;
+
+static singa_net *net_of(const graph_nets *gn, int node)
 {
+    return gn->nets[gn->nnets > 1 ? gn->g->nodes[node].location : 0];
+}
+
+/* The layer of node i, its sources already in their nets. */
+static int add_node_layer(graph_nets *gn, int i, const singa_registry *reg, singa_err *err)
+{
+    const singa_graph *g = gn->g;
+    singa_net *net = net_of(gn, i);
     const singa_node *n = &g->nodes[i];
     const singa_graph_layer *gl = &g->layers[n->layer];
     bool part = n->role == SINGA_NODE_LAYER;
@@ -392,6 +417,7 @@ static int add_node_layer(singa_net *net, const singa_graph *g, int i, const int
         layer_free(l);
         return singa_err_set(err, "out of memory");
     }
+    gn->at[i] = net->nlayers;
     net->layers[net->nlayers++] = l;
     l->type = lt;
     l->conf = conf;
@@ -404,53 +430,80 @@ static int add_node_layer(singa_net *net, const singa_graph *g, int i, const int
     l->unroll_first = l;
     for (int j = 0; j < i && l->unroll_index > 0; j++) /* copy 0's part of the same index */
         if (g->nodes[j].role == SINGA_NODE_LAYER && g->nodes[j].layer == gl->unroll_first && g->nodes[j].part == n->part)
-            l->unroll_first = at[j] >= 0 ? net->layers[at[j]] : l;
+            l->unroll_first = net_of(gn, j)->layers[gn->at[j]];
     for (int e = 0; e < n->nsrc; e++) {
         const singa_node_src *src = &n->src[e];
-        if (at[src->node] < 0)
-            return singa_layer_err(l, err, "reads '%s' of another worker: running a part of a group needs bridges "
-                                           "between workers, which are not there yet", g->nodes[src->node].name);
         if (src->slab >= 0 && !l->src_slab && !(l->src_slab = calloc((size_t)n->nsrc, sizeof *l->src_slab)))
             return singa_err_set(err, "out of memory");
         if (l->src_slab)
             l->src_slab[e] = src->slab;
-        l->src[l->nsrc++] = net->layers[at[src->node]];
+        l->src[l->nsrc++] = net_of(gn, src->node)->layers[gn->at[src->node]];
     }
     return 0;
 }
 
-int singa_net_create_graph(singa_net **out, const singa_graph *g, int location, const singa_registry *reg,
-                           singa_params *params, singa_rng *rng, uint64_t seed, const singa_net_split *split,
-                           singa_err *err)
+/* Builds gn's nets from its graph, setting every layer up in the graph's order (so a bridge's
+ * destination sees its source's shape, and params are declared and drawn from rng in the same
+ * order however many nets there are). */
+static int build_graph_nets(graph_nets *gn, const singa_registry *reg, singa_params *params, singa_rng *rng,
+                            uint64_t seed, const singa_net_split *split, singa_err *err)
 {
-    *out = NULL;
-    singa_net *net = calloc(1, sizeof *net);
-    int *at = malloc((size_t)g->nnodes * sizeof *at), rc = 0;
-    if (!net || !at || !(net->layers = calloc((size_t)g->nnodes, sizeof *net->layers)) ||
-        !(net->confs = singa_conf_new(SINGA_CONF_LIST)))
-        rc = singa_err_set(err, "out of memory");
-    if (net) {
+    const singa_graph *g = gn->g;
+    if (!(gn->at = malloc((size_t)g->nnodes * sizeof *gn->at)))
+        return singa_err_set(err, "out of memory");
+    for (int k = 0; k < gn->nnets; k++) {
+        singa_net *net = gn->nets[k] = calloc(1, sizeof *net);
+        if (!net || !(net->layers = calloc((size_t)g->nnodes, sizeof *net->layers)) ||
+            !(net->confs = singa_conf_new(SINGA_CONF_LIST)))
+            return singa_err_set(err, "out of memory");
         net->phase = g->phase;
         net->params = params;
         net->rng = rng;
         net->seed = seed;
         net->split = split ? *split : (singa_net_split){0, 1, 0, 1};
+        net->location = gn->nnets > 1 ? k : -1;
     }
-    for (int i = 0; i < g->nnodes && rc == 0; i++) { /* the graph's order computes sources first */
-        at[i] = -1;
-        if (location >= 0 && g->nodes[i].location != location)
-            continue;
-        at[i] = net->nlayers;
-        rc = add_node_layer(net, g, i, at, reg, err);
-    }
-    free(at);
-    if (rc == 0)
-        rc = setup_layers(net, err);
+    for (int i = 0; i < g->nnodes; i++) /* the graph's order computes sources first */
+        if (add_node_layer(gn, i, reg, err) < 0)
+            return -1;
+    for (int i = 0; i < g->nnodes; i++)
+        if (setup_layer(net_of(gn, i)->layers[gn->at[i]], err) < 0)
+            return -1;
+    return 0;
+}
+
+int singa_net_create_graph(singa_net **out, const singa_graph *g, const singa_registry *reg, singa_params *params,
+                           singa_rng *rng, uint64_t seed, const singa_net_split *split, singa_err *err)
+{
+    graph_nets gn = {.g = g, .nets = out, .nnets = 1};
+    *out = NULL;
+    int rc = build_graph_nets(&gn, reg, params, rng, seed, split, err);
+    free(gn.at);
     if (rc < 0) {
-        singa_net_free(net);
+        singa_net_free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+int singa_net_create_parts(singa_net **out, const singa_graph *g, const singa_registry *reg, singa_params *params,
+                           singa_rng *rng, uint64_t seed, const singa_net_split *split, singa_err *err)
+{
+    *out = NULL;
+    graph_nets gn = {.g = g, .nnets = g->nworkers};
+    if (!(gn.nets = calloc((size_t)gn.nnets, sizeof *gn.nets)))
+        return singa_err_set(err, "out of memory");
+    int rc = build_graph_nets(&gn, reg, params, rng, seed, split, err);
+    free(gn.at);
+    if (rc == 0)
+        rc = singa_parts_start(gn.nets, gn.nnets, err);
+    if (rc < 0) {
+        for (int k = 0; k < gn.nnets; k++)
+            singa_net_free(gn.nets[k]);
+        free(gn.nets);
         return -1;
     }
-    *out = net;
+    *out = gn.nets[0]; /* its parts own the others and the array */
     return 0;
 }
 
@@ -464,9 +517,11 @@ singa_layer *singa_net_find(const singa_net *net, const char *name)
 
 int singa_net_batchsize(const singa_net *net)
 {
+    if (net->parts && net->location == 0)
+        return singa_parts_batchsize(net->parts);
     for (int i = 0; i < net->nlayers; i++)
         if (net->layers[i]->type->flags & SINGA_LAYER_INPUT)
-            return singa_tensor_rows(&net->layers[i]->data);
+            return singa_layer_batch(net->layers[i]);
     return 0;
 }
 
@@ -477,22 +532,31 @@ static double seconds(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-int singa_net_forward(singa_net *net, singa_err *err)
+int singa_net_forward_layers(singa_net *net, singa_err *err)
 {
-    singa_metrics_reset(&net->metrics);
-    net->profiled_passes += net->profile;
     for (int i = 0; i < net->nlayers; i++) {
         singa_layer *l = net->layers[i];
+        if (net->parts && singa_parts_wait(net->parts, net, i, false, err) < 0)
+            return -1;
         double t0 = net->profile ? seconds() : 0;
         if (l->type->forward(l, net->phase, err) < 0)
             return -1;
         if (net->profile)
             l->forward_seconds += seconds() - t0;
+        if (net->parts)
+            singa_parts_signal(net->parts, net, i, false);
     }
     return 0;
 }
 
-void singa_net_backward(singa_net *net)
+int singa_net_forward(singa_net *net, singa_err *err)
+{
+    singa_metrics_reset(&net->metrics);
+    net->profiled_passes += net->profile;
+    return net->parts ? singa_parts_pass(net->parts, false, err) : singa_net_forward_layers(net, err);
+}
+
+void singa_net_backward_begin(singa_net *net)
 {
     for (int i = 0; i < net->nlayers; i++) {
         net->layers[i]->grad_written = false;
@@ -504,15 +568,32 @@ void singa_net_backward(singa_net *net)
         for (int k = 0; k < net->layers[i]->nparams; k++)
             if (net->layers[i]->params[k]->whole)
                 singa_param_view_begin(net->layers[i]->params[k]);
+}
+
+int singa_net_backward_layers(singa_net *net, singa_err *err)
+{
     for (int i = net->nlayers - 1; i >= 0; i--) {
         singa_layer *l = net->layers[i];
-        if (!l->needs_grad || !l->type->backward)
-            continue;
-        double t0 = net->profile ? seconds() : 0;
-        if (!l->grad_written && !(l->type->flags & SINGA_LAYER_LOSS) && l->grad.data)
-            singa_tensor_fill(&l->grad, 0.0f); /* no destination contributed */
-        l->type->backward(l);
-        if (net->profile)
-            l->backward_seconds += seconds() - t0;
+        if (net->parts && singa_parts_wait(net->parts, net, i, true, err) < 0)
+            return -1;
+        if (l->needs_grad && l->type->backward) {
+            double t0 = net->profile ? seconds() : 0;
+            if (!l->grad_written && !(l->type->flags & SINGA_LAYER_LOSS) && l->grad.data)
+                singa_tensor_fill(&l->grad, 0.0f); /* no destination contributed */
+            l->type->backward(l);
+            if (net->profile)
+                l->backward_seconds += seconds() - t0;
+        }
+        if (net->parts)
+            singa_parts_signal(net->parts, net, i, true);
     }
+    return 0;
+}
+
+int singa_net_backward(singa_net *net, singa_err *err)
+{
+    if (net->parts)
+        return singa_parts_pass(net->parts, true, err);
+    singa_net_backward_begin(net);
+    return singa_net_backward_layers(net, err);
 }

@@ -103,7 +103,8 @@ void singa_param_grad_done(singa_param *p)
 {
     if (p->whole) {
         p = p->whole;
-        if (++p->nviews_done < p->nviews)
+        /* views of one param may be final in several threads (a partitioned net's locations) */
+        if (__atomic_add_fetch(&p->nviews_done, 1, __ATOMIC_ACQ_REL) < p->nviews)
             return;
         p->nviews_done = 0;
     }

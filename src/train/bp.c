@@ -1,20 +1,24 @@
 /* kBP: back-propagation, a forward pass then a backward pass over the (possibly unrolled) net.
  * Over a net unrolled in time this is BPTT, so "kBPTT" names the same algorithm. */
+#include "net/parts.h"
 #include "train/tob.h"
 
 static int run(singa_net *net, const singa_conf *conf, singa_err *err)
 {
     if (singa_net_forward(net, err) < 0)
         return -1;
-    singa_net_backward(net);
-    return 0;
+    return singa_net_backward(net, err);
 }
 
 static int check(const singa_net *net, const singa_conf *conf, singa_err *err)
 {
-    for (int i = 0; i < net->nlayers; i++)
-        if (net->layers[i]->type->flags & SINGA_LAYER_LOSS)
-            return 0;
+    int n = net->parts ? singa_parts_count(net->parts) : 1;
+    for (int k = 0; k < n; k++) { /* a partitioned net's loss may be on any worker */
+        const singa_net *at = net->parts ? singa_parts_net(net->parts, k) : net;
+        for (int i = 0; i < at->nlayers; i++)
+            if (at->layers[i]->type->flags & SINGA_LAYER_LOSS)
+                return 0;
+    }
     return singa_err_set(err, "neuralnet: the kTrain net has no loss layer (such as kSoftmaxLoss), so back-propagation has nothing to train");
 }
 

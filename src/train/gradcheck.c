@@ -322,7 +322,8 @@ static int check_net(singa_net *net, singa_params *params, singa_gradcheck_repor
     for (int m = 0; m < net->metrics.n && losses == 0; m++) /* losses from layers of other kinds */
         if (strcmp(net->metrics.name[m], "loss") == 0)
             losses = net->metrics.count[m];
-    singa_net_backward(net);
+    if (singa_net_backward(net, err) < 0)
+        goto out;
     for (int i = 0; i < params->n; i++) {
         singa_param *p = params->items[i];
         if (p->owner || !p->trained)
@@ -378,7 +379,7 @@ int singa_gradcheck_net_parts(const singa_registry *reg, const singa_conf *netco
     singa_rng_seed(&rng, seed, 1);
     int rc = nworkers > 1 ? singa_graph_build(&g, netconf, SINGA_PHASE_TRAIN, nworkers, reg, err) : 0;
     if (rc == 0)
-        rc = nworkers > 1 ? singa_net_create_graph(&net, &g, -1, reg, &params, &rng, seed, NULL, err)
+        rc = nworkers > 1 ? singa_net_create_graph(&net, &g, reg, &params, &rng, seed, NULL, err)
                           : singa_net_create(&net, netconf, SINGA_PHASE_TRAIN, reg, &params, &rng, seed, NULL, err);
     if (rc == 0)
         rc = check_net(net, &params, rep, err);

@@ -11,9 +11,11 @@
 #include <unistd.h>
 
 #include "dist/dist.h"
+#include "net/parts.h"
 #include "singa/checkpoint.h"
 #include "singa/job.h"
 #include "singa/net.h"
+#include "singa/partition.h"
 #include "singa/stats.h"
 #include "singa/tensor.h"
 #include "singa/updater.h"
@@ -53,6 +55,8 @@ struct singa_job {
     const singa_registry *reg;
     singa_cluster cluster;
     bool dist;           /* trains through the distributed runtime (src/dist) */
+    bool cut;            /* the train net is cut among the workers of the group */
+    singa_graph graph;   /* then its partitioned graph */
     singa_net_split split; /* which worker of which group this job's nets are */
     singa_stats *stats;    /* the runtime's traffic, when distributed */
     const char *name;
@@ -102,34 +106,21 @@ static double now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* The runtime trains a group's workers on the batch dimension only (each reads its rows of the
- * batch through a whole copy of the net); a net that asks its group for another partitioning is
- * refused rather than trained otherwise than it says.  singa.graph draws any of them. */
-static int not_yet(singa_err *err, const char *what, int value, int workers)
-{
-    return singa_err_set(err, "%s = %d: the runtime trains the %d workers of a group on the batch dimension only, "
-                              "so far (singa.graph and singa-tui --dot show how the net would be partitioned)",
-                         what, value, workers);
-}
-
-static int check_partitioning(const singa_job *job, singa_err *err)
+/* Whether the net asks the workers of its group for more than the batch dimension (a net-wide
+ * or a layer's partition_dim other than 0, or a layer's location).  Then the group's workers
+ * compute one net cut among them (singa_net_create_parts); otherwise each trains a whole copy
+ * on its rows of the batch, which is the same partitioning without bridges. */
+static bool cut_among_workers(const singa_job *job)
 {
     const singa_conf *nc = singa_conf_get(job->conf, "neuralnet"), *list = singa_conf_get(nc, "layer");
-    int workers = job->cluster.nworkers_per_group;
-    if (workers < 2)
-        return 0;
+    if (job->cluster.nworkers_per_group < 2)
+        return false;
     if (singa_conf_int(nc, "partition_dim", 0) != 0)
-        return not_yet(err, "neuralnet: partition_dim", singa_conf_int(nc, "partition_dim", 0), workers);
-    for (size_t i = 0; list && list->kind == SINGA_CONF_LIST && i < list->n; i++) {
-        const singa_conf *lc = list->items[i];
-        const char *field = singa_conf_get(lc, "location") ? "location" : "partition_dim";
-        if (singa_conf_get(lc, "location") || singa_conf_int(lc, "partition_dim", 0) != 0) {
-            char what[SINGA_NAME_MAX + 32];
-            snprintf(what, sizeof what, "layer '%s': %s", singa_conf_str(lc, "name", "?"), field);
-            return not_yet(err, what, singa_conf_int(lc, field, 0), workers);
-        }
-    }
-    return 0;
+        return true;
+    for (size_t i = 0; list && list->kind == SINGA_CONF_LIST && i < list->n; i++)
+        if (singa_conf_get(list->items[i], "location") || singa_conf_int(list->items[i], "partition_dim", 0) != 0)
+            return true;
+    return false;
 }
 
 static int read_fields(singa_job *job, singa_err *err)
@@ -140,8 +131,7 @@ static int read_fields(singa_job *job, singa_err *err)
         singa_cluster_read(&job->cluster, singa_conf_get(c, "cluster"), err) < 0)
         return -1;
     job->dist = singa_cluster_distributed(&job->cluster);
-    if (check_partitioning(job, err) < 0)
-        return -1;
+    job->cut = cut_among_workers(job);
     const singa_conf *tob = singa_conf_get(c, "train_one_batch");
     const singa_field *const ts[] = {tob_fields, NULL};
     if (tob && singa_conf_check(tob, ts, "train_one_batch", err) < 0)
@@ -149,6 +139,10 @@ static int read_fields(singa_job *job, singa_err *err)
     job->tob_conf = tob;
     if (!(job->tob = singa_tob_find(singa_conf_str(tob, "alg", "kBP"), err)))
         return -1;
+    if (job->cut && job->tob != &singa_tob_bp)
+        return singa_err_set(err, "train_one_batch: alg = %s: a net cut among the %d workers of a group (a partition_dim "
+                                  "other than 0 or a location) trains by kBP or kBPTT, so far",
+                             singa_conf_str(tob, "alg", "kBP"), job->cluster.nworkers_per_group);
     job->name = singa_conf_str(c, "name", "job");
     job->seed = (uint64_t)singa_conf_int(c, "seed", 0);
     job->train_steps = singa_conf_int(c, "train_steps", 0);
@@ -194,18 +188,27 @@ static int read_fields(singa_job *job, singa_err *err)
 /* The input layers of every net, whose data cursors checkpoints hold. */
 static int collect_inputs(singa_job *job, singa_err *err)
 {
-    singa_net *nets[3] = {job->train, job->test_net, job->val_net};
-    int total = 0;
-    for (int n = 0; n < 3; n++)
+    int nparts = job->train->parts ? singa_parts_count(job->train->parts) : 1, nnets = nparts + 2, total = 0;
+    singa_net **nets = calloc((size_t)nnets, sizeof *nets);
+    if (!nets)
+        return singa_err_set(err, "out of memory");
+    for (int k = 0; k < nparts; k++) /* every worker's part of a net cut among them */
+        nets[k] = job->train->parts ? singa_parts_net(job->train->parts, k) : job->train;
+    nets[nparts] = job->test_net;
+    nets[nparts + 1] = job->val_net;
+    for (int n = 0; n < nnets; n++)
         total += nets[n] ? nets[n]->nlayers : 0;
     job->inputs = calloc((size_t)total, sizeof *job->inputs);
     job->cursors = calloc((size_t)total, sizeof *job->cursors);
-    if (!job->inputs || !job->cursors)
+    if (!job->inputs || !job->cursors) {
+        free(nets);
         return singa_err_set(err, "out of memory");
-    for (int n = 0; n < 3; n++)
+    }
+    for (int n = 0; n < nnets; n++)
         for (int i = 0; nets[n] && i < nets[n]->nlayers; i++)
             if (nets[n]->layers[i]->type->get_cursor)
                 job->inputs[job->ninputs++] = nets[n]->layers[i];
+    free(nets);
     return 0;
 }
 
@@ -229,7 +232,9 @@ int singa_job_create_worker(singa_job **out, const singa_conf *conf, const singa
     singa_params_init(&job->no_params);
     if (read_fields(job, err) < 0)
         goto fail;
-    job->split = (singa_net_split){id, job->cluster.nworkers_per_group, group, job->cluster.nworker_groups};
+    /* A net cut among the group's workers reads the group's batch, its parts their rows of it. */
+    job->split = (singa_net_split){job->cut ? 0 : id, job->cut ? 1 : job->cluster.nworkers_per_group, group,
+                                   job->cluster.nworker_groups};
     if (job->dist && !(job->stats = singa_stats_new(0))) {
         singa_err_set(err, "out of memory");
         goto fail;
@@ -243,7 +248,11 @@ int singa_job_create_worker(singa_job **out, const singa_conf *conf, const singa
     }
     singa_rng_seed(&job->rng, job->seed, 0);
     const singa_conf *nc = singa_conf_get(job->conf, "neuralnet");
-    if (singa_net_create(&job->train, nc, SINGA_PHASE_TRAIN, reg, &job->params, &job->rng, job->seed, &job->split, err) < 0)
+    if (job->cut ? singa_graph_build(&job->graph, nc, SINGA_PHASE_TRAIN, job->cluster.nworkers_per_group, reg, err) < 0 ||
+                       singa_net_create_parts(&job->train, &job->graph, reg, &job->params, &job->rng, job->seed,
+                                              &job->split, err) < 0
+                 : singa_net_create(&job->train, nc, SINGA_PHASE_TRAIN, reg, &job->params, &job->rng, job->seed,
+                                    &job->split, err) < 0)
         goto fail;
     if (job->tob->check && job->tob->check(job->train, job->tob_conf, err) < 0)
         goto fail;
@@ -262,7 +271,10 @@ int singa_job_create_worker(singa_job **out, const singa_conf *conf, const singa
         goto fail;
     }
     job->train->pool = job->pool;
-    job->train->profile = singa_conf_bool(job->conf, "profile", false);
+    int nparts = job->train->parts ? singa_parts_count(job->train->parts) : 1;
+    for (int k = 0; k < nparts; k++) /* every worker's parts of a net cut among them */
+        (job->train->parts ? singa_parts_net(job->train->parts, k) : job->train)->profile =
+            singa_conf_bool(job->conf, "profile", false);
     if (job->test_net)
         job->test_net->pool = job->pool;
     if (job->val_net)
@@ -287,6 +299,7 @@ void singa_job_free(singa_job *job)
     singa_net_free(job->train);
     singa_net_free(job->test_net);
     singa_net_free(job->val_net);
+    singa_graph_free(&job->graph);
     singa_updater_free(job->upd);
     singa_pool_free(job->pool);
     singa_params_free(&job->params);
@@ -304,6 +317,8 @@ const char *singa_job_name(const singa_job *job) { return job->name; }
 const singa_conf *singa_job_conf(const singa_job *job) { return job->conf; }
 
 const singa_net *singa_job_train_net(const singa_job *job) { return job->train; }
+
+bool singa_job_cut(const singa_job *job) { return job->cut; }
 
 void singa_job_log(const singa_job_hooks *h, const char *fmt, ...)
 {

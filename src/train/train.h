@@ -49,6 +49,8 @@ int singa_job_loop(singa_job *job, const singa_job_hooks *hooks, const singa_exc
                    singa_err *err);
 const singa_registry *singa_job_registry(const singa_job *job);
 singa_params *singa_job_params(singa_job *job);
+/* Whether the job's train net is cut among the workers of a group (one job drives them all). */
+bool singa_job_cut(const singa_job *job);
 int singa_job_step(const singa_job *job);
 
 #endif
