@@ -19,6 +19,7 @@
 #include <zmq.h>
 
 #include "dist/dist.h"
+#include "net/parts.h"
 #include "singa/net.h"
 #include "singa/plugin.h"
 #include "singa/tensor.h"
@@ -586,6 +587,9 @@ static int add_workers(dist_rt *rt, singa_job *lead, singa_err *err)
                 w->job = lead;
             else if (singa_job_create_worker(&w->job, rt->conf, singa_job_registry(lead), g, j, err) < 0)
                 return singa_err_prefix(err, "worker %d.%d: ", g, j);
+            const singa_net *train = singa_job_train_net(w->job);
+            if (train->parts) /* a net cut among the group's workers: what its bridges carry */
+                singa_parts_count_traffic(train->parts, rt->stats);
             const dist_resume_part *part = dist_ckpt_resumed(rt, SINGA_CKPT_WORKER, g, j);
             if ((part && singa_job_load_state(w->job, &part->ck, part->path, err) < 0) ||
                 singa_job_begin(w->job, &w->hooks, err) < 0 || worker_params(rt, w, err) < 0)

@@ -3,11 +3,21 @@
  * lock, and waiters sleep on one condition variable (a pass signals a handful of bridges, so one
  * lock costs nothing measurable).  Replicas of a layer cut on the batch write their gradients
  * into buffers of their own, summed into the whole param after the pass in location order, so
- * the result does not depend on which thread ran first. */
+ * the result does not depend on which thread ran first.  Each location runs its layers in an
+ * order that sends as early and receives as late as the graph allows (order_for_bridges).
+ *
+ * A param's grad_ready is the worker's, which sends the gradient through a socket only the lead's
+ * thread may use: during a backward pass the parts take it over, mark a param final in whatever
+ * thread finishes it, and the lead tells the worker between its own layers and while it waits, so
+ * gradients still leave as soon as they are final; replicated params once summed. */
+#include <stdatomic.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "dist/dist.h"
 #include "net/parts.h"
 #include "singa/layer.h"
 #include "singa/param.h"
@@ -17,9 +27,11 @@ typedef struct replica {
     singa_tensor grad; /* the view's own gradient buffer */
 } replica;
 
-typedef struct held { /* a param whose grad_ready waits for the end of the pass */
-    singa_param *p;
-    singa_grad_ready_fn fn;
+typedef struct held { /* a param's own grad_ready, taken over during a backward pass */
+    singa_grad_ready_fn fn; /* NULL: the param has none */
+    void *ud;
+    bool summed;            /* a whole param with replicas: final once they are summed */
+    bool ready, told;       /* this pass: final, and the worker told */
 } held;
 
 typedef struct executor {
@@ -48,8 +60,10 @@ struct singa_parts {
     bool *signals[2]; /* per layer and direction: a layer elsewhere needs it */
     replica *reps;
     int nreps;
-    held *held;
-    int nheld, heldcap;
+    held *held;  /* by param id */
+    int nheld;
+    atomic_int nready; /* params final and not yet told */
+    singa_stats *stats; /* where bridges count what they carry, or NULL */
 };
 
 static int index_of(const singa_parts *pp, const singa_layer *l)
@@ -82,6 +96,74 @@ static int add_wait(singa_parts *pp, int d, int x, int y)
     w[n + 1] = -1;
     pp->waits[d][x] = w;
     pp->signals[d][y] = true;
+    return 0;
+}
+
+/* Whether another location reads l (it sends) or l reads another location (it receives). */
+static bool read_elsewhere(singa_net **nets, int n, const singa_layer *l)
+{
+    for (int k = 0; k < n; k++)
+        for (int i = 0; k != l->net->location && i < nets[k]->nlayers; i++)
+            for (int e = 0; e < nets[k]->layers[i]->nsrc; e++)
+                if (nets[k]->layers[i]->src[e] == l)
+                    return true;
+    return false;
+}
+
+static bool reads_elsewhere(const singa_layer *l)
+{
+    for (int e = 0; e < l->nsrc; e++)
+        if (l->src[e]->net != l->net)
+            return true;
+    return false;
+}
+
+/* Orders a location's layers so that it sends as early and receives as late as it can (a
+ * topological order preferring senders, then the rest, then receivers, else the graph's order):
+ * in the graph's one order, a worker would wait for the other's features before sending its
+ * own, and the two would take turns.  Backward runs the order reversed, so gradients go back as
+ * early and are awaited as late.  Every wait is then on something the graph needs first, so
+ * the workers cannot wait for each other in a circle. */
+static int order_for_bridges(singa_net **nets, int n, singa_net *net)
+{
+    int m = net->nlayers;
+    singa_layer **order = malloc((size_t)m * sizeof *order);
+    bool *placed = calloc((size_t)m, sizeof *placed);
+    int *rank = malloc((size_t)m * sizeof *rank);
+    if (!order || !placed || !rank) {
+        free(order);
+        free(placed);
+        free(rank);
+        return -1;
+    }
+    for (int i = 0; i < m; i++)
+        rank[i] = reads_elsewhere(net->layers[i]) ? 2 : read_elsewhere(nets, n, net->layers[i]) ? 0 : 1;
+    for (int k = 0; k < m; k++) {
+        int best = -1;
+        for (int i = 0; i < m; i++) {
+            if (placed[i] || (best >= 0 && rank[i] >= rank[best]))
+                continue;
+            bool ready = true; /* its sources here placed */
+            for (int e = 0; e < net->layers[i]->nsrc && ready; e++) {
+                const singa_layer *src = net->layers[i]->src[e];
+                bool listed = false;
+                for (int j = 0; j < m && !listed; j++)
+                    listed = net->layers[j] == src;
+                if (!listed && src->net == net && src->nsrc == 1) /* a kSlice's slab: the kSlice */
+                    src = src->src[0];
+                for (int j = 0; j < m && ready; j++)
+                    ready = !(net->layers[j] == src && !placed[j]);
+            }
+            if (ready)
+                best = i;
+        }
+        placed[best] = true;
+        order[k] = net->layers[best];
+    }
+    memcpy(net->layers, order, (size_t)m * sizeof *order);
+    free(order);
+    free(placed);
+    free(rank);
     return 0;
 }
 
@@ -175,33 +257,108 @@ static void *executor_main(void *arg)
     return NULL;
 }
 
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* A bridge's blob arrived: counted as received from the worker that computed it (forward, a
+ * kBridgeDst reads its source's features; backward, a kBridgeSrc gets its gradient). */
+static void count(singa_parts *pp, const singa_layer *l, const int *from, bool backward, double waited)
+{
+    for (; *from >= 0; from++) {
+        const singa_layer *y = layer_at(pp, *from);
+        char peer[24];
+        snprintf(peer, sizeof peer, "worker %d.%d", l->net->split.group, y->net->location);
+        size_t floats = backward ? l->grad.size : y->data.size;
+        dist_stats_count(pp->stats, backward ? "bridge-grad" : "bridge", peer, false, floats * sizeof(float), 0,
+                         waited);
+        waited = 0;
+    }
+}
+
+/* A param final in some location's thread: the lead will tell its worker. */
+static void mark_ready(void *ud, singa_param *p, size_t begin, size_t end)
+{
+    singa_parts *pp = ud;
+    held *h = &pp->held[p->id];
+    if (begin != 0 || end != p->grad.size || h->summed)
+        return; /* the rest are told at the end of the pass */
+    pthread_mutex_lock(&pp->lock);
+    if (!h->ready) {
+        h->ready = true;
+        atomic_fetch_add(&pp->nready, 1);
+        pthread_cond_broadcast(&pp->cv);
+    }
+    pthread_mutex_unlock(&pp->lock);
+}
+
+/* The lead, holding the lock: tells the workers of the params final so far (unlocked meanwhile). */
+static void tell_ready(singa_parts *pp)
+{
+    for (int i = 0; i < pp->nheld && atomic_load(&pp->nready) > 0; i++) {
+        held *h = &pp->held[i];
+        if (!h->ready || h->told)
+            continue;
+        h->told = true;
+        atomic_fetch_sub(&pp->nready, 1);
+        singa_param *p = pp->nets[0]->params->items[i];
+        pthread_mutex_unlock(&pp->lock);
+        h->fn(h->ud, p, 0, p->grad.size);
+        pthread_mutex_lock(&pp->lock);
+    }
+}
+
 int singa_parts_wait(singa_parts *pp, const singa_net *net, int i, bool backward, singa_err *err)
 {
-    const int *w = pp->waits[backward][pp->base[net->location] + i];
-    if (!w)
+    const int *waits = pp->waits[backward][pp->base[net->location] + i];
+    bool lead = backward && net->location == 0;
+    if (!waits)
         return 0;
+    double t0 = pp->stats ? now() : 0;
     pthread_mutex_lock(&pp->lock);
-    for (; *w >= 0 && !pp->failed; w++)
-        while (pp->done[backward][*w] < pp->pass && !pp->failed)
+    for (const int *w = waits; *w >= 0 && !pp->failed; w++)
+        while (pp->done[backward][*w] < pp->pass && !pp->failed) {
+            if (lead && atomic_load(&pp->nready) > 0) { /* while it waits, the lead sends what is final */
+                tell_ready(pp);
+                continue;
+            }
             pthread_cond_wait(&pp->cv, &pp->lock);
+        }
     bool failed = pp->failed;
     pthread_mutex_unlock(&pp->lock);
-    return failed ? singa_err_set(err, "another worker of the group failed") : 0;
+    if (failed)
+        return singa_err_set(err, "another worker of the group failed");
+    if (pp->stats)
+        count(pp, net->layers[i], waits, backward, now() - t0);
+    return 0;
+}
+
+void singa_parts_count_traffic(singa_parts *pp, singa_stats *stats)
+{
+    pp->stats = stats;
 }
 
 void singa_parts_signal(singa_parts *pp, const singa_net *net, int i, bool backward)
 {
     int x = pp->base[net->location] + i;
-    if (!pp->signals[backward][x])
+    bool tell = backward && net->location == 0 && atomic_load(&pp->nready) > 0;
+    if (!pp->signals[backward][x] && !tell)
         return;
     pthread_mutex_lock(&pp->lock);
-    pp->done[backward][x] = pp->pass;
-    pthread_cond_broadcast(&pp->cv);
+    if (pp->signals[backward][x]) {
+        pp->done[backward][x] = pp->pass;
+        pthread_cond_broadcast(&pp->cv);
+    }
+    if (tell)
+        tell_ready(pp);
     pthread_mutex_unlock(&pp->lock);
 }
 
-/* Before a backward pass: replicas write their own buffers afresh, and grad_ready waits, since
- * a whole param's gradient is final only once the replicas' are summed. */
+/* Before a backward pass: replicas write their own buffers afresh, and the parts take over every
+ * grad_ready (see the top). */
 static int hold_grad_ready(singa_parts *pp, singa_err *err)
 {
     singa_params *ps = pp->nets[0]->params;
@@ -212,20 +369,44 @@ static int hold_grad_ready(singa_parts *pp, singa_err *err)
         v->grad_alpha = v->whole->grad_alpha;
         v->grad_beta = 0.0f;
     }
-    if (ps->n > pp->heldcap) {
+    if (ps->n > pp->nheld) {
         held *h = realloc(pp->held, (size_t)ps->n * sizeof *h);
         if (!h)
             return singa_err_set(err, "out of memory");
         pp->held = h;
-        pp->heldcap = ps->n;
+        pp->nheld = ps->n;
     }
-    pp->nheld = 0;
-    for (int i = 0; i < ps->n; i++)
-        if (ps->items[i]->grad_ready) {
-            pp->held[pp->nheld++] = (held){ps->items[i], ps->items[i]->grad_ready};
-            ps->items[i]->grad_ready = NULL;
+    for (int i = 0; i < ps->n; i++) {
+        singa_param *p = ps->items[i];
+        held *h = &pp->held[i];
+        *h = (held){.fn = p->grad_ready, .ud = p->grad_ready_ud};
+        for (int r = 0; r < pp->nreps && !h->summed; r++)
+            h->summed = pp->reps[r].view->whole == p;
+        if (h->fn) {
+            p->grad_ready = mark_ready;
+            p->grad_ready_ud = pp;
         }
+    }
+    atomic_store(&pp->nready, 0);
     return 0;
+}
+
+/* After a backward pass: every grad_ready back to its owner, called for the params not told yet
+ * unless the pass failed. */
+static void release_grad_ready(singa_parts *pp, bool call)
+{
+    singa_params *ps = pp->nets[0]->params;
+    for (int i = 0; i < pp->nheld && i < ps->n; i++) {
+        singa_param *p = ps->items[i];
+        held *h = &pp->held[i];
+        if (!h->fn)
+            continue;
+        p->grad_ready = h->fn;
+        p->grad_ready_ud = h->ud;
+        if (call && !h->told)
+            h->fn(h->ud, p, 0, p->grad.size);
+        h->fn = NULL;
+    }
 }
 
 static void sum_replicas(singa_parts *pp)
@@ -262,12 +443,18 @@ int singa_parts_pass(singa_parts *pp, bool backward, singa_err *err)
         pthread_mutex_lock(&pp->lock);
         if (rc < 0)
             fail(pp, &mine);
-        while (pp->busy > 0)
-            pthread_cond_wait(&pp->cv, &pp->lock);
+        while (pp->busy > 0 || (backward && !pp->failed && atomic_load(&pp->nready) > 0)) {
+            if (backward && !pp->failed && atomic_load(&pp->nready) > 0)
+                tell_ready(pp);
+            else
+                pthread_cond_wait(&pp->cv, &pp->lock);
+        }
         failed = pp->failed;
     }
     pthread_mutex_unlock(&pp->lock);
     if (failed) {
+        if (backward)
+            release_grad_ready(pp, false);
         *err = pp->err;
         return -1;
     }
@@ -277,11 +464,7 @@ int singa_parts_pass(singa_parts *pp, bool backward, singa_err *err)
         return 0;
     }
     sum_replicas(pp);
-    for (int i = 0; i < pp->nheld; i++) {
-        singa_param *p = pp->held[i].p;
-        p->grad_ready = pp->held[i].fn;
-        p->grad_ready(p->grad_ready_ud, p, 0, p->grad.size);
-    }
+    release_grad_ready(pp, true);
     return 0;
 }
 
@@ -309,6 +492,8 @@ int singa_parts_start(singa_net **nets, int n, singa_err *err)
                      (pp->signals[d] = calloc((size_t)pp->nlayers, sizeof *pp->signals[d]))
                  ? 0
                  : -1;
+    for (int k = 0; k < n && rc == 0; k++)
+        rc = order_for_bridges(nets, n, nets[k]);
     for (int k = 0; k < n && rc == 0; k++)
         nets[k]->parts = pp;
     if (rc < 0 || link_locations(pp) < 0)

@@ -7,6 +7,7 @@
 #define SINGA_NET_PARTS_H
 
 #include "singa/net.h"
+#include "singa/stats.h"
 
 typedef struct singa_parts singa_parts;
 
@@ -24,6 +25,9 @@ int singa_parts_pass(singa_parts *pp, bool backward, singa_err *err);
  * (-1 when another location failed); after, tells the locations waiting for it. */
 int singa_parts_wait(singa_parts *pp, const singa_net *net, int i, bool backward, singa_err *err);
 void singa_parts_signal(singa_parts *pp, const singa_net *net, int i, bool backward);
+/* From now on, bridges count the bytes they carry and the time their readers wait, as traffic
+ * of type "bridge" (features) and "bridge-grad" (gradients) from the worker that sent them. */
+void singa_parts_count_traffic(singa_parts *pp, singa_stats *stats);
 
 /* net.c's loops, which the parts run at every location. */
 int singa_net_forward_layers(singa_net *net, singa_err *err);
