@@ -17,6 +17,13 @@
 #   against one worker (no cluster) with 2 BLAS threads; also Sandblaster 1 worker x 2 threads.
 #   Ratio: images/s of 2 workers x 1 over 1 worker x 2 (target from issue 4: >= 0.9).
 #
+# Part "partition": a net cut among the 2 workers of a group (issue 5), bench/bigmlp.lua's net and
+#   LeNet (bench/lenet.lua), Sandblaster 2 workers x 1 BLAS thread in one process: the batch
+#   scheme (each worker a whole copy, batch / 2 rows), the features (partition_dim = 1) and, for
+#   LeNet, hybrid (convolutions on the batch, the rest on the features), against one worker with
+#   2 BLAS threads (no cluster).  Ratio: images/s over one worker's.  Also the bytes each scheme
+#   moves per step: between the workers (bridges) and to and from the servers (params).
+#
 # Part "frameworks": demos/frameworks.lua (once, after the rounds): the Fashion-MNIST MLP under
 #   the four frameworks and a hybrid, images/s and the steps and wall time to a test accuracy.
 #
@@ -26,7 +33,7 @@
 # Environment:
 #   BENCH_ROUNDS=5               rounds (medians over rounds)
 #   BENCH_QUICK=1                smoke run: 1 round, few steps (numbers not meaningful)
-#   BENCH_PARTS="param sync frameworks"   which parts to run
+#   BENCH_PARTS="param sync partition frameworks"   which parts to run
 #   BENCH_FRAMEWORKS_ARGS="4000 0.85 250" demos/frameworks.lua's max_steps, target, test_freq
 #   BENCH_PARAM_SIZES="1 16"     param sizes in MB (bench/dist_param.lua knows 1 and 16)
 #   BENCH_RAW_SECONDS=2          timed seconds per raw ZeroMQ size
@@ -52,7 +59,7 @@ else
     steps1=2000 steps16=100 big_steps=${BENCH_BIG_STEPS:-150} big_warm=5
     fw_args=${BENCH_FRAMEWORKS_ARGS:-"4000 0.85 250"}
 fi
-parts=${BENCH_PARTS:-"param sync frameworks"}
+parts=${BENCH_PARTS:-"param sync partition frameworks"}
 sizes=${BENCH_PARAM_SIZES:-"1 16"}
 
 bench_name=bench/dist
@@ -77,7 +84,7 @@ esac
 all() { if [ -s "$tmp/$1" ]; then paste -s -d ' ' "$tmp/$1"; else echo -; fi; }
 
 # get NAME KEY CMD...: runs CMD, appends the value of KEY=... from its last RESULT line to
-# $tmp/NAME; a failed run is reported and leaves nothing.
+# $tmp/NAME and keeps that line in $tmp/NAME.result; a failed run is reported and leaves nothing.
 get() {
     name=$1 key=$2
     shift 2
@@ -89,6 +96,7 @@ get() {
     v=$(grep '^RESULT' "$tmp/out" | tail -n 1 | tr ' ' '\n' | sed -n "s/^$key=//p")
     [ -n "$v" ] || { note "bench/dist: no $key in the output of: $*"; tail -n 15 "$tmp/out" >&2; return 0; }
     echo "$v" >>"$tmp/$name"
+    grep '^RESULT' "$tmp/out" | tail -n 1 >"$tmp/$name.result"
     note "  $name: $v"
 }
 
@@ -140,10 +148,26 @@ sync_round() { # REVERSED
     [ "$1" = 1 ] && order=$(reverse $order)
     for what in $order; do
         case $what in
-        local2) get big_local2 images_per_sec "$tui" -e "$here/bigmlp_dist.lua" 0 2 "$big_steps" "$big_warm" ;;
-        sb2x1) get big_sb2x1 images_per_sec "$tui" -e "$here/bigmlp_dist.lua" 2 1 "$big_steps" "$big_warm" ;;
-        sb1x2) get big_sb1x2 images_per_sec "$tui" -e "$here/bigmlp_dist.lua" 1 2 "$big_steps" "$big_warm" ;;
+        local2) get big_local2 images_per_sec "$tui" -e "$here/dist_net.lua" bigmlp 0 2 "$big_steps" "$big_warm" ;;
+        sb2x1) get big_sb2x1 images_per_sec "$tui" -e "$here/dist_net.lua" bigmlp 2 1 "$big_steps" "$big_warm" ;;
+        sb1x2) get big_sb1x2 images_per_sec "$tui" -e "$here/dist_net.lua" bigmlp 1 2 "$big_steps" "$big_warm" ;;
         esac
+    done
+}
+
+partition_round() { # REVERSED
+    order="local2 batch feature hybrid"
+    # shellcheck disable=SC2086 # the words are the point
+    [ "$1" = 1 ] && order=$(reverse $order)
+    for model in bigmlp lenet; do
+        for what in $order; do
+            case $what in
+            local2) get "cut_${model}_local2" images_per_sec "$tui" -e "$here/dist_net.lua" "$model" 0 2 "$big_steps" "$big_warm" ;;
+            hybrid) [ $model = lenet ] &&
+                get "cut_${model}_$what" images_per_sec "$tui" -e "$here/dist_net.lua" "$model" 2 1 "$big_steps" "$big_warm" 1 "$what" ;;
+            *) get "cut_${model}_$what" images_per_sec "$tui" -e "$here/dist_net.lua" "$model" 2 1 "$big_steps" "$big_warm" 1 "$what" ;;
+            esac
+        done
     done
 }
 
@@ -159,8 +183,9 @@ while [ "$r" -le "$rounds" ]; do
         case $part in
         param) for size in $sizes; do param_round "$size" "$rev"; done ;;
         sync) sync_round "$rev" ;;
+        partition) partition_round "$rev" ;;
         frameworks) ;;
-        *) die "unknown part '$part' (param, sync, frameworks)" ;;
+        *) die "unknown part '$part' (param, sync, partition, frameworks)" ;;
         esac
     done
     r=$((r + 1))
@@ -209,6 +234,36 @@ case " $parts " in
     echo "    1 worker x 2: $(all big_local2)"
     echo "    Sandblaster 2 x 1: $(all big_sb2x1)"
     echo "    Sandblaster 1 x 2: $(all big_sb1x2)"
+    ;;
+esac
+case " $parts " in
+*" partition "*)
+    echo
+    echo "A net cut among the 2 workers of a group (Sandblaster, 2 workers x 1 BLAS thread), images/s, medians of $rounds rounds:"
+    echo "| net | 1 worker x 2 threads (no cluster) | batch (whole copies) | ratio | features | ratio | hybrid | ratio |"
+    echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+    for model in bigmlp lenet; do
+        l=$(median "$tmp/cut_${model}_local2") b=$(median "$tmp/cut_${model}_batch") f=$(median "$tmp/cut_${model}_feature")
+        h=$(median "$tmp/cut_${model}_hybrid")
+        echo "| $model | $l | $b | $(ratio "$b" "$l") | $f | **$(ratio "$f" "$l")** | $h | $(ratio "$h" "$l") |"
+    done
+    echo
+    echo "Bytes moved per step (bridges between the workers + gradients to and values from the servers):"
+    echo "| net | batch | features | hybrid |"
+    echo "| --- | ---: | ---: | ---: |"
+    for model in bigmlp lenet; do
+        row="| $model"
+        for what in batch feature hybrid; do
+            f=$tmp/cut_${model}_$what.result
+            row="$row | $([ -s "$f" ] && tr ' ' '\n' <"$f" | awk -F= '$1 == "bridge_bytes" { b = $2 } $1 == "param_bytes" { p = $2 }
+                END { printf "%.2f MB (%.2f + %.2f)", (b + p) / 1e6, b / 1e6, p / 1e6 }' || echo -)"
+        done
+        echo "$row |"
+    done
+    echo
+    for model in bigmlp lenet; do
+        for what in local2 batch feature hybrid; do echo "    $model $what: $(all "cut_${model}_$what")"; done
+    done
     ;;
 esac
 case " $parts " in
