@@ -129,19 +129,19 @@ static int order_for_bridges(singa_net **nets, int n, singa_net *net)
     int m = net->nlayers;
     singa_layer **order = malloc((size_t)m * sizeof *order);
     bool *placed = calloc((size_t)m, sizeof *placed);
-    int *rank = malloc((size_t)m * sizeof *rank);
-    if (!order || !placed || !rank) {
+    int *prefer = malloc((size_t)m * sizeof *prefer); /* 0 senders, 1 the rest, 2 receivers */
+    if (!order || !placed || !prefer) {
         free(order);
         free(placed);
-        free(rank);
+        free(prefer);
         return -1;
     }
     for (int i = 0; i < m; i++)
-        rank[i] = reads_elsewhere(net->layers[i]) ? 2 : read_elsewhere(nets, n, net->layers[i]) ? 0 : 1;
+        prefer[i] = reads_elsewhere(net->layers[i]) ? 2 : read_elsewhere(nets, n, net->layers[i]) ? 0 : 1;
     for (int k = 0; k < m; k++) {
         int best = -1;
         for (int i = 0; i < m; i++) {
-            if (placed[i] || (best >= 0 && rank[i] >= rank[best]))
+            if (placed[i] || (best >= 0 && prefer[i] >= prefer[best]))
                 continue;
             bool ready = true; /* its sources here placed */
             for (int e = 0; e < net->layers[i]->nsrc && ready; e++) {
@@ -157,13 +157,16 @@ static int order_for_bridges(singa_net **nets, int n, singa_net *net)
             if (ready)
                 best = i;
         }
+        if (best < 0) /* cannot happen in a graph without cycles; its own order is always valid */
+            break;
         placed[best] = true;
         order[k] = net->layers[best];
+        if (k == m - 1)
+            memcpy(net->layers, order, (size_t)m * sizeof *order);
     }
-    memcpy(net->layers, order, (size_t)m * sizeof *order);
     free(order);
     free(placed);
-    free(rank);
+    free(prefer);
     return 0;
 }
 
