@@ -330,10 +330,10 @@ static void push_profile(lua_State *L, const singa_net *net)
 {
     if (!net->profile || net->profiled_passes == 0)
         return;
-    int nparts = net->parts ? singa_parts_count(net->parts) : 1, row = 0;
+    int row = 0;
     lua_newtable(L);
-    for (int k = 0; k < nparts; k++) {
-        const singa_net *at = net->parts ? singa_parts_net(net->parts, k) : net;
+    for (int k = 0; k < singa_net_nlocations(net); k++) {
+        const singa_net *at = singa_net_location(net, k);
         for (int i = 0; i < at->nlayers; i++) {
             const singa_layer *l = at->layers[i];
             lua_createtable(L, 0, 5);

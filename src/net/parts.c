@@ -556,14 +556,14 @@ void singa_parts_free(singa_parts *pp)
     free(pp);
 }
 
-int singa_parts_count(const singa_parts *pp)
+int singa_net_nlocations(const singa_net *net)
 {
-    return pp->n;
+    return net->parts ? net->parts->n : 1;
 }
 
-singa_net *singa_parts_net(const singa_parts *pp, int location)
+singa_net *singa_net_location(const singa_net *net, int location)
 {
-    return pp->nets[location];
+    return net->parts ? net->parts->nets[location] : (singa_net *)net;
 }
 
 int singa_parts_batchsize(const singa_parts *pp)

@@ -15,8 +15,10 @@ typedef struct singa_parts singa_parts;
  * parts own nets[1..] and the array (singa_net_free of nets[0] frees them). */
 int singa_parts_start(singa_net **nets, int n, singa_err *err);
 void singa_parts_free(singa_parts *pp);
-int singa_parts_count(const singa_parts *pp);
-singa_net *singa_parts_net(const singa_parts *pp, int location);
+/* The nets a pass over `net` computes: net alone, or every location's of a net cut among the
+ * workers of a group (net is then location 0's). */
+int singa_net_nlocations(const singa_net *net);
+singa_net *singa_net_location(const singa_net *net, int location);
 int singa_parts_batchsize(const singa_parts *pp);
 
 /* One forward or backward pass of every location (the lead's call). */

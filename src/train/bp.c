@@ -12,9 +12,8 @@ static int run(singa_net *net, const singa_conf *conf, singa_err *err)
 
 static int check(const singa_net *net, const singa_conf *conf, singa_err *err)
 {
-    int n = net->parts ? singa_parts_count(net->parts) : 1;
-    for (int k = 0; k < n; k++) { /* a partitioned net's loss may be on any worker */
-        const singa_net *at = net->parts ? singa_parts_net(net->parts, k) : net;
+    for (int k = 0; k < singa_net_nlocations(net); k++) { /* a cut net's loss may be on any worker */
+        const singa_net *at = singa_net_location(net, k);
         for (int i = 0; i < at->nlayers; i++)
             if (at->layers[i]->type->flags & SINGA_LAYER_LOSS)
                 return 0;

@@ -188,12 +188,12 @@ static int read_fields(singa_job *job, singa_err *err)
 /* The input layers of every net, whose data cursors checkpoints hold. */
 static int collect_inputs(singa_job *job, singa_err *err)
 {
-    int nparts = job->train->parts ? singa_parts_count(job->train->parts) : 1, nnets = nparts + 2, total = 0;
+    int nparts = singa_net_nlocations(job->train), nnets = nparts + 2, total = 0;
     singa_net **nets = calloc((size_t)nnets, sizeof *nets);
     if (!nets)
         return singa_err_set(err, "out of memory");
     for (int k = 0; k < nparts; k++) /* every worker's part of a net cut among them */
-        nets[k] = job->train->parts ? singa_parts_net(job->train->parts, k) : job->train;
+        nets[k] = singa_net_location(job->train, k);
     nets[nparts] = job->test_net;
     nets[nparts + 1] = job->val_net;
     for (int n = 0; n < nnets; n++)
@@ -271,10 +271,8 @@ int singa_job_create_worker(singa_job **out, const singa_conf *conf, const singa
         goto fail;
     }
     job->train->pool = job->pool;
-    int nparts = job->train->parts ? singa_parts_count(job->train->parts) : 1;
-    for (int k = 0; k < nparts; k++) /* every worker's parts of a net cut among them */
-        (job->train->parts ? singa_parts_net(job->train->parts, k) : job->train)->profile =
-            singa_conf_bool(job->conf, "profile", false);
+    for (int k = 0; k < singa_net_nlocations(job->train); k++) /* every worker's parts of a cut net */
+        singa_net_location(job->train, k)->profile = singa_conf_bool(job->conf, "profile", false);
     if (job->test_net)
         job->test_net->pool = job->pool;
     if (job->val_net)
