@@ -52,17 +52,6 @@ static void usage(FILE *f)
             "no FILE, a start screen lists the demos and recently opened scripts.\n");
 }
 
-static int msghandler(lua_State *L)
-{
-    if (singa_lua_finished(L, 1)) /* --test or --dot ending the script: not an error */
-        return 1;
-    const char *msg = lua_tostring(L, 1);
-    if (!msg)
-        msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
-    luaL_traceback(L, L, msg, 1);
-    return 1;
-}
-
 /* package.path gains the lua/ folder beside the program, $SINGA_LUA_PATH and the installed one. */
 static void set_paths(lua_State *L)
 {
@@ -91,7 +80,7 @@ static int run_script(lua_State *L, const char *file, int argc, char **argv, int
         lua_rawseti(L, -2, i - first + 1);
     }
     lua_setglobal(L, "arg");
-    lua_pushcfunction(L, msghandler);
+    lua_pushcfunction(L, singa_lua_traceback);
     int base = lua_gettop(L);
     int rc = luaL_loadfilex(L, file, "t");
     if (rc == LUA_OK) {

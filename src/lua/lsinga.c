@@ -252,6 +252,17 @@ static const char finished_key = 0; /* its address is the error value that ends 
 
 int singa_lua_finished(lua_State *L, int idx) { return lua_touserdata(L, idx) == &finished_key; }
 
+int singa_lua_traceback(lua_State *L)
+{
+    if (singa_lua_finished(L, 1))
+        return 1;
+    const char *msg = lua_tostring(L, 1);
+    if (!msg)
+        msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+    luaL_traceback(L, L, msg, 1);
+    return 1;
+}
+
 /* The model of the job at index 1, loaded with `hooks`; raises on failure.  The caller frees it
  * before it next calls anything that may raise. */
 static singa_model *load_model(lua_State *L, const singa_job_hooks *hooks)

@@ -43,6 +43,9 @@ void singa_lua_set_opts(lua_State *L, singa_lua_opts *opts);
 /* Whether the error value at idx is the one that ends a script after singa.train ran in
  * test_only mode (a success, not an error). */
 int singa_lua_finished(lua_State *L, int idx);
+/* A message handler for lua_pcall of a script: the error with a traceback, except a finished
+ * script's marker (--test, --dot), which passes as it is. */
+int singa_lua_traceback(lua_State *L);
 /* The opts singa_lua_set_opts stored (all zero when none were). */
 const singa_lua_opts *singa_lua_get_opts(lua_State *L);
 /* singa.pause, singa.resume, singa.checkpoint and singa.lr_scale (lcontrol.c): sets them in the

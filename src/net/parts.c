@@ -10,8 +10,8 @@
  * thread may use: during a backward pass the parts take it over, mark a param final in whatever
  * thread finishes it, and the lead tells the worker between its own layers and while it waits, so
  * gradients still leave as soon as they are final; replicated params once summed. */
-#include <stdatomic.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

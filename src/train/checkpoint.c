@@ -292,34 +292,58 @@ static int cmp_desc(const void *a, const void *b)
     return x < y ? 1 : x > y ? -1 : 0;
 }
 
-int singa_ckpt_dir_list(const char *dir, uint64_t **steps, size_t *n, singa_err *err)
+/* The entries of dir whose names `parse` takes (each filling a `size`-byte item), sorted by cmp;
+ * none when dir does not exist. */
+static int list_dir(const char *dir, size_t size, int (*parse)(const char *name, void *item),
+                    int (*cmp)(const void *, const void *), void **items, size_t *n, singa_err *err)
 {
-    *steps = NULL;
+    *items = NULL;
     *n = 0;
     DIR *d = opendir(dir);
     if (!d)
         return errno == ENOENT ? 0 : singa_err_set(err, "checkpoint directory '%s': %s", dir, strerror(errno));
     size_t cap = 0;
-    for (struct dirent *e; (e = readdir(d));) {
-        unsigned long long s;
-        char tail[8];
-        if (sscanf(e->d_name, "step%llu.ck%7s", &s, tail) != 2 || strcmp(tail, "pt") != 0)
-            continue;
+    int rc = 0;
+    for (struct dirent *e; rc == 0 && (e = readdir(d));) {
         if (*n == cap) {
-            cap = cap ? 2 * cap : 16;
-            uint64_t *t = realloc(*steps, cap * sizeof *t);
+            void *t = realloc(*items, (cap = cap ? 2 * cap : 16) * size);
             if (!t) {
-                closedir(d);
-                return singa_err_set(err, "out of memory");
+                rc = singa_err_set(err, "out of memory");
+                break;
             }
-            *steps = t;
+            *items = t;
         }
-        (*steps)[(*n)++] = s;
+        if (parse(e->d_name, (char *)*items + *n * size) == 0)
+            (*n)++;
     }
     closedir(d);
+    if (rc < 0) {
+        free(*items);
+        *items = NULL;
+        *n = 0;
+        return rc;
+    }
     if (*n > 1)
-        qsort(*steps, *n, sizeof **steps, cmp_desc);
+        qsort(*items, *n, size, cmp);
     return 0;
+}
+
+static int parse_step(const char *name, void *step)
+{
+    unsigned long long s;
+    char tail[8];
+    if (sscanf(name, "step%llu.ck%7s", &s, tail) != 2 || strcmp(tail, "pt") != 0)
+        return -1;
+    *(uint64_t *)step = s;
+    return 0;
+}
+
+int singa_ckpt_dir_list(const char *dir, uint64_t **steps, size_t *n, singa_err *err)
+{
+    void *items;
+    int rc = list_dir(dir, sizeof **steps, parse_step, cmp_desc, &items, n, err);
+    *steps = items;
+    return rc;
 }
 
 int singa_ckpt_try_newest(const char *path, singa_ckpt_try_fn try_one,
@@ -401,8 +425,9 @@ void singa_ckpt_part_path(char *buf, size_t len, const char *dir, uint64_t step,
 }
 
 /* Parses "stepS.ckpt" or "stepS.[sw]G.J.ckpt", S of at least 9 digits; 0 when it is one. */
-static int parse_name(const char *name, singa_ckpt_file *f)
+static int parse_name(const char *name, void *item)
 {
+    singa_ckpt_file *f = item;
     unsigned long long step;
     int at = 0, group, id;
     char kind;
@@ -438,34 +463,10 @@ static int cmp_files(const void *a, const void *b)
 
 int singa_ckpt_dir_files(const char *dir, singa_ckpt_file **files, size_t *n, singa_err *err)
 {
-    *files = NULL;
-    *n = 0;
-    DIR *d = opendir(dir);
-    if (!d)
-        return errno == ENOENT ? 0 : singa_err_set(err, "checkpoint directory '%s': %s", dir, strerror(errno));
-    size_t cap = 0;
-    for (struct dirent *e; (e = readdir(d));) {
-        singa_ckpt_file f;
-        if (parse_name(e->d_name, &f) < 0)
-            continue;
-        if (*n == cap) {
-            cap = cap ? 2 * cap : 16;
-            singa_ckpt_file *t = realloc(*files, cap * sizeof *t);
-            if (!t) {
-                closedir(d);
-                free(*files);
-                *files = NULL;
-                *n = 0;
-                return singa_err_set(err, "out of memory");
-            }
-            *files = t;
-        }
-        (*files)[(*n)++] = f;
-    }
-    closedir(d);
-    if (*n > 1)
-        qsort(*files, *n, sizeof **files, cmp_files);
-    return 0;
+    void *items;
+    int rc = list_dir(dir, sizeof **files, parse_name, cmp_files, &items, n, err);
+    *files = items;
+    return rc;
 }
 
 int singa_mkdirs(const char *dir, singa_err *err)

@@ -169,13 +169,7 @@ int tui_script_init(tui_script *s, lua_State *L, singa_lua_opts *opts, tui_ring 
 
 static int msghandler(lua_State *L)
 {
-    if (singa_lua_finished(L, 1) || lua_touserdata(L, 1) == &quit_key)
-        return 1;
-    const char *msg = lua_tostring(L, 1);
-    if (!msg)
-        msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
-    luaL_traceback(L, L, msg, 1);
-    return 1;
+    return lua_touserdata(L, 1) == &quit_key ? 1 : singa_lua_traceback(L);
 }
 
 /* The script as `singa-tui -e` runs it: `arg` and ... hold its arguments. */
