@@ -65,6 +65,12 @@ typedef struct dist_worker {
     int step_sent;        /* the step whose updates are being sent */
     bool stopped;         /* by the stub, which needs no word back */
     double step_sent_at;  /* when a step's record last left for rank 0 (not in rank 0) */
+    /* A data-parallel group's leader: the others' metrics of step_sent it still waits for, and
+     * those that came before it began to (of the step it will wait for next). */
+    int metrics_due;
+    bool collecting;
+    singa_metrics early;
+    int nearly;
 } dist_worker;
 
 typedef struct dist_server dist_server;
@@ -86,10 +92,8 @@ struct dist_rt {
     const singa_cluster *c;
     const singa_conf *conf;
     int rank, nprocs;
-    /* The workers of a group that train a job of their own and send gradients: all of them, or
-     * the first when the net is cut among them (its job computes the others' parts in threads
-     * of its own, and its gradients are the group's). */
-    int replicas;
+    /* The net is cut among the workers of each group (singa_job_cut): see dist_sends. */
+    bool cut;
     dist_launch launch;
     uint64_t fingerprint;  /* of the job's configuration: every process must have the same */
     char plugins[1024];    /* the loaded plugins, which every process must have too */
@@ -174,6 +178,14 @@ void dist_fail(dist_rt *rt, const singa_err *err);
 bool dist_failed(dist_rt *rt);
 /* Where the runtime's threads live. */
 int dist_worker_proc(const dist_rt *rt, int group, int id);
+/* Whether worker (group, id) trains a job of its own and sends gradients: every worker, or, when
+ * the net is cut among a group's workers, the first of the group in each process (its job computes
+ * the parts of the others there, and its gradients are the process's part of the group's, which
+ * the servers sum rather than average). */
+bool dist_sends(const dist_rt *rt, int group, int id);
+/* How many of a group's workers send gradients; the one that sends for worker `id`. */
+int dist_senders(const dist_rt *rt, int group);
+int dist_sender_of(const dist_rt *rt, int group, int id);
 int dist_server_proc(const dist_rt *rt, int group, int id);
 /* An identity on the stub's router: "w<group>.<id>", "s<group>.<id>". */
 void dist_identity(char *buf, size_t len, int kind, int group, int id);
@@ -184,6 +196,9 @@ void *dist_connect(dist_rt *rt, int kind, int group, int id, singa_err *err);
 int dist_send(void *sock, const msg *m, const void *payload, size_t nbytes);
 
 void *dist_worker_main(void *arg);
+/* A worker whose net is cut among a group living in several processes: the bridges between them
+ * become messages (before the worker's thread starts). */
+int dist_worker_link(dist_worker *w, singa_err *err);
 
 /* Writes c (entries added by the caller) as the file of thread (kind, group, id) of checkpoint
  * `step`, adding the topology and the thread's identity (entries "topology", and "shard" or

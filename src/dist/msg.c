@@ -30,6 +30,8 @@ static const char *const type_names[MSG_NTYPES] = {
     [MSG_METRIC] = "metric", [MSG_JOIN] = "join",         [MSG_PEERS] = "peers",
     [MSG_HEARTBEAT] = "heartbeat", [MSG_FLUSH] = "flush",
     [MSG_CKPT] = "checkpoint", [MSG_CKPT_REPLY] = "checkpoint-reply",
+    [MSG_BRIDGE] = "bridge", [MSG_BRIDGE_GRAD] = "bridge-grad", [MSG_BRIDGE_METRICS] = "bridge-metrics",
+    [MSG_WORKER_METRICS] = "worker-metrics",
 };
 
 const char *msg_type_name(int type)
@@ -279,6 +281,17 @@ static const uint8_t *get_metrics(const uint8_t *p, const uint8_t *end, singa_me
         m->count[i] = (long)get64(p + SINGA_METRIC_NAME + 8);
     }
     return p;
+}
+
+size_t msg_metrics_encode(const singa_metrics *m, uint8_t out[MSG_METRICS_MAX])
+{
+    return (size_t)(put_metrics(out, m) - out);
+}
+
+int msg_metrics_decode(singa_metrics *m, const void *buf, size_t len)
+{
+    const uint8_t *p = buf;
+    return get_metrics(p, p + len, m) == p + len ? 0 : -1;
 }
 
 int msg_result_decode(singa_result *r, const void *buf, size_t len)

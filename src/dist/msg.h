@@ -39,6 +39,13 @@ typedef enum {
     MSG_FLUSH,      /* the final flush of server groups (Hogwild), by direction: see below */
     MSG_CKPT,       /* worker 0.0 to a server: write your shard of checkpoint `step` */
     MSG_CKPT_REPLY, /* a server to worker 0.0: written (count 0), or rank 0's stub: lost (count 1) */
+    /* Between the parts of a worker group's net in different processes (net/parts.h), worker to
+     * worker: pass `step`'s features of layer `slice`; the gradient of its source `count`; and
+     * the metrics of a forward pass, for location 0's part. */
+    MSG_BRIDGE,
+    MSG_BRIDGE_GRAD,
+    MSG_BRIDGE_METRICS,
+    MSG_WORKER_METRICS, /* a worker's metrics of step `step` (its rows of the batch), to its group's leader */
     MSG_NTYPES
 } msg_type;
 
@@ -124,13 +131,17 @@ int msg_recv(void *sock, bool router, char *identity, size_t idlen, msg *m, zmq_
 /* The final result of the job, which rank 0 hands every other process (their scripts see what
  * rank 0's sees). */
 typedef struct singa_result singa_result;
-enum { MSG_RESULT_MAX = 13 + 3 * (1 + SINGA_METRICS_MAX * (SINGA_METRIC_NAME + 16)) };
+enum { MSG_METRICS_MAX = 1 + SINGA_METRICS_MAX * (SINGA_METRIC_NAME + 16) };
+size_t msg_metrics_encode(const singa_metrics *m, uint8_t out[MSG_METRICS_MAX]);
+int msg_metrics_decode(singa_metrics *m, const void *buf, size_t len);
+
+enum { MSG_RESULT_MAX = 13 + 3 * MSG_METRICS_MAX };
 size_t msg_result_encode(const singa_result *r, uint8_t out[MSG_RESULT_MAX]);
 int msg_result_decode(singa_result *r, const void *buf, size_t len);
 
 /* A group leader's record (a display, a test) in another process, for rank 0's host. */
 typedef struct singa_record singa_record;
-enum { MSG_RECORD_MAX = 48 + 1 + SINGA_METRICS_MAX * (SINGA_METRIC_NAME + 16) };
+enum { MSG_RECORD_MAX = 48 + MSG_METRICS_MAX };
 size_t msg_record_encode(const singa_record *r, uint8_t out[MSG_RECORD_MAX]);
 /* The record's metrics go to *metrics, which r points to. */
 int msg_record_decode(singa_record *r, singa_metrics *metrics, const void *buf, size_t len);

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "dist/dist.h"
+#include "net/parts.h"
 
 typedef char endpoint[128];
 typedef char key[41];
@@ -48,8 +49,9 @@ static int fail_zmq(singa_err *err, const char *what, const char *where)
     return singa_err_set(err, "%s %s: %s", what, where, zmq_strerror(zmq_errno()));
 }
 
-/* Frames never exceed the largest slice's values, the list of endpoints and keys or a
- * heartbeat's traffic, plus what CURVE adds on the wire (the limit applies to wire frames). */
+/* Frames never exceed the largest slice's values, the largest blob a bridge from another process
+ * carries here, the list of endpoints and keys or a heartbeat's traffic, plus what CURVE adds on
+ * the wire (the limit applies to wire frames). */
 static int64_t max_frame(const dist_rt *rt)
 {
     size_t most = (sizeof(endpoint) + sizeof(key)) * (size_t)rt->nprocs;
@@ -58,6 +60,11 @@ static int64_t max_frame(const dist_rt *rt)
     for (int k = 0; k < rt->nslices; k++)
         if (rt->slices[k].len * sizeof(float) > most)
             most = rt->slices[k].len * sizeof(float);
+    for (int i = 0; i < rt->nworkers; i++) {
+        const singa_parts *parts = singa_job_train_net(rt->workers[i].job)->parts;
+        if (parts && singa_parts_inbound_bytes(parts) > most)
+            most = singa_parts_inbound_bytes(parts);
+    }
     return (int64_t)most + 4096;
 }
 
@@ -375,6 +382,7 @@ int dist_peers_recv(dist_peers *p, msg *m, zmq_msg_t *payload)
         return rc;
     int r = m->src.proc;
     snprintf(expect, sizeof expect, "p%d", r);
+
     if (r >= p->rt->nprocs || r == p->rt->rank || p->dead[r] || strcmp(id, expect) != 0 ||
         m->dst.proc != p->rt->rank || (m->flags & MSG_F_PTR) || m->type == MSG_JOIN || m->type == MSG_PEERS)
         return 1;

@@ -47,6 +47,26 @@ int dist_worker_proc(const dist_rt *rt, int group, int id)
     return singa_cluster_worker_proc(rt->c, group, id, rt->nprocs);
 }
 
+bool dist_sends(const dist_rt *rt, int group, int id)
+{
+    return !rt->cut || id == 0 || dist_worker_proc(rt, group, id) != dist_worker_proc(rt, group, id - 1);
+}
+
+int dist_senders(const dist_rt *rt, int group)
+{
+    int n = 0;
+    for (int j = 0; j < rt->c->nworkers_per_group; j++)
+        n += dist_sends(rt, group, j);
+    return n;
+}
+
+int dist_sender_of(const dist_rt *rt, int group, int id)
+{
+    while (!dist_sends(rt, group, id))
+        id--;
+    return id;
+}
+
 int dist_server_proc(const dist_rt *rt, int group, int id)
 {
     return singa_cluster_server_proc(rt->c, group, id, rt->nprocs);
@@ -115,13 +135,17 @@ static bool is_part(const dist_rt *rt, const singa_ckpt_file *f)
     const singa_cluster *c = rt->c;
     if (f->kind == SINGA_CKPT_SERVER)
         return f->group < c->nserver_groups && f->id < c->nservers_per_group;
-    return f->kind == SINGA_CKPT_WORKER && f->group < c->nworker_groups && f->id < rt->replicas;
+    return f->kind == SINGA_CKPT_WORKER && f->group < c->nworker_groups && f->id < c->nworkers_per_group &&
+           dist_sends(rt, f->group, f->id);
 }
 
 static int nparts(const dist_rt *rt)
 {
     const singa_cluster *c = rt->c;
-    return c->nserver_groups * c->nservers_per_group + c->nworker_groups * rt->replicas;
+    int n = c->nserver_groups * c->nservers_per_group;
+    for (int g = 0; g < c->nworker_groups; g++)
+        n += dist_senders(rt, g);
+    return n;
 }
 
 static bool is_local(const dist_rt *rt, const singa_ckpt_file *f)
@@ -198,10 +222,12 @@ static int try_step(dist_rt *rt, const singa_ckpt_file *files, size_t n, singa_e
         const singa_cluster *c = rt->c;
         for (int kind = 0; kind < 2; kind++) {
             int ngroups = kind ? c->nworker_groups : c->nserver_groups;
-            int per = kind ? rt->replicas : c->nservers_per_group;
+            int per = kind ? c->nworkers_per_group : c->nservers_per_group;
             for (int g = 0; g < ngroups; g++)
                 for (int j = 0; j < per; j++) {
                     singa_ckpt_file f = {step, kind ? SINGA_CKPT_WORKER : SINGA_CKPT_SERVER, g, j};
+                    if (!is_part(rt, &f))
+                        continue;
                     bool there = false;
                     for (size_t i = 0; i < n && !there; i++)
                         there = files[i].kind == f.kind && files[i].group == g && files[i].id == j;
@@ -576,11 +602,11 @@ static int add_workers(dist_rt *rt, singa_job *lead, singa_err *err)
     if (!(rt->workers = calloc((size_t)total, sizeof *rt->workers)))
         return singa_err_set(err, "out of memory");
     for (int g = 0; g < c->nworker_groups; g++)
-        for (int j = 0; j < rt->replicas; j++) {
-            if (dist_worker_proc(rt, g, j) != rt->rank)
+        for (int j = 0; j < c->nworkers_per_group; j++) {
+            if (dist_worker_proc(rt, g, j) != rt->rank || !dist_sends(rt, g, j))
                 continue;
             dist_worker *w = &rt->workers[rt->nworkers++];
-            *w = (dist_worker){.rt = rt, .group = g, .id = j, .step_sent = -1};
+            *w = (dist_worker){.rt = rt, .group = g, .id = j};
             w->hooks = (singa_job_hooks){.ud = w, .record = hook_record, .step = hook_step, .log = hook_log,
                                         .checkpoint = hook_checkpoint, .control = rt->control};
             if (g == 0 && j == 0)
@@ -590,6 +616,8 @@ static int add_workers(dist_rt *rt, singa_job *lead, singa_err *err)
             const singa_net *train = singa_job_train_net(w->job);
             if (train->parts) /* a net cut among the group's workers: what its bridges carry */
                 singa_parts_count_traffic(train->parts, rt->stats);
+            if (rt->cut && dist_senders(rt, g) > 1 && dist_worker_link(w, err) < 0)
+                return singa_err_prefix(err, "worker %d.%d: ", g, j);
             const dist_resume_part *part = dist_ckpt_resumed(rt, SINGA_CKPT_WORKER, g, j);
             if ((part && singa_job_load_state(w->job, &part->ck, part->path, err) < 0) ||
                 singa_job_begin(w->job, &w->hooks, err) < 0 || worker_params(rt, w, err) < 0)
@@ -739,14 +767,7 @@ int singa_dist_run(singa_job *job, const singa_job_hooks *hooks, singa_result *r
         return -1;
     rt.rank = rt.launch.rank;
     rt.nprocs = rt.launch.size;
-    rt.replicas = singa_job_cut(job) ? 1 : rt.c->nworkers_per_group;
-    for (int g = 0; g < rt.c->nworker_groups && rt.replicas == 1; g++)
-        for (int j = 1; j < rt.c->nworkers_per_group; j++)
-            if (dist_worker_proc(&rt, g, j) != dist_worker_proc(&rt, g, 0))
-                return singa_err_set(err, "cluster: worker group %d lives in processes %d and %d, but its net is cut "
-                                          "among its workers (a partition_dim other than 0 or a location), which "
-                                          "needs the group in one process, so far",
-                                     g, dist_worker_proc(&rt, g, 0), dist_worker_proc(&rt, g, j));
+    rt.cut = singa_job_cut(job);
     singa_job_control_init(&rt.from_rank0);
     rt.control = rt.rank == 0 ? rt.hooks->control : &rt.from_rank0;
     rt.fingerprint = singa_conf_hash(rt.conf);

@@ -408,7 +408,7 @@ static int on_update(dist_server *s, srv_slice *x, const msg *m, zmq_msg_t *payl
         grad = zmq_msg_data(payload);
     else
         return 1;
-    int need = rt->replicas;
+    int need = dist_senders(rt, g);
     if ((int)m->count < 1 || p->count + (int)m->count > need || (p->count && m->step != p->step))
         return 1;
     if (p->count == 0) { /* a lone contribution is applied at once, below, in place */
@@ -434,7 +434,8 @@ static int on_update(dist_server *s, srv_slice *x, const msg *m, zmq_msg_t *payl
     if (ctl)
         singa_updater_set_lr_scale(s->upd, (float)atomic_load(&ctl->lr_scale));
     msg_loan_wait(&x->lent);
-    if (singa_updater_apply_one(s->upd, x->store, p->step, p->direct ? p->direct : x->acc, 1.0f / (float)need, err) < 0)
+    float scale = rt->cut ? 1.0f : 1.0f / (float)need; /* parts of the group's gradient, or replicas' */
+    if (singa_updater_apply_one(s->upd, x->store, p->step, p->direct ? p->direct : x->acc, scale, err) < 0)
         return singa_err_prefix(err, "server %d.%d: ", s->group, s->id);
     x->version++;
     if (g == x->shared_group && last_update(s, g, p->step))

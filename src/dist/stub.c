@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "dist/dist.h"
+#include "net/parts.h"
 
 /* What the stub keeps of a worker group with workers in this process. */
 typedef struct stub_group {
@@ -176,6 +177,9 @@ static void stop_all(dist_stub *s, const char *why)
         dist_worker *w = &s->rt->workers[i];
         m.dst = (msg_addr){ENT_WORKER, (uint16_t)w->group, (uint16_t)w->id, (uint16_t)s->rt->rank};
         route(s, &m, why, n);
+        struct singa_parts *parts = singa_job_train_net(w->job)->parts;
+        if (why && parts) /* a worker may wait at a bridge, not at its socket */
+            singa_parts_abort(parts, why);
     }
     for (int g = 0; g < s->rt->c->nserver_groups; g++)
         for (int j = 0; j < s->rt->c->nservers_per_group; j++)
@@ -561,6 +565,36 @@ static void on_lost(dist_stub *s, int r)
     }
 }
 
+/* The parts here that a bridge's message from another process is for, or NULL: the sender is
+ * the worker sending for its process in the same group, and the addressee the one here. */
+static singa_parts *bridge_parts(const dist_stub *s, const msg *m)
+{
+    const dist_rt *rt = s->rt;
+    const msg_addr *a = &m->src, *b = &m->dst;
+    if (a->kind != ENT_WORKER || a->group != b->group || a->group >= rt->c->nworker_groups ||
+        a->id >= rt->c->nworkers_per_group || !dist_sends(rt, a->group, a->id) || a->proc == rt->rank ||
+        a->proc != dist_worker_proc(rt, a->group, a->id))
+        return NULL;
+    for (int i = 0; i < rt->nworkers; i++)
+        if (rt->workers[i].group == b->group && rt->workers[i].id == b->id)
+            return singa_job_train_net(rt->workers[i].job)->parts;
+    return NULL;
+}
+
+static void on_bridge(dist_stub *s, const msg *m, const void *data, size_t len)
+{
+    singa_parts *parts = bridge_parts(s, m);
+    singa_metrics metrics;
+    int rc = m->type != MSG_BRIDGE_METRICS
+                 ? singa_parts_deliver(parts, m->src.proc, m->slice, m->type == MSG_BRIDGE ? -1 : (int)m->count,
+                                       m->step, data, len)
+             : msg_metrics_decode(&metrics, data, len) == 0
+                 ? singa_parts_deliver_metrics(parts, m->src.proc, m->step, &metrics)
+                 : -1;
+    if (rc < 0)
+        dist_stats_drop(s->rt->stats);
+}
+
 /* Whether a message, from a thread here or (remote) from another process's stub, is one the
  * stub can act on. */
 static bool valid(const dist_stub *s, const msg *m, bool remote)
@@ -578,6 +612,13 @@ static bool valid(const dist_stub *s, const msg *m, bool remote)
                (m->type == MSG_CKPT && m->src.kind == ENT_WORKER && m->src.group == 0 && m->src.id == 0 &&
                 m->src.proc == 0);
     }
+    if (m->type == MSG_BRIDGE || m->type == MSG_BRIDGE_GRAD || m->type == MSG_BRIDGE_METRICS)
+        return remote && m->dst.kind == ENT_WORKER && bridge_parts(s, m);
+    if (m->type == MSG_WORKER_METRICS) /* to the leader here of a group training whole copies */
+        return !rt->cut && m->dst.kind == ENT_WORKER && m->dst.group < c->nworker_groups && m->dst.id == 0 &&
+               dist_worker_proc(rt, m->dst.group, 0) == rt->rank && m->src.kind == ENT_WORKER &&
+               m->src.group == m->dst.group && m->src.id > 0 && m->src.id < c->nworkers_per_group &&
+               m->src.proc == dist_worker_proc(rt, m->src.group, m->src.id);
     if (m->dst.kind == ENT_WORKER) /* a server's shard is written: to worker 0.0, through rank 0's stub */
         return m->type == MSG_CKPT_REPLY && rt->rank == 0 && m->dst.group == 0 && m->dst.id == 0 &&
                m->src.kind == ENT_SERVER && m->src.group < c->nserver_groups && m->src.id < c->nservers_per_group &&
@@ -654,7 +695,12 @@ static void handle(dist_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
         return;
     }
     if (m->dst.kind == ENT_WORKER) {
-        on_ckpt_reply(s, m);
+        if (m->type == MSG_CKPT_REPLY)
+            on_ckpt_reply(s, m);
+        else if (m->type == MSG_WORKER_METRICS)
+            forward(s, m, payload);
+        else
+            on_bridge(s, m, data, len);
         return;
     }
     switch (m->type) {

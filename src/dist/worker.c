@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "dist/dist.h"
+#include "net/parts.h"
 #include "singa/tensor.h"
 
 static msg_addr self(const dist_worker *w)
@@ -29,7 +30,7 @@ static void send_update(dist_worker *w, int k)
 static void grad_ready(void *ud, singa_param *p, size_t begin, size_t end)
 {
     dist_worker *w = ud;
-    if (begin != 0 || end != p->data.size || w->step_sent < 0)
+    if (begin != 0 || end != p->data.size)
         return;
     for (int k = 0; k < w->rt->nparams; k++)
         if (w->params[k] == p && !w->sent[k]) {
@@ -38,30 +39,88 @@ static void grad_ready(void *ud, singa_param *p, size_t begin, size_t end)
         }
 }
 
-/* Waits for a message of `type` (counting it in *n when given) until *n reaches 0; a stop
- * ends the wait with the reason. */
+/* Data parallelism: a group's leader reports the metrics of the group's batch, of which each
+ * worker computed its rows, so the others send theirs of every step to it. */
+static bool reports_to_leader(const dist_worker *w)
+{
+    return !w->rt->cut && w->rt->c->nworkers_per_group > 1;
+}
+
+/* The leader: another worker's metrics, of the step it collects now or of the next. */
+static void take_metrics(dist_worker *w, const msg *m, const zmq_msg_t *payload)
+{
+    singa_metrics got;
+    bool now = w->collecting && m->step == w->step_sent && w->metrics_due > 0;
+    bool next = w->collecting ? m->step == w->step_sent + 1 : m->step == w->step_sent;
+    if (w->id != 0 || !reports_to_leader(w) || (!now && !next) ||
+        msg_metrics_decode(&got, zmq_msg_data((zmq_msg_t *)payload), zmq_msg_size((zmq_msg_t *)payload)) < 0) {
+        dist_stats_drop(w->rt->stats);
+        return;
+    }
+    if (now) {
+        singa_job_merge_metrics(w->job, &got);
+        w->metrics_due--;
+    } else {
+        singa_metrics_merge(&w->early, &got);
+        w->nearly++;
+    }
+}
+
+/* Receives one message for this worker: 0, or -1 at a stop (the reason in err) or a failure;
+ * another worker's metrics are taken here (m->type is then 0). */
+static int receive(dist_worker *w, msg *m, zmq_msg_t *payload, singa_err *err)
+{
+    int rc = msg_recv(w->sock, false, NULL, 0, m, payload);
+    if (rc < 0)
+        return singa_err_set(err, "worker %d.%d: %s", w->group, w->id, zmq_strerror(zmq_errno()));
+    if (rc == 0 && m->type == MSG_STOP) {
+        w->stopped = true;
+        return singa_err_set(err, "worker %d.%d stopped: %.*s", w->group, w->id, (int)zmq_msg_size(payload),
+                             zmq_msg_size(payload) ? (const char *)zmq_msg_data(payload) : "another thread failed");
+    }
+    if (rc == 0 && m->type == MSG_WORKER_METRICS)
+        take_metrics(w, m, payload);
+    if (rc != 0 || m->type == MSG_WORKER_METRICS)
+        m->type = 0;
+    return 0;
+}
+
+/* Waits for a message of `type` (counting it in *n when given) until *n reaches 0, and for the
+ * metrics due; a stop ends the wait with the reason. */
 static int wait_for(dist_worker *w, int type, int *n, singa_err *err)
 {
     do {
         msg m;
         zmq_msg_t payload;
-        int rc = msg_recv(w->sock, false, NULL, 0, &m, &payload);
-        if (rc < 0) {
-            zmq_msg_close(&payload);
-            return singa_err_set(err, "worker %d.%d: %s", w->group, w->id, zmq_strerror(zmq_errno()));
-        }
-        if (rc == 0 && m.type == MSG_STOP) {
-            w->stopped = true;
-            singa_err_set(err, "worker %d.%d stopped: %.*s", w->group, w->id, (int)zmq_msg_size(&payload),
-                          zmq_msg_size(&payload) ? (const char *)zmq_msg_data(&payload) : "another thread failed");
-            zmq_msg_close(&payload);
-            return -1;
-        }
-        if (rc == 0 && m.type == type)
+        int rc = receive(w, &m, &payload, err);
+        if (rc == 0 && m.type == type && type)
             (*n)--;
         zmq_msg_close(&payload);
-    } while (*n > 0);
+        if (rc < 0)
+            return -1;
+    } while (*n > 0 || w->metrics_due > 0);
     return 0;
+}
+
+/* Before the gradients leave: the others send their metrics to the leader, which will wait for
+ * those not in yet. */
+static void exchange_metrics(dist_worker *w, int step)
+{
+    dist_rt *rt = w->rt;
+    if (!reports_to_leader(w))
+        return;
+    if (w->id != 0) {
+        uint8_t buf[MSG_METRICS_MAX];
+        msg m = {.type = MSG_WORKER_METRICS, .flags = MSG_F_VALUES, .src = self(w),
+                 .dst = {ENT_WORKER, (uint16_t)w->group, 0, (uint16_t)dist_worker_proc(rt, w->group, 0)}, .step = step};
+        dist_send(w->sock, &m, buf, msg_metrics_encode(&singa_job_train_net(w->job)->metrics, buf));
+        return;
+    }
+    singa_job_merge_metrics(w->job, &w->early);
+    w->metrics_due = rt->c->nworkers_per_group - 1 - w->nearly;
+    w->nearly = 0;
+    singa_metrics_reset(&w->early);
+    w->collecting = true;
 }
 
 /* After the backward pass: gradients of params that share their value (an unrolled layer's
@@ -70,6 +129,7 @@ static int after_backward(void *ud, int step, singa_err *err)
 {
     dist_worker *w = ud;
     singa_params *ps = singa_job_params(w->job);
+    exchange_metrics(w, step);
     for (int k = 0; k < w->rt->nparams; k++) {
         if (w->sent[k])
             continue;
@@ -91,6 +151,7 @@ static int after_backward(void *ud, int step, singa_err *err)
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     int rc = wait_for(w, MSG_UPDATE_REPLY, &left, err);
+    w->collecting = false;
     clock_gettime(CLOCK_MONOTONIC, &t1);
     char peer[32];
     snprintf(peer, sizeof peer, "worker %d.%d", w->group, w->id);
@@ -98,6 +159,47 @@ static int after_backward(void *ud, int step, singa_err *err)
                      (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
     memset(w->sent, 0, (size_t)w->rt->nparams * sizeof *w->sent);
     w->step_sent = step + 1;
+    return rc;
+}
+
+/* The parts' messages to the group's part in another process (net/parts.h), through the stub. */
+static int bridge_send(dist_worker *w, int type, int to, int slice, int count, long pass, const void *data,
+                       size_t nbytes, singa_err *err)
+{
+    dist_rt *rt = w->rt;
+    msg m = {.type = (uint8_t)type, .flags = MSG_F_VALUES, .src = self(w),
+             .dst = {ENT_WORKER, (uint16_t)w->group, (uint16_t)dist_sender_of(rt, w->group, to),
+                     (uint16_t)dist_worker_proc(rt, w->group, to)},
+             .slice = slice, .step = (int32_t)pass, .count = (uint32_t)count};
+    if (dist_send(w->sock, &m, data, nbytes) < 0)
+        return singa_err_set(err, "worker %d.%d: cannot send a %s message: %s", w->group, w->id,
+                             msg_type_name(type), zmq_strerror(zmq_errno()));
+    return 0;
+}
+
+static int send_blob(void *ud, int to, int layer, int edge, long pass, const float *data, size_t n, singa_err *err)
+{
+    return bridge_send(ud, edge < 0 ? MSG_BRIDGE : MSG_BRIDGE_GRAD, to, layer, edge < 0 ? 0 : edge, pass, data,
+                       n * sizeof(float), err);
+}
+
+static int send_metrics(void *ud, int to, long pass, const singa_metrics *metrics, singa_err *err)
+{
+    uint8_t buf[MSG_METRICS_MAX];
+    return bridge_send(ud, MSG_BRIDGE_METRICS, to, 0, 0, pass, buf, msg_metrics_encode(metrics, buf), err);
+}
+
+int dist_worker_link(dist_worker *w, singa_err *err)
+{
+    int n = w->rt->c->nworkers_per_group, *owner = malloc((size_t)n * sizeof *owner);
+    if (!owner)
+        return singa_err_set(err, "out of memory");
+    for (int k = 0; k < n; k++)
+        owner[k] = dist_worker_proc(w->rt, w->group, k);
+    singa_parts_peers peers = {.ud = w, .owner = owner, .self = w->rt->rank, .send = send_blob,
+                               .send_metrics = send_metrics};
+    int rc = singa_parts_link(singa_job_train_net(w->job)->parts, &peers, err);
+    free(owner);
     return rc;
 }
 
@@ -142,15 +244,8 @@ static int save_servers(void *ud, int step, bool *complete, singa_err *err)
     while (left > 0 && rc == 0) {
         msg m;
         zmq_msg_t payload;
-        int got_rc = msg_recv(w->sock, false, NULL, 0, &m, &payload);
-        if (got_rc < 0) {
-            rc = singa_err_set(err, "worker %d.%d: %s", w->group, w->id, zmq_strerror(zmq_errno()));
-        } else if (got_rc == 0 && m.type == MSG_STOP) {
-            w->stopped = true;
-            rc = singa_err_set(err, "worker %d.%d stopped: %.*s", w->group, w->id, (int)zmq_msg_size(&payload),
-                               zmq_msg_size(&payload) ? (const char *)zmq_msg_data(&payload) : "another thread failed");
-        } else if (got_rc == 0 && m.type == MSG_CKPT_REPLY && m.step == step && m.slice >= 0 && m.slice < n &&
-                   !got[m.slice]) {
+        rc = receive(w, &m, &payload, err);
+        if (rc == 0 && m.type == MSG_CKPT_REPLY && m.step == step && m.slice >= 0 && m.slice < n && !got[m.slice]) {
             got[m.slice] = true;
             left--;
             if (m.count) {
@@ -187,6 +282,7 @@ void *dist_worker_main(void *arg)
         return NULL;
     bool lead = w->group == 0 && w->id == 0;
     singa_exchange x = {w, after_backward, after_training, stop, save_state, lead ? save_servers : NULL};
+    w->step_sent = singa_job_step(w->job); /* the others' metrics of it may come before the READY */
     if (wait_for(w, MSG_READY, &one, &w->err) == 0) {
         for (int k = 0; k < rt->nparams; k++) {
             singa_param *p = w->params[k];
@@ -195,7 +291,6 @@ void *dist_worker_main(void *arg)
                 p->grad_ready_ud = w;
             }
         }
-        w->step_sent = singa_job_step(w->job);
         w->rc = singa_job_loop(w->job, &w->hooks, &x, &w->res, &w->err);
         msg m = {.type = MSG_ABORT, .src = self(w), .dst = {ENT_STUB, 0, 0, (uint16_t)rt->rank}};
         if (w->rc < 0 && !w->stopped) { /* the stub stops everyone, then it is done */

@@ -318,6 +318,8 @@ const singa_net *singa_job_train_net(const singa_job *job) { return job->train; 
 
 bool singa_job_cut(const singa_job *job) { return job->cut; }
 
+void singa_job_merge_metrics(singa_job *job, const singa_metrics *m) { singa_metrics_merge(&job->train->metrics, m); }
+
 void singa_job_log(const singa_job_hooks *h, const char *fmt, ...)
 {
     if (!h || !h->log)
@@ -811,7 +813,8 @@ int singa_job_loop(singa_job *job, const singa_job_hooks *hooks, const singa_exc
                    singa_err *err)
 {
     double t0 = now(), train_time = 0;
-    int start = job->step, batch = singa_net_batchsize(job->train), last_test = -1;
+    /* images a step: the group's, of which each of its workers with a whole copy reads its rows */
+    int start = job->step, batch = singa_net_batchsize(job->train) * job->split.count, last_test = -1;
     bool stopped = false; /* by the host (steer) */
     for (int s = job->step; s < job->train_steps; s++) {
         int st = steer(job, hooks, s, err);

@@ -51,6 +51,9 @@ const singa_registry *singa_job_registry(const singa_job *job);
 singa_params *singa_job_params(singa_job *job);
 /* Whether the job's train net is cut among the workers of a group (one job drives them all). */
 bool singa_job_cut(const singa_job *job);
+/* Adds another worker's metrics of this step (its rows of the group's batch) to the train net's,
+ * which the step's record reports: a group's leader reports the whole group's. */
+void singa_job_merge_metrics(singa_job *job, const singa_metrics *m);
 int singa_job_step(const singa_job *job);
 
 #endif
