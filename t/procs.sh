@@ -21,3 +21,19 @@ gen_data() {
     timeout 60 "$SINGA_TUI" -e "$tmp/gen.lua" "$tmp/data" >"$tmp/gen.out" 2>&1
     report $? "synthetic data written" "$tmp/gen.out"
 }
+# same NAME REF (the partitioning tests): run NAME's train loss at every one of 50 steps within
+# 1e-4 relative of run REF's ($tmp/NAME.csv from --metrics), and its params ($tmp/NAME.txt).
+same() {
+    awk -F, -v out="$tmp/$1.cmp" '
+        FNR == 1 { file++ }
+        $2 == "train" { if (file == 1) ref[$1] = $4; else got[$1] = $4 }
+        END {
+            worst = 0; n = 0
+            for (s in ref) { n++; if (!(s in got)) { worst = 1; break }
+                d = (got[s] - ref[s]) / ref[s]; if (d < 0) d = -d; if (d > worst) worst = d }
+            printf "# %d steps, worst relative loss difference %.2g\n", n, worst > out
+            exit !(n == 50 && worst <= 1e-4)
+        }' "$tmp/$2.csv" "$tmp/$1.csv" && cat "$tmp/$1.cmp" &&
+        d=$(timeout 30 "$SINGA_TUI" -e "$top_srcdir/t/paramdiff.lua" "$tmp/$1.txt" "$tmp/$2.txt" 2>&1) &&
+        echo "# params: relative difference $d" && awk -v d="$d" 'BEGIN { exit !(d + 0 == d && d < 1e-4) }'
+}
