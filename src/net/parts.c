@@ -547,7 +547,8 @@ static void apply(singa_parts *pp, inbound *in, const void *data, long pass)
 {
     singa_layer *l = layer_at(pp, in->x);
     if (in->e < 0) {
-        memcpy(l->data.data, data, l->data.size * sizeof(float));
+        if (l->data.size) /* a blob may be empty: the message still says the layer is done */
+            memcpy(l->data.data, data, l->data.size * sizeof(float));
     } else { /* as a layer here writing its source's gradient would */
         singa_layer *src = l->src[in->e];
         if (src->grad_written) /* data from a socket may lie anywhere */
@@ -556,7 +557,7 @@ static void apply(singa_parts *pp, inbound *in, const void *data, long pass)
                 memcpy(&v, (const char *)data + i * sizeof v, sizeof v);
                 src->grad.data[i] += v;
             }
-        else
+        else if (src->grad.size)
             memcpy(src->grad.data, data, src->grad.size * sizeof(float));
         src->grad_written = true;
     }
@@ -726,6 +727,9 @@ static int link_bridges(singa_parts *pp, singa_err *err)
             int y = index_of(pp, src), kx = l->net->location, ky = src->net->location;
             if (src->net == l->net || pp->here[kx] == pp->here[ky])
                 continue;
+            if (src->aux.data) /* labels travel with their rows through memory only */
+                return singa_err_set(err, "layer '%s' reads the labels of '%s' from another process; place them "
+                                          "on workers of one process, so far", l->name, src->name);
             if (pp->here[ky]) {
                 const singa_layer *z = second_reader(pp, x, src);
                 if (z)
@@ -820,8 +824,9 @@ int singa_parts_deliver(singa_parts *pp, int from, int x, int e, long pass, cons
             apply(pp, in, data, pass);
             rc = 0;
         } else if (pass == pp->pass + 1 && !in->staged &&
-                   (in->stage || (in->stage = malloc(nbytes)))) { /* its pass has not begun here */
-            memcpy(in->stage, data, nbytes);
+                   (in->stage || (in->stage = malloc(nbytes ? nbytes : 1)))) { /* its pass has not begun here */
+            if (nbytes)
+                memcpy(in->stage, data, nbytes);
             in->staged = pass;
             rc = 0;
         }
