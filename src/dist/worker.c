@@ -47,13 +47,13 @@ static bool reports_to_leader(const dist_worker *w)
 }
 
 /* The leader: another worker's metrics, of the step it collects now or of the next. */
-static void take_metrics(dist_worker *w, const msg *m, const zmq_msg_t *payload)
+static void take_metrics(dist_worker *w, const msg *m, zmq_msg_t *payload)
 {
     singa_metrics got;
     bool now = w->collecting && m->step == w->step_sent && w->metrics_due > 0;
     bool next = w->collecting ? m->step == w->step_sent + 1 : m->step == w->step_sent;
     if (w->id != 0 || !reports_to_leader(w) || (!now && !next) ||
-        msg_metrics_decode(&got, zmq_msg_data((zmq_msg_t *)payload), zmq_msg_size((zmq_msg_t *)payload)) < 0) {
+        msg_metrics_decode(&got, zmq_msg_data(payload), zmq_msg_size(payload)) < 0) {
         dist_stats_drop(w->rt->stats);
         return;
     }
