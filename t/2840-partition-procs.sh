@@ -21,7 +21,8 @@ cat >"$tmp/job.lua" <<'LUA'
 -- job.lua NET SCHEME TOPOLOGY OUT [STEPS]: NET (mlp, lenet) on Fashion-MNIST, partitioned by
 -- SCHEME (none, batch, feature, location, hybrid) over the workers of TOPOLOGY: one (a worker),
 -- two (AllReduce: 2 processes of a worker and a server), four (Sandblaster: 2 processes of 2
--- workers, the 2 servers in a third).  Rank 0 writes the params to OUT.
+-- workers, the 2 servers in a third).  Rank 0 writes the params to OUT, rank r > 0 to
+-- OUT.rank<r>.
 local singa = require "singa"
 local td = require "testdata"
 local netname, scheme, topology, out = arg[1], arg[2], arg[3], arg[4]
@@ -65,18 +66,18 @@ local r = singa.train{
   cluster = clusters[topology], neuralnet = net,
   updater = { type = "kSGD", learning_rate = { type = "kFixed", base_lr = 0.05 } },
 }
-if singa.rank() == 0 then
-  local f = assert(io.open(out, "w"))
-  td.write_params(f, r.params)
-  f:close()
-  f = assert(io.open(out .. ".stats", "w")) -- rank 0's own bridge rows: type, peer, messages
-  for _, row in ipairs(r.stats.traffic) do
-    if row.rank == 0 and row.type:match("^bridge") then
-      f:write(string.format("%s\t%s\t%d\t%d\n", row.type, row.peer, row.sent, row.received))
-    end
+local f = assert(io.open(singa.rank() == 0 and out or out .. ".rank" .. singa.rank(), "w"))
+td.write_params(f, r.params)
+f:close()
+-- each process's own bridge and update rows: type, peer, messages and bytes sent and received
+f = assert(io.open(out .. ".stats" .. singa.rank(), "w"))
+for _, row in ipairs(r.stats.traffic) do
+  if row.rank == singa.rank() and (row.type:match("^bridge") or row.type:match("^update")) then
+    f:write(string.format("%s\t%s\t%d\t%d\t%d\t%d\n", row.type, row.peer, row.sent, row.received,
+                          row.bytes_sent, row.bytes_received))
   end
-  f:close()
 end
+f:close()
 LUA
 
 # run NAME NET SCHEME TOPOLOGY: the job, its per-step losses in $tmp/NAME.csv
@@ -104,11 +105,33 @@ done
 
 # What crossed between the processes, as rank 0's stub counted it: features and gradients both
 # ways, and rank 1's metrics of each of the 50 forward passes.
-st="$tmp/mlp-feature-four.txt.stats"
+st="$tmp/mlp-feature-four.txt.stats0"
 sed 's/^/# /' "$st"
 awk -F'\t' '$2 == "worker 0.2 (rank 1)" { n[$1 " " ($3 > 0) ($4 > 0)]++; if ($1 == "bridge-metrics") m = $4 }
     END { exit !(n["bridge 11"] && n["bridge-grad 11"] && m == 50) }' "$st"
 report $? "the MLP on the features, 2 processes of 2 workers: features and gradients cross both ways, and rank 1's metrics of every step" "$st"
+
+# Each process sends the servers the part of the gradient its workers compute, not the zeros of
+# the others' part, and gets back the new values of that part; rank 0 gets all of them, as worker
+# 0.0 tests.  Rank 0 computes ip1's rows 0-31 of 64, rank 1 rows 32-63, and each all of ip2 (whose
+# 10 outputs do not divide among 4 workers, so it is cut on the batch): per step 4 x (32 x 784 +
+# 32 + 10 x 64 + 10) bytes each way, in 5 messages of a 56-byte header (ip1's weight spans both
+# servers; rank 0's rows lie on the first, and the second hears that there is nothing).
+st1="$tmp/mlp-feature-four.txt.stats1"
+sed 's/^/# rank 1: /' "$st1"
+part=$((50 * (4 * (32 * 784 + 32 + 10 * 64 + 10) + 5 * 56))) all=$((50 * (4 * (784 * 64 + 64 + 64 * 10 + 10) + 5 * 56)))
+bytes() { # FILE TYPE COLUMN: the bytes of TYPE between the process and the servers (rank 2)
+    awk -F'\t' -v t="$2" -v c="$3" '$1 == t && $2 ~ /^server .* \(rank 2\)$/ { b += $c } END { print b + 0 }' "$1"
+}
+u0=$(bytes "$st" update 5) v0=$(bytes "$st" update-reply 6) u1=$(bytes "$st1" update 5) v1=$(bytes "$st1" update-reply 6)
+echo "# bytes to and from the servers in 50 steps: rank 0 $u0 and $v0, rank 1 $u1 and $v1 (a part $part, all $all)"
+[ "$u0" = "$part" ] && [ "$u1" = "$part" ] && [ "$v0" = "$all" ] && [ "$v1" = "$part" ]
+report $? "the MLP on the features, 2 processes of 2 workers: each process sends the servers only its part of the gradient, and gets its part back" "$st"
+
+# Every process's script sees the final params, which rank 0 hands the others at the end.
+p=$tmp/mlp-feature-four.txt
+cmp "$p" "$p.rank1" && cmp "$p" "$p.rank2"
+report $? "the MLP on the features, 3 processes: each one's result holds the final params" "$p"
 
 # Killing a process of a cut group ends the other, which may be waiting at a bridge, naming it.
 out="$tmp/kill.out"

@@ -72,8 +72,8 @@ for mode in sandblaster allreduce; do
 done
 
 # Sandblaster, the server alone in rank 1: per step 4 updates (fc1 and fc2, weights and biases)
-# and 4 answers, each a 44-byte header and its values; 4 x (144 x 200 + 200 + 200 x 10 + 10) bytes.
-count=$((4 * steps)) bytes=$((4 * steps * 44 + steps * 4 * (144 * 200 + 200 + 200 * 10 + 10)))
+# and 4 answers, each a 56-byte header and its values; 4 x (144 x 200 + 200 + 200 x 10 + 10) bytes.
+count=$((4 * steps)) bytes=$((4 * steps * 56 + steps * 4 * (144 * 200 + 200 + 200 * 10 + 10)))
 r0=$tmp/sandblaster.txt.rank0 r1=$tmp/sandblaster.txt.rank1
 : >"$tmp/rows.out"
 check_row() { # FILE TYPE PEER EXPECTED

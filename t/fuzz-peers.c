@@ -92,7 +92,8 @@ static void bad_message(void *s, int k)
     msg m = {.type = (uint8_t)(1 + rnd() % (MSG_NTYPES + 3)), .flags = (uint8_t)(rnd() % 4),
              .src = {(uint8_t)(rnd() % 3), (uint16_t)(rnd() % 4), (uint16_t)(rnd() % 4), (uint16_t)(rnd() % 4)},
              .dst = {(uint8_t)(rnd() % 3), (uint16_t)(rnd() % 4), (uint16_t)(rnd() % 4), (uint16_t)(rnd() % 4)},
-             .slice = (int32_t)(rnd() % 64) - 8, .step = (int32_t)rnd(), .count = rnd() % 5, .ptr = rnd()};
+             .slice = (int32_t)(rnd() % 64) - 8, .step = (int32_t)rnd(), .count = rnd() % 5, .ptr = rnd(),
+             .offset = rnd() % 80 == 0 ? UINT64_MAX - rnd() % 4 : rnd() % 80, .len = rnd() % 80 == 0 ? rnd() : rnd() % 80};
     fill(body, sizeof body);
     msg_encode(&m, head);
     switch (k % 6) {

@@ -105,6 +105,9 @@ struct dist_rt {
     int nparams;
     dist_slice *slices;
     int nslices;
+    /* The job singa_dist_run was given: its distributed params, by index, which hold the final
+     * values at the end in every process (its result's params). */
+    singa_param **final_params;
     /* Per worker group with workers here: its params' values, shared by those workers (the
      * first one's), by distributed param index; NULL for other groups. */
     singa_param ***replica;

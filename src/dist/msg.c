@@ -31,7 +31,7 @@ static const char *const type_names[MSG_NTYPES] = {
     [MSG_HEARTBEAT] = "heartbeat", [MSG_FLUSH] = "flush",
     [MSG_CKPT] = "checkpoint", [MSG_CKPT_REPLY] = "checkpoint-reply",
     [MSG_BRIDGE] = "bridge", [MSG_BRIDGE_GRAD] = "bridge-grad", [MSG_BRIDGE_METRICS] = "bridge-metrics",
-    [MSG_WORKER_METRICS] = "worker-metrics",
+    [MSG_WORKER_METRICS] = "worker-metrics", [MSG_FINAL_VALUES] = "final-values",
 };
 
 const char *msg_type_name(int type)
@@ -82,7 +82,7 @@ void msg_encode(const msg *m, uint8_t out[MSG_HEADER_BYTES])
     *p++ = m->flags;
     p = put_addr(put_addr(p, &m->src), &m->dst);
     p = put32(put32(put32(p, (uint32_t)m->slice), (uint32_t)m->step), m->count);
-    put64(p, m->ptr);
+    put64(put64(put64(p, m->ptr), m->offset), m->len);
 }
 
 int msg_decode(msg *m, const void *buf, size_t len)
@@ -98,6 +98,8 @@ int msg_decode(msg *m, const void *buf, size_t len)
     m->step = (int32_t)get32(p + 4);
     m->count = get32(p + 8);
     m->ptr = get64(p + 12);
+    m->offset = get64(p + 20);
+    m->len = get64(p + 28);
     m->frame = NULL;
     m->loan = NULL;
     if (m->type == 0 || m->type >= MSG_NTYPES || m->src.kind > ENT_SERVER || m->dst.kind > ENT_SERVER ||

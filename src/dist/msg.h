@@ -1,4 +1,4 @@
-/* Messages of the runtime (SINGA's Msg): a fixed 44-byte header frame, then an optional payload
+/* Messages of the runtime (SINGA's Msg): a fixed 56-byte header frame, then an optional payload
  * frame of float values.  Between threads of one process a message may instead carry the
  * address of a buffer both sides share (`ptr`); such a message from another process is a forgery
  * and is dropped, as is anything that does not decode.
@@ -46,6 +46,7 @@ typedef enum {
     MSG_BRIDGE_GRAD,
     MSG_BRIDGE_METRICS,
     MSG_WORKER_METRICS, /* a worker's metrics of step `step` (its rows of the batch), to its group's leader */
+    MSG_FINAL_VALUES,   /* rank 0's stub to the others before the end: a slice's final values */
     MSG_NTYPES
 } msg_type;
 
@@ -56,7 +57,7 @@ typedef struct msg_addr {
     uint16_t group, id, proc;
 } msg_addr;
 
-enum { MSG_HEADER_BYTES = 44, MSG_MAGIC = 0x31474e53 /* "SNG1" */ };
+enum { MSG_HEADER_BYTES = 56, MSG_MAGIC = 0x31474e53 /* "SNG1" */ };
 enum { MSG_F_VALUES = 1, MSG_F_PTR = 2 };
 
 /* A buffer lent to ZeroMQ: how many frames sent from it ZeroMQ still holds.  Zeroed memory is a
@@ -72,6 +73,10 @@ typedef struct msg {
     int32_t step;    /* the step of an update, the version of a reply */
     uint32_t count;  /* gradient contributions summed into an update */
     uint64_t ptr;    /* MSG_F_PTR: a buffer of this process */
+    /* A slice's elements [offset, offset + len): those an update to a server carries (the rest
+     * of its gradient is zero: a process of a cut group sends what its workers compute), and
+     * those a reply's values are. */
+    uint64_t offset, len;
     /* Not on the wire: how msg_send sends the payload (both NULL: a copy). */
     zmq_msg_t *frame; /* the payload's own frame, received earlier: moved, not copied */
     msg_loan *loan;   /* the payload is lent: counted here until ZeroMQ is done with it */

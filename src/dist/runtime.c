@@ -393,6 +393,7 @@ static int make_slices(dist_rt *rt, singa_job *job, singa_err *err)
     singa_params *ps = singa_job_params(job);
     int nservers = rt->c->nservers_per_group;
     if (!(rt->params = calloc((size_t)ps->n + 1, sizeof *rt->params)) ||
+        !(rt->final_params = calloc((size_t)ps->n + 1, sizeof *rt->final_params)) ||
         !(rt->slices = calloc((size_t)(ps->n + 1) * (size_t)nservers, sizeof *rt->slices)))
         return singa_err_set(err, "out of memory");
     size_t total = 0;
@@ -406,6 +407,7 @@ static int make_slices(dist_rt *rt, singa_job *job, singa_err *err)
         singa_param *p = ps->items[i];
         if (!p->trained || p->owner || p->state)
             continue;
+        rt->final_params[rt->nparams] = p;
         dist_param *d = &rt->params[rt->nparams];
         *d = (dist_param){p->name, p->layer, p->data.size, p->lr_scale, p->wd_scale, rt->nslices, 0};
         for (int j = 0; j < nservers; j++) {
@@ -661,6 +663,7 @@ static void free_rt(dist_rt *rt, singa_job *lead)
     free(rt->servers);
     free(rt->replica);
     free(rt->params);
+    free(rt->final_params);
     free(rt->slices);
     free(rt->stop_step);
     drop_resumed(rt);

@@ -37,6 +37,7 @@ typedef struct pending {
     int step, count;
     float *direct; /* the only contribution, used in place */
     bool summed;   /* contributions summed into the slice's buffer */
+    size_t (*span)[2]; /* per process: the elements its contribution covers, which it gets back */
 } pending;
 
 typedef struct srv_slice {
@@ -139,6 +140,9 @@ int dist_server_create(dist_rt *rt, dist_server *s, int group, int id, singa_err
         x->data = p->data.data;
         if (!(x->pend = calloc((size_t)s->ngroups, sizeof *x->pend)))
             return singa_err_set(err, "out of memory");
+        for (int g = 0; g < s->ngroups; g++)
+            if (!(x->pend[g].span = calloc((size_t)rt->nprocs, sizeof *x->pend[g].span)))
+                return singa_err_set(err, "out of memory");
         s->local[k] = s->nsl++;
     }
     return singa_updater_create_ex(&s->upd, singa_conf_get(rt->conf, "updater"), &s->store,
@@ -269,6 +273,8 @@ void dist_server_free(dist_server *s)
         srv_slice *x = &s->sl[i];
         free(x->acc);
         free(x->asked);
+        for (int g = 0; x->pend && g < s->ngroups; g++)
+            free(x->pend[g].span);
         free(x->pend);
         free(x->last);
         free(x->snap);
@@ -292,7 +298,8 @@ static void fail(dist_server *s, const singa_err *err)
     dist_send(s->sock, &m, err->msg, strlen(err->msg));
 }
 
-/* Answers the stub of process p for group g: values unless it reads this very memory.
+/* Answers the stub of process p for group g: values [at, at + len) unless it reads this very
+ * memory.
  *
  * With a single worker group the values are lent, not copied: `data` changes only by that
  * group's next update (nothing else writes it: no other group, no server-group sync, no flush),
@@ -300,27 +307,34 @@ static void fail(dist_server *s, const singa_err *err)
  * every answer, whose last byte ZeroMQ had then read.  on_update waits for the loan all the same
  * before it writes, as ZeroMQ may hold the frame a moment longer.  With more groups an update may
  * come while an answer is still on its way (or stuck to a lost process), so answers are copied. */
-static void answer(dist_server *s, srv_slice *x, int type, int g, int p, int version)
+static void answer(dist_server *s, srv_slice *x, int type, int g, int p, int version, size_t at, size_t len)
 {
     const dist_rt *rt = s->rt;
     msg m = {.type = (uint8_t)type, .src = self(s), .dst = {ENT_STUB, (uint16_t)g, 0, (uint16_t)p},
-             .slice = x->slice, .step = version};
-    bool in_place = p == rt->rank && x->shared_group == g;
-    if (!in_place)
+             .slice = x->slice, .step = version, .offset = at, .len = len};
+    bool values = !(p == rt->rank && x->shared_group == g);
+    if (values)
         m.flags = MSG_F_VALUES;
-    if (!in_place && s->lend)
+    if (values && len && s->lend)
         m.loan = &x->lent;
-    dist_send(s->sock, &m, in_place ? NULL : x->data, in_place ? 0 : rt->slices[x->slice].len * sizeof(float));
+    dist_send(s->sock, &m, values && len ? x->data + at : NULL, values ? len * sizeof(float) : 0);
 }
 
-/* Answers every process with workers of group g. */
-static void answer_group(dist_server *s, srv_slice *x, int type, int g, int version)
+/* Answers every process with workers of group g: the values its contribution covered (all of
+ * them when the group trains whole copies), all to the process of worker 0.0, which tests. */
+static void answer_update(dist_server *s, srv_slice *x, const pending *pd, int g)
 {
     const dist_rt *rt = s->rt;
+    int tester = dist_worker_proc(rt, 0, 0);
     for (int j = 0; j < rt->c->nworkers_per_group; j++) {
         int p = dist_worker_proc(rt, g, j);
-        if (j == 0 || dist_worker_proc(rt, g, j - 1) != p) /* a process holds consecutive workers */
-            answer(s, x, type, g, p, version);
+        if (j > 0 && dist_worker_proc(rt, g, j - 1) == p) /* a process holds consecutive workers */
+            continue;
+        const size_t *span = pd->span[p];
+        if (g == 0 && p == tester)
+            answer(s, x, MSG_UPDATE_REPLY, g, p, pd->step + 1, 0, rt->slices[x->slice].len);
+        else
+            answer(s, x, MSG_UPDATE_REPLY, g, p, pd->step + 1, span[0], span[1] - span[0]);
     }
 }
 
@@ -394,36 +408,44 @@ static bool last_update(const dist_server *s, int g, int step)
     return step >= s->last_step || step >= atomic_load(&s->rt->stop_step[g]) - 1;
 }
 
-/* Adds one contribution; once the group's every worker is in, updates and answers. */
+/* Adds one contribution (its elements [offset, offset + len) of the slice, zero elsewhere); once
+ * the group's every worker is in, updates and answers. */
 static int on_update(dist_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload, singa_err *err)
 {
     const dist_rt *rt = s->rt;
-    size_t n = rt->slices[x->slice].len;
+    size_t n = rt->slices[x->slice].len, at = m->offset, len = m->len;
     int g = m->src.group;
     pending *p = &x->pend[g - s->first_group];
     const float *grad; /* the worker's buffer, or the payload frame, alive until this returns */
+    if (m->offset > n || m->len > n - m->offset)
+        return 1;
     if (m->flags & MSG_F_PTR)
         grad = (const float *)(uintptr_t)m->ptr;
-    else if ((m->flags & MSG_F_VALUES) && zmq_msg_size(payload) == n * sizeof(float))
+    else if ((m->flags & MSG_F_VALUES) && zmq_msg_size(payload) == len * sizeof(float))
         grad = zmq_msg_data(payload);
     else
         return 1;
     int need = dist_senders(rt, g);
-    if ((int)m->count < 1 || p->count + (int)m->count > need || (p->count && m->step != p->step))
+    if ((int)m->count < 1 || p->count + (int)m->count > need || (p->count && m->step != p->step) ||
+        m->src.proc >= rt->nprocs)
         return 1;
+    p->span[m->src.proc][0] = at;
+    p->span[m->src.proc][1] = at + len;
     if (p->count == 0) { /* a lone contribution is applied at once, below, in place */
         p->step = m->step;
         p->summed = false;
-        p->direct = (int)m->count == need ? (float *)grad : NULL;
+        p->direct = (int)m->count == need && len == n ? (float *)grad : NULL;
     }
     if (!p->direct) {
         if (!x->acc && !(x->acc = malloc(n * sizeof(float))))
             return singa_err_set(err, "server %d.%d: out of memory", s->group, s->id);
-        if (!p->summed)
-            memcpy(x->acc, grad, n * sizeof(float));
-        else
-            for (size_t i = 0; i < n; i++)
-                x->acc[i] += grad[i];
+        if (!p->summed && len < n)
+            memset(x->acc, 0, n * sizeof(float));
+        if (!p->summed && len) /* an empty payload's data may be NULL */
+            memcpy(x->acc + at, grad, len * sizeof(float));
+        else if (p->summed)
+            for (size_t i = 0; i < len; i++)
+                x->acc[at + i] += grad[i];
         p->summed = true;
     }
     p->count += (int)m->count;
@@ -442,7 +464,7 @@ static int on_update(dist_server *s, srv_slice *x, const msg *m, zmq_msg_t *payl
         s->reader_done = true;
     if (sync_groups(s, x) < 0)
         return singa_err_set(err, "server %d.%d: out of memory", s->group, s->id);
-    answer_group(s, x, MSG_UPDATE_REPLY, g, p->step + 1);
+    answer_update(s, x, p, g);
     return 0;
 }
 
@@ -464,7 +486,7 @@ static int on_put(dist_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload
         return -1;
     x->ready = true;
     for (int i = 0; i < x->nasked; i++)
-        answer(s, x, MSG_GET_REPLY, x->asked[i].group, x->asked[i].proc, x->version);
+        answer(s, x, MSG_GET_REPLY, x->asked[i].group, x->asked[i].proc, x->version, 0, n);
     free(x->asked);
     x->asked = NULL;
     x->nasked = 0;
@@ -634,7 +656,7 @@ static int handle(dist_server *s, const msg *m, zmq_msg_t *payload, singa_err *e
         if (!from_group && !s->flushed)
             return 1;
         if (x->ready || s->flushed) { /* only the asker: every process of the group asks for itself */
-            answer(s, x, MSG_GET_REPLY, m->src.group, m->src.proc, x->version);
+            answer(s, x, MSG_GET_REPLY, m->src.group, m->src.proc, x->version, 0, s->rt->slices[x->slice].len);
         } else {
             msg_addr *grown = realloc(x->asked, (size_t)(x->nasked + 1) * sizeof *grown);
             if (!grown)

@@ -35,6 +35,7 @@ typedef struct stub_group {
     int *step;
     float **agg;           /* per param: the gradient the others are summed into */
     msg_loan *lent;        /* per param: agg's slices lent to ZeroMQ on their way to other processes */
+    size_t (*span)[2];     /* per param: the elements its workers here compute (all, unless cut) */
     int *slices_left;      /* per param: slices whose update is not yet answered */
     int gets_left;         /* slices to fetch before the group may train */
 } stub_group;
@@ -79,8 +80,19 @@ int dist_stub_create(dist_rt *rt, singa_err *err)
         size_t n = (size_t)rt->nparams;
         if (!(sg->arrived = calloc(n, sizeof *sg->arrived)) || !(sg->step = calloc(n, sizeof *sg->step)) ||
             !(sg->agg = calloc(n, sizeof *sg->agg)) || !(sg->lent = calloc(n, sizeof *sg->lent)) ||
-            !(sg->slices_left = calloc(n, sizeof *sg->slices_left)))
+            !(sg->slices_left = calloc(n, sizeof *sg->slices_left)) || !(sg->span = calloc(n, sizeof *sg->span)))
             goto oom;
+    }
+    for (int i = 0; i < rt->nworkers; i++) { /* a cut group has one here, the one that sends */
+        const dist_worker *w = &rt->workers[i];
+        const singa_parts *parts = singa_job_train_net(w->job)->parts;
+        for (int k = 0; k < rt->nparams; k++) {
+            size_t *span = s->groups[w->group].span[k];
+            span[0] = 0;
+            span[1] = rt->params[k].size;
+            if (parts)
+                singa_parts_span(parts, w->params[k], &span[0], &span[1]);
+        }
     }
     const singa_cluster *c = rt->c;
     if (rt->rank == 0 && c->nserver_groups > 1 &&
@@ -110,6 +122,7 @@ void dist_stub_free(dist_stub *s)
         free(s->groups[g].agg);
         free(s->groups[g].lent);
         free(s->groups[g].slices_left);
+        free(s->groups[g].span);
     }
     free(s->groups);
     free(s->proc_done);
@@ -229,15 +242,15 @@ static void get_all(dist_stub *s, int g)
     s->groups[g].gets_left = rt->nslices;
 }
 
-/* A put or an update to a server: the values' address when it is here, else the values, lent
- * from `loan` when one is given (else copied). */
+/* A put or an update to a server: the values' address when it is here, else the values (none
+ * when len is 0), lent from `loan` when one is given (else copied). */
 static void send_slice(dist_stub *s, msg *m, float *values, size_t len, msg_loan *loan)
 {
     bool here = m->dst.proc == s->rt->rank;
     m->flags = here ? MSG_F_PTR : MSG_F_VALUES;
     m->ptr = here ? (uint64_t)(uintptr_t)values : 0;
-    m->loan = here ? NULL : loan;
-    route(s, m, here ? NULL : values, here ? 0 : len * sizeof(float));
+    m->loan = here || !len ? NULL : loan;
+    route(s, m, here || !len ? NULL : values, here ? 0 : len * sizeof(float));
 }
 
 /* Puts (the first group of each server group) and gets every slice, once every thread is here. */
@@ -261,22 +274,26 @@ static void start(dist_stub *s)
     }
 }
 
-/* A value reply for group g: copies the values unless they are already in place. */
+/* A value reply for group g: copies its values (those of [offset, offset + len) of the slice)
+ * unless they are already in place. */
 static int take_values(dist_stub *s, int g, const msg *m, zmq_msg_t *payload)
 {
     const dist_slice *sl = &s->rt->slices[m->slice];
     if (!(m->flags & MSG_F_VALUES))
         return 0;
-    if (zmq_msg_size(payload) != sl->len * sizeof(float))
+    if (m->offset > sl->len || m->len > sl->len - m->offset || zmq_msg_size(payload) != m->len * sizeof(float))
         return -1;
-    memcpy(replica_at(s->rt, g, sl), zmq_msg_data(payload), sl->len * sizeof(float));
+    if (m->len) /* an empty payload's data may be NULL */
+        memcpy(replica_at(s->rt, g, sl) + m->offset, zmq_msg_data(payload), m->len * sizeof(float));
     return 0;
 }
 
 /* A local worker's gradient of param k: summed with the others of its group here; once all are
- * in, one update per slice goes to the group's servers.  Those in other processes get the sum
- * lent, not copied: its workers write it again only in their next backward pass, after they hear
- * the param is fresh, which on_update_reply tells them once ZeroMQ has given it back. */
+ * in, one update per slice goes to the group's servers, with the part of the slice computed here
+ * (of a cut group's net, the rest of this process's gradient is zero; it may be nothing, and
+ * the server still waits for that word).  Those in other processes get the sum lent, not
+ * copied: its workers write it again only in their next backward pass, after they hear the
+ * param is fresh, which on_update_reply tells them once ZeroMQ has given it back. */
 static void on_worker_update(dist_stub *s, const msg *m)
 {
     dist_rt *rt = s->rt;
@@ -298,9 +315,14 @@ static void on_worker_update(dist_stub *s, const msg *m)
     for (int i = 0; i < rt->params[k].nslices; i++) {
         int idx = rt->params[k].first_slice + i;
         const dist_slice *sl = &rt->slices[idx];
+        size_t a = sl->offset > sg->span[k][0] ? sl->offset : sg->span[k][0];
+        size_t b = sl->offset + sl->len < sg->span[k][1] ? sl->offset + sl->len : sg->span[k][1];
+        if (b < a)
+            a = b = sl->offset;
         msg u = {.type = MSG_UPDATE, .src = stub_addr(s, g), .dst = server_addr(rt, server_group, sl->server),
-                 .slice = idx, .step = sg->step[k], .count = (uint32_t)sg->nlocal};
-        send_slice(s, &u, sg->agg[k] + sl->offset, sl->len, &sg->lent[k]);
+                 .slice = idx, .step = sg->step[k], .count = (uint32_t)sg->nlocal, .offset = a - sl->offset,
+                 .len = b - a};
+        send_slice(s, &u, sg->agg[k] + a, b - a, &sg->lent[k]);
     }
 }
 
@@ -632,6 +654,8 @@ static bool valid(const dist_stub *s, const msg *m, bool remote)
     if (remote)
         return m->dst.kind == ENT_STUB && ((m->type == MSG_DONE && rt->rank == 0) || m->type == MSG_STOP ||
                                            (m->type == MSG_FINISHED && m->src.proc == 0) ||
+                                           (m->type == MSG_FINAL_VALUES && m->src.proc == 0 && m->slice >= 0 &&
+                                            m->slice < rt->nslices) ||
                                            (m->type == MSG_METRIC && rt->rank == 0 && m->src.kind == ENT_WORKER));
     if (m->src.kind == ENT_WORKER && m->type == MSG_UPDATE)
         return (m->flags & MSG_F_PTR) && m->ptr && m->src.group < c->nworker_groups &&
@@ -652,9 +676,14 @@ static void forward(dist_stub *s, const msg *m, zmq_msg_t *payload)
     route(s, &f, len ? data : NULL, len);
 }
 
-/* The job ended well: rank 0 hands its result (the payload) to every other process. */
+/* The job ended well: rank 0 hands the final values, slice by slice, and its result (the
+ * payload) to every other process, whose script then sees what rank 0's sees. */
 static void on_finished(dist_stub *s, bool remote, const void *result, size_t len)
 {
+    dist_rt *rt = s->rt;
+    for (int k = 0; !remote && k < rt->nslices; k++)
+        to_peers(s, (msg){.type = MSG_FINAL_VALUES, .flags = MSG_F_VALUES, .src = stub_addr(s, 0), .slice = k},
+                 replica_at(rt, 0, &rt->slices[k]), rt->slices[k].len * sizeof(float));
     if (!remote)
         to_peers(s, (msg){.type = MSG_FINISHED, .src = stub_addr(s, 0)}, result, len);
     else if (msg_result_decode(&s->rt->final, result, len) < 0) {
@@ -733,6 +762,14 @@ static void handle(dist_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
     case MSG_FINISHED:
         on_finished(s, remote, data, len);
         break;
+    case MSG_FINAL_VALUES: {
+        const dist_slice *sl = &s->rt->slices[m->slice];
+        if (len == sl->len * sizeof(float))
+            memcpy(s->rt->final_params[sl->param]->data.data + sl->offset, data, len);
+        else
+            dist_stats_drop(s->rt->stats);
+        break;
+    }
     case MSG_METRIC: { /* a group leader's record in another process */
         singa_record r;
         singa_metrics metrics;

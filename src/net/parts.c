@@ -804,6 +804,38 @@ size_t singa_parts_inbound_bytes(const singa_parts *pp)
     return most * sizeof(float);
 }
 
+/* The elements a view covers within its whole param, [*begin, *end): a row range, or from the
+ * first to the last element of a column range. */
+static void view_extent(const singa_param *v, size_t *begin, size_t *end)
+{
+    const singa_tensor *t = &v->data;
+    *begin = (size_t)(t->data - v->whole->data.data);
+    *end = *begin + (singa_tensor_contiguous(t) ? t->size
+                                                : (size_t)(singa_tensor_rows(t) - 1) * (size_t)t->ld +
+                                                      (size_t)singa_tensor_cols(t));
+}
+
+void singa_parts_span(const singa_parts *pp, const singa_param *p, size_t *begin, size_t *end)
+{
+    size_t lo = p->data.size, hi = 0;
+    for (int k = 0; k < pp->n; k++)
+        for (int i = 0; pp->here[k] && i < pp->nets[k]->nlayers; i++)
+            for (int j = 0; j < pp->nets[k]->layers[i]->nparams; j++) {
+                const singa_param *v = pp->nets[k]->layers[i]->params[j], *w = v->whole ? v->whole : v;
+                size_t a = 0, b = p->data.size;
+                if (v->whole && v->disjoint && !w->owner)
+                    view_extent(v, &a, &b);
+                while (w->owner) /* a copy's gradient is added to its owner's, all of it */
+                    w = w->owner;
+                if (w != p)
+                    continue;
+                lo = a < lo ? a : lo;
+                hi = b > hi ? b : hi;
+            }
+    *begin = lo < hi ? lo : 0;
+    *end = lo < hi ? hi : 0;
+}
+
 static inbound *find_inbound(singa_parts *pp, int x, int e)
 {
     for (int i = 0; i < pp->nin; i++)

@@ -46,6 +46,10 @@ int singa_parts_deliver(singa_parts *pp, int from, int layer, int edge, long pas
 int singa_parts_deliver_metrics(singa_parts *pp, int from, long pass, const singa_metrics *m);
 /* The largest blob other processes send here, in bytes. */
 size_t singa_parts_inbound_bytes(const singa_parts *pp);
+/* The elements of param p's gradient this process computes, [*begin, *end) (empty when only
+ * other processes do): the hull of its locations' views of p, all of p where one of them uses p
+ * itself or a copy sharing it.  Elsewhere this process's part of the gradient is zero. */
+void singa_parts_span(const singa_parts *pp, const singa_param *p, size_t *begin, size_t *end);
 /* From any thread: the job stops; a pass under way, and every later one, fails with `why`. */
 void singa_parts_abort(singa_parts *pp, const char *why);
 
