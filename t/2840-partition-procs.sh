@@ -62,7 +62,7 @@ if scheme == "location" then
   ip2.location, loss.location = workers - 1, 0
 end
 local r = singa.train{
-  name = "cut", seed = 5, train_steps = tonumber(arg[5]) or 50, disp_freq = 1,
+  name = "cut", seed = 5, train_steps = tonumber(arg[5]) or 50, disp_freq = 1, test_steps = 2, test_freq = 20,
   cluster = clusters[topology], neuralnet = net,
   updater = { type = "kSGD", learning_rate = { type = "kFixed", base_lr = 0.05 } },
 }
@@ -112,8 +112,8 @@ awk -F'\t' '$2 == "worker 0.2 (rank 1)" { n[$1 " " ($3 > 0) ($4 > 0)]++; if ($1 
 report $? "the MLP on the features, 2 processes of 2 workers: features and gradients cross both ways, and rank 1's metrics of every step" "$st"
 
 # Each process sends the servers the part of the gradient its workers compute, not the zeros of
-# the others' part, and gets back the new values of that part; rank 0 gets all of them, as worker
-# 0.0 tests.  Rank 0 computes ip1's rows 0-31 of 64, rank 1 rows 32-63, and each all of ip2 (whose
+# the others' part, and gets back the new values of that part (worker 0.0 fetches all of them for
+# its tests).  Rank 0 computes ip1's rows 0-31 of 64, rank 1 rows 32-63, and each all of ip2 (whose
 # 10 outputs do not divide among 4 workers, so it is cut on the batch): per step 4 x (32 x 784 +
 # 32 + 10 x 64 + 10) bytes each way, in 5 messages of a 56-byte header (ip1's weight spans both
 # servers; rank 0's rows lie on the first, and the second hears that there is nothing).
@@ -125,8 +125,15 @@ bytes() { # FILE TYPE COLUMN: the bytes of TYPE between the process and the serv
 }
 u0=$(bytes "$st" update 5) v0=$(bytes "$st" update-reply 6) u1=$(bytes "$st1" update 5) v1=$(bytes "$st1" update-reply 6)
 echo "# bytes to and from the servers in 50 steps: rank 0 $u0 and $v0, rank 1 $u1 and $v1 (a part $part, all $all)"
-[ "$u0" = "$part" ] && [ "$u1" = "$part" ] && [ "$v0" = "$all" ] && [ "$v1" = "$part" ]
+[ "$u0" = "$part" ] && [ "$u1" = "$part" ] && [ "$v0" = "$part" ] && [ "$v1" = "$part" ]
 report $? "the MLP on the features, 2 processes of 2 workers: each process sends the servers only its part of the gradient, and gets its part back" "$st"
+
+# Worker 0.0's tests at steps 0, 20 and 40 and the final one see the whole model, though its
+# process keeps only its part fresh while it trains: the test loss of one worker each time.
+awk -F, '$2 == "test" { if (FNR == NR) ref[$1] = $4; else { n++; d = ($4 - ref[$1]) / ref[$1]; d = d < 0 ? -d : d
+        if (!($1 in ref) || d > 1e-4) bad++ } }
+    END { printf "# %d tests, %d off\n", n, bad; exit !(n == 4 && !bad) }' "$tmp/mlp-ref.csv" "$tmp/mlp-feature-four.csv"
+report $? "the MLP on the features, 2 processes of 2 workers: worker 0.0's tests see the whole model" "$tmp/mlp-feature-four.csv"
 
 # Every process's script sees the final params, which rank 0 hands the others at the end.
 p=$tmp/mlp-feature-four.txt

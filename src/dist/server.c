@@ -321,19 +321,14 @@ static void answer(dist_server *s, srv_slice *x, int type, int g, int p, int ver
 }
 
 /* Answers every process with workers of group g: the values its contribution covered (all of
- * them when the group trains whole copies), all to the process of worker 0.0, which tests. */
+ * them when the group trains whole copies; worker 0.0 fetches the rest for its tests). */
 static void answer_update(dist_server *s, srv_slice *x, const pending *pd, int g)
 {
     const dist_rt *rt = s->rt;
-    int tester = dist_worker_proc(rt, 0, 0);
     for (int j = 0; j < rt->c->nworkers_per_group; j++) {
         int p = dist_worker_proc(rt, g, j);
-        if (j > 0 && dist_worker_proc(rt, g, j - 1) == p) /* a process holds consecutive workers */
-            continue;
         const size_t *span = pd->span[p];
-        if (g == 0 && p == tester)
-            answer(s, x, MSG_UPDATE_REPLY, g, p, pd->step + 1, 0, rt->slices[x->slice].len);
-        else
+        if (j == 0 || dist_worker_proc(rt, g, j - 1) != p) /* a process holds consecutive workers */
             answer(s, x, MSG_UPDATE_REPLY, g, p, pd->step + 1, span[0], span[1] - span[0]);
     }
 }

@@ -50,6 +50,7 @@ struct dist_stub {
     bool *proc_done;       /* rank 0: processes whose workers are all done (or lost) */
     int procs_done;
     bool final_fetch;      /* fetching the newest values for worker 0.0's final test */
+    bool test_fetch;       /* for one of its tests during training (before_eval in worker.c) */
     bool stop;
     /* Rank 0, several server groups: the final flush. */
     bool flushing;
@@ -363,10 +364,11 @@ static void on_get_reply(dist_stub *s, const msg *m, zmq_msg_t *payload)
     if (--sg->gets_left > 0)
         return;
     msg ready = {.type = MSG_READY, .src = stub_addr(s, g), .dst = {ENT_WORKER, (uint16_t)g, 0, (uint16_t)s->rt->rank}};
-    if (s->final_fetch)
+    if (s->final_fetch || s->test_fetch)
         route(s, &ready, NULL, 0);
     else
         to_workers(s, g, ready);
+    s->test_fetch = false;
 }
 
 static bool proc_lost(const dist_stub *s, int r)
@@ -660,8 +662,9 @@ static bool valid(const dist_stub *s, const msg *m, bool remote)
     if (m->src.kind == ENT_WORKER && m->type == MSG_UPDATE)
         return (m->flags & MSG_F_PTR) && m->ptr && m->src.group < c->nworker_groups &&
                s->groups[m->src.group].nlocal && m->slice >= 0 && m->slice < rt->nparams;
-    return m->type == MSG_HELLO || m->type == MSG_DONE || m->type == MSG_ABORT ||
-           (m->type == MSG_FINISHED && m->src.kind == ENT_WORKER && m->src.group == 0 && m->src.id == 0);
+    bool lead = m->src.kind == ENT_WORKER && m->src.group == 0 && m->src.id == 0;
+    return m->type == MSG_HELLO || m->type == MSG_DONE || m->type == MSG_ABORT || (m->type == MSG_FINISHED && lead) ||
+           (m->type == MSG_GET && lead && s->groups[0].gets_left == 0);
 }
 
 /* Passes a message received from elsewhere on with its payload frame itself, not a copy, when
@@ -746,6 +749,10 @@ static void handle(dist_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
         break;
     case MSG_UPDATE:
         on_worker_update(s, m);
+        break;
+    case MSG_GET: /* worker 0.0's, for a test */
+        s->test_fetch = true;
+        get_all(s, 0);
         break;
     case MSG_UPDATE_REPLY:
         on_update_reply(s, m, payload);

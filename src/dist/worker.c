@@ -214,6 +214,17 @@ static int after_training(void *ud, singa_err *err)
     return w->group == 0 && w->id == 0 ? wait_for(w, MSG_READY, &one, err) : 0;
 }
 
+/* Worker 0.0, before a test during training: a process holding part of a cut group's net gets
+ * back only the values of its part (stub.c), so the rest is fetched for the test. */
+static int before_eval(void *ud, singa_err *err)
+{
+    dist_worker *w = ud;
+    int one = 1;
+    msg m = {.type = MSG_GET, .src = self(w), .dst = {ENT_STUB, 0, 0, (uint16_t)w->rt->rank}};
+    dist_send(w->sock, &m, NULL, 0);
+    return wait_for(w, MSG_READY, &one, err);
+}
+
 /* This worker's own file of checkpoint `step`. */
 static int save_state(void *ud, int step, singa_ckpt *c, singa_err *err)
 {
@@ -281,7 +292,8 @@ void *dist_worker_main(void *arg)
     if (!(w->sock = dist_connect(rt, ENT_WORKER, w->group, w->id, &w->err)))
         return NULL;
     bool lead = w->group == 0 && w->id == 0;
-    singa_exchange x = {w, after_backward, after_training, stop, save_state, lead ? save_servers : NULL};
+    singa_exchange x = {w, after_backward, after_training, lead && rt->cut && dist_senders(rt, 0) > 1 ? before_eval : NULL,
+                        stop, save_state, lead ? save_servers : NULL};
     w->step_sent = singa_job_step(w->job); /* the others' metrics of it may come before the READY */
     if (wait_for(w, MSG_READY, &one, &w->err) == 0) {
         for (int k = 0; k < rt->nparams; k++) {

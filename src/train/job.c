@@ -828,6 +828,9 @@ int singa_job_loop(singa_job *job, const singa_job_hooks *hooks, const singa_exc
         if (job->ckpt_dir && s > start && fires(&job->checkpoint, s) &&
             (x ? save_dist(job, s, hooks, x, CKPT_STATE | CKPT_SERVERS, err) : save_checkpoint(job, s, hooks, err)) < 0)
             return -1;
+        bool eval = (job->val_net && fires(&job->validate, s)) || (job->test_net && fires(&job->test, s));
+        if (eval && x && x->before_eval && x->before_eval(x->ud, err) < 0)
+            return singa_err_prefix(err, "before the evaluation at step %d: ", s);
         if (job->val_net && fires(&job->validate, s)) {
             if (evaluate(job, job->val_net, job->validate.steps, s, t0, hooks, &res->validation, err) < 0)
                 return singa_err_prefix(err, "validation at step %d: ", s);

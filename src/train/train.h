@@ -32,6 +32,9 @@ typedef struct singa_exchange {
     /* After the last step, before the final test: the lead waits for every worker's last update
      * and fetches the newest values, so the test sees all the training. */
     int (*after_training)(void *ud, singa_err *err);
+    /* Before a test or validation during training (NULL: nothing to do): the lead fetches the
+     * values it does not keep fresh, as a process holding part of a cut group's net. */
+    int (*before_eval)(void *ud, singa_err *err);
     /* Whether training stops before `step`, given whether the host asks for it: the workers of a
      * group must stop at the same step, or the others would wait for their gradients forever. */
     bool (*stop)(void *ud, int step, bool requested);
