@@ -2,7 +2,8 @@
 # series and a legend entry per group, traffic counters from the runtime that grow while it
 # trains, the topology's workers and server with the job's state, singa.stats() in the console,
 # the plugins on the progress panel, and the last job's counters kept after it ends.  Then the
-# same job in 3 processes, the workbench being rank 0.
+# same job in 3 processes, the workbench being rank 0; and quitting an AllReduce job whose group
+# lives in 2 processes.
 # Run by `make check` with SINGA_TUI and top_srcdir set; prints TAP.
 : "${SINGA_TUI:?SINGA_TUI is not set}"
 : "${top_srcdir:?top_srcdir is not set}"
@@ -14,16 +15,18 @@ TUI_TEST_SECONDS=${TUI_TEST_SECONDS:-60}
 
 # 8x8 generated images (t/testdata.lua), a small MLP with the plugin activation kSwish.
 cat >"$tmp/dist.lua" <<'LUA'
--- A tiny Downpour job for the workbench's tests: two worker groups, one server.
+-- A tiny Downpour job for the workbench's tests: two worker groups, one server; "procs": in 3
+-- processes; "sync": AllReduce, a group of 2 workers in 2 processes.
 local singa = require "singa"
 local td = require "testdata"
-local procs = arg[2] == "procs" -- 3 processes: the data exists, and the ranks would write it at once
+local procs = arg[2] == "procs" or arg[2] == "sync" -- the data exists: the ranks would write it at once
 local img, lab = "data/images-idx3-ubyte", "data/labels-idx1-ubyte"
 if not procs then img, lab = td.idx("data", 256, 4) end
 singa.train{
   name = "dist", seed = 1, train_steps = tonumber(arg[1]) or 100000000, disp_freq = 1000,
   test_freq = 1000, test_steps = 2,
-  cluster = singa.cluster.downpour{ groups = 2, procs = procs and 3 or 1, heartbeat_timeout = 2 },
+  cluster = arg[2] == "sync" and singa.cluster.allreduce{ workers = 2, procs = 2, heartbeat_timeout = 2 }
+    or singa.cluster.downpour{ groups = 2, procs = procs and 3 or 1, heartbeat_timeout = 2 },
   updater = { type = "kSGD", momentum = 0.9, learning_rate = { type = "kFixed", base_lr = 0.05 } },
   neuralnet = { layer = {
     { name = "data", type = "kIDXData", batchsize = 16, images = img, labels = lab },
@@ -151,5 +154,17 @@ report $? "a killed process's worker shows dead; the asynchronous job goes on" "
 keys q y
 restored 0
 report $? "q y quits, exit 0, and the other ranks end" "$tmp/screen.txt"
+
+# Quitting stops a synchronous group across processes at one step: rank 0's heartbeats carry the
+# stop to rank 1, and rank 0's updates of its last step tell rank 1's stub where the group ends,
+# so no worker waits for another's next gradient.  Every rank ends well, well before the
+# workbench would give up on the job (30 s).
+start_tui TMPDIR="$PWD/$tmp" -- --procs 2 --run dist.lua 100000000 sync
+wait_for 'step   [1-9][0-9]' 30
+t0=$(date +%s)
+keys q y
+restored 0 && took=$(($(date +%s) - t0)) && echo "# ended $took s after q y" && [ "$took" -le 10 ] &&
+    ! grep -q 'did not stop\|rank 1 (pid' "$tmp/screen.txt"
+report $? "AllReduce in 2 processes: q y stops both ranks at once, exit 0" "$tmp/screen.txt"
 
 tui_done

@@ -117,9 +117,10 @@ struct dist_rt {
     int nservers;
     dist_stub *stub;
     const singa_job_hooks *hooks;
-    atomic_int *stop_step; /* per worker group: the step its workers stop before (INT_MAX: none) */
+    atomic_int *stop_step; /* per worker group: the step its workers stop before (INT_MAX: none);
+                            * see dist_stop_before */
     /* What steers this process's workers and servers: the host's (rank 0), or, in the other
-     * ranks, rank 0's pause and lr scale as its heartbeats tell (never a stop or checkpoint). */
+     * ranks, rank 0's pause, stop and lr scale as its heartbeats tell (never a checkpoint). */
     singa_job_control *control;
     singa_job_control from_rank0;
     pthread_mutex_t lock; /* hooks and the first error */
@@ -175,6 +176,13 @@ void dist_record(dist_rt *rt, const singa_record *r, bool step);
 void dist_announce(dist_rt *rt, const char *endpoint);
 /* A line for this process's log in the workspace (and rank 0's host). */
 void dist_log(dist_rt *rt, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Group g stops before `step` at the latest.  A worker that sees the host's stop before step s
+ * picks s + 1 for its group in its process, which no worker of the group can have begun (each
+ * needs its gradients of s first); its updates of s carry MSG_F_LAST, and the servers' replies
+ * too, so the processes of the group stop at the earliest step any of them picked. */
+void dist_stop_before(dist_rt *rt, int g, int step);
+bool dist_last_step(const dist_rt *rt, int g, int step);
 
 /* Records the first failure of any thread. */
 void dist_fail(dist_rt *rt, const singa_err *err);

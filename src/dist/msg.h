@@ -58,7 +58,9 @@ typedef struct msg_addr {
 } msg_addr;
 
 enum { MSG_HEADER_BYTES = 56, MSG_MAGIC = 0x31474e53 /* "SNG1" */ };
-enum { MSG_F_VALUES = 1, MSG_F_PTR = 2 };
+/* MSG_F_LAST: an update of the last step its group trains (the host stopped it), and the
+ * replies to it, so every process of a group stops at the same step. */
+enum { MSG_F_VALUES = 1, MSG_F_PTR = 2, MSG_F_LAST = 4 };
 
 /* A buffer lent to ZeroMQ: how many frames sent from it ZeroMQ still holds.  Zeroed memory is a
  * loan with nothing out. */

@@ -396,6 +396,8 @@ int dist_peers_recv(dist_peers *p, msg *m, zmq_msg_t *payload)
         if (!(scale >= 0 && scale < 1e6))
             return 1;
         atomic_store(&p->rt->from_rank0.pause, c[0] & 1);
+        if (c[0] & 2) /* never unset: a stop is for good */
+            atomic_store(&p->rt->from_rank0.stop, true);
         atomic_store(&p->rt->from_rank0.lr_scale, scale);
         return 2;
     }
@@ -419,9 +421,9 @@ double dist_peers_tick(dist_peers *p)
         size_t n = 0;
         if (rt->rank) {
             n = msg_traffic_encode(rows, dist_stats_own(rt->stats, rows, HEARTBEAT_ROWS), body);
-        } else if (rt->control) { /* pause flag, then the lr scale's bytes */
+        } else if (rt->control) { /* pause and stop flags, then the lr scale's bytes */
             double scale = atomic_load(&rt->control->lr_scale);
-            body[0] = atomic_load(&rt->control->pause);
+            body[0] = (uint8_t)(atomic_load(&rt->control->pause) | atomic_load(&rt->control->stop) << 1);
             memcpy(body + 1, &scale, sizeof scale);
             n = CONTROL_BYTES;
         }

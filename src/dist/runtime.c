@@ -42,6 +42,15 @@ bool dist_failed(dist_rt *rt)
     return failed;
 }
 
+void dist_stop_before(dist_rt *rt, int g, int step)
+{
+    int at = atomic_load(&rt->stop_step[g]);
+    while (step < at && !atomic_compare_exchange_weak(&rt->stop_step[g], &at, step))
+        ;
+}
+
+bool dist_last_step(const dist_rt *rt, int g, int step) { return step + 1 >= atomic_load(&rt->stop_step[g]); }
+
 int dist_worker_proc(const dist_rt *rt, int group, int id)
 {
     return singa_cluster_worker_proc(rt->c, group, id, rt->nprocs);

@@ -37,6 +37,7 @@ typedef struct pending {
     int step, count;
     float *direct; /* the only contribution, used in place */
     bool summed;   /* contributions summed into the slice's buffer */
+    bool last;     /* one says the step is the group's last (MSG_F_LAST) */
     size_t (*span)[2]; /* per process: the elements its contribution covers, which it gets back */
 } pending;
 
@@ -307,14 +308,16 @@ static void fail(dist_server *s, const singa_err *err)
  * every answer, whose last byte ZeroMQ had then read.  on_update waits for the loan all the same
  * before it writes, as ZeroMQ may hold the frame a moment longer.  With more groups an update may
  * come while an answer is still on its way (or stuck to a lost process), so answers are copied. */
-static void answer(dist_server *s, srv_slice *x, int type, int g, int p, int version, size_t at, size_t len)
+static void answer(dist_server *s, srv_slice *x, int type, int g, int p, int version, size_t at, size_t len,
+                   bool last)
 {
     const dist_rt *rt = s->rt;
-    msg m = {.type = (uint8_t)type, .src = self(s), .dst = {ENT_STUB, (uint16_t)g, 0, (uint16_t)p},
-             .slice = x->slice, .step = version, .offset = at, .len = len};
+    msg m = {.type = (uint8_t)type, .flags = last ? MSG_F_LAST : 0, .src = self(s),
+             .dst = {ENT_STUB, (uint16_t)g, 0, (uint16_t)p}, .slice = x->slice, .step = version, .offset = at,
+             .len = len};
     bool values = !(p == rt->rank && x->shared_group == g);
     if (values)
-        m.flags = MSG_F_VALUES;
+        m.flags |= MSG_F_VALUES;
     if (values && len && s->lend)
         m.loan = &x->lent;
     dist_send(s->sock, &m, values && len ? x->data + at : NULL, values ? len * sizeof(float) : 0);
@@ -329,7 +332,7 @@ static void answer_update(dist_server *s, srv_slice *x, const pending *pd, int g
         int p = dist_worker_proc(rt, g, j);
         const size_t *span = pd->span[p];
         if (j == 0 || dist_worker_proc(rt, g, j - 1) != p) /* a process holds consecutive workers */
-            answer(s, x, MSG_UPDATE_REPLY, g, p, pd->step + 1, span[0], span[1] - span[0]);
+            answer(s, x, MSG_UPDATE_REPLY, g, p, pd->step + 1, span[0], span[1] - span[0], pd->last);
     }
 }
 
@@ -397,10 +400,10 @@ static int sync_groups(dist_server *s, srv_slice *x)
 }
 
 /* Whether group g's update of `step` is its last: the job's last step, or the host stopped the
- * group before the next (set before that update left, so seen here). */
+ * group before the next (the update said so, or the stop was set before it left). */
 static bool last_update(const dist_server *s, int g, int step)
 {
-    return step >= s->last_step || step >= atomic_load(&s->rt->stop_step[g]) - 1;
+    return step >= s->last_step || dist_last_step(s->rt, g, step);
 }
 
 /* Adds one contribution (its elements [offset, offset + len) of the slice, zero elsewhere); once
@@ -429,6 +432,7 @@ static int on_update(dist_server *s, srv_slice *x, const msg *m, zmq_msg_t *payl
     if (p->count == 0) { /* a lone contribution is applied at once, below, in place */
         p->step = m->step;
         p->summed = false;
+        p->last = false;
         p->direct = (int)m->count == need && len == n ? (float *)grad : NULL;
     }
     if (!p->direct) {
@@ -444,9 +448,12 @@ static int on_update(dist_server *s, srv_slice *x, const msg *m, zmq_msg_t *payl
         p->summed = true;
     }
     p->count += (int)m->count;
+    p->last |= (m->flags & MSG_F_LAST) != 0;
     if (p->count < need)
         return 0;
     p->count = 0;
+    if (p->last)
+        dist_stop_before(s->rt, g, p->step + 1);
     const singa_job_control *ctl = s->rt->control; /* the host's lr scale, as in a local job */
     if (ctl)
         singa_updater_set_lr_scale(s->upd, (float)atomic_load(&ctl->lr_scale));
@@ -481,7 +488,7 @@ static int on_put(dist_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload
         return -1;
     x->ready = true;
     for (int i = 0; i < x->nasked; i++)
-        answer(s, x, MSG_GET_REPLY, x->asked[i].group, x->asked[i].proc, x->version, 0, n);
+        answer(s, x, MSG_GET_REPLY, x->asked[i].group, x->asked[i].proc, x->version, 0, n, false);
     free(x->asked);
     x->asked = NULL;
     x->nasked = 0;
@@ -651,7 +658,7 @@ static int handle(dist_server *s, const msg *m, zmq_msg_t *payload, singa_err *e
         if (!from_group && !s->flushed)
             return 1;
         if (x->ready || s->flushed) { /* only the asker: every process of the group asks for itself */
-            answer(s, x, MSG_GET_REPLY, m->src.group, m->src.proc, x->version, 0, s->rt->slices[x->slice].len);
+            answer(s, x, MSG_GET_REPLY, m->src.group, m->src.proc, x->version, 0, s->rt->slices[x->slice].len, false);
         } else {
             msg_addr *grown = realloc(x->asked, (size_t)(x->nasked + 1) * sizeof *grown);
             if (!grown)

@@ -248,7 +248,7 @@ static void get_all(dist_stub *s, int g)
 static void send_slice(dist_stub *s, msg *m, float *values, size_t len, msg_loan *loan)
 {
     bool here = m->dst.proc == s->rt->rank;
-    m->flags = here ? MSG_F_PTR : MSG_F_VALUES;
+    m->flags |= here ? MSG_F_PTR : MSG_F_VALUES;
     m->ptr = here ? (uint64_t)(uintptr_t)values : 0;
     m->loan = here || !len ? NULL : loan;
     route(s, m, here || !len ? NULL : values, here ? 0 : len * sizeof(float));
@@ -320,9 +320,9 @@ static void on_worker_update(dist_stub *s, const msg *m)
         size_t b = sl->offset + sl->len < sg->span[k][1] ? sl->offset + sl->len : sg->span[k][1];
         if (b < a)
             a = b = sl->offset;
-        msg u = {.type = MSG_UPDATE, .src = stub_addr(s, g), .dst = server_addr(rt, server_group, sl->server),
-                 .slice = idx, .step = sg->step[k], .count = (uint32_t)sg->nlocal, .offset = a - sl->offset,
-                 .len = b - a};
+        msg u = {.type = MSG_UPDATE, .flags = dist_last_step(rt, g, sg->step[k]) ? MSG_F_LAST : 0,
+                 .src = stub_addr(s, g), .dst = server_addr(rt, server_group, sl->server), .slice = idx,
+                 .step = sg->step[k], .count = (uint32_t)sg->nlocal, .offset = a - sl->offset, .len = b - a};
         send_slice(s, &u, sg->agg[k] + a, b - a, &sg->lent[k]);
     }
 }
@@ -337,6 +337,8 @@ static void on_update_reply(dist_stub *s, const msg *m, zmq_msg_t *payload)
         dist_stats_drop(rt->stats);
         return;
     }
+    if (m->flags & MSG_F_LAST) /* another process of the group stops after this step */
+        dist_stop_before(rt, g, m->step);
     if (--sg->slices_left[sl->param] > 0)
         return;
     /* Every slice's answer is in, so each server had the last byte of its update: the frames

@@ -2,7 +2,6 @@
  * gradient leaves for the stub as soon as the backward pass reports it final (layers compute a
  * source's gradient before their params', so nothing reads the value after that), the rest
  * after the pass; then the worker waits until every param is fresh (SINGA's Collect). */
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -273,15 +272,14 @@ static int save_servers(void *ud, int step, bool *complete, singa_err *err)
     return rc;
 }
 
-/* The first worker of a group to see the host's stop before `step` picks step + 1, which no
- * worker of the group can have begun: each needs this one's gradients of `step` first. */
+/* Whether the group stops before `step`; the host's stop, seen here first, stops it after this
+ * step (dist_stop_before). */
 static bool stop(void *ud, int step, bool requested)
 {
-    atomic_int *at = &((dist_worker *)ud)->rt->stop_step[((dist_worker *)ud)->group];
-    int none = INT_MAX;
+    dist_worker *w = ud;
     if (requested)
-        atomic_compare_exchange_strong(at, &none, step + 1);
-    return step >= atomic_load(at);
+        dist_stop_before(w->rt, w->group, step + 1);
+    return step >= atomic_load(&w->rt->stop_step[w->group]);
 }
 
 void *dist_worker_main(void *arg)
