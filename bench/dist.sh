@@ -22,7 +22,9 @@
 #   scheme (each worker a whole copy, batch / 2 rows), the features (partition_dim = 1) and, for
 #   LeNet, hybrid (convolutions on the batch, the rest on the features), against one worker with
 #   2 BLAS threads (no cluster).  Ratio: images/s over one worker's.  Also the bytes each scheme
-#   moves per step: between the workers (bridges) and to and from the servers (params).
+#   moves per step: between the workers (bridges) and to and from the servers (params).  Then
+#   the same schemes with the group's 2 workers in 2 processes (AllReduce: a worker and a server
+#   in each, `singa-tui --procs 2`): images/s and the bytes that crossed between the processes.
 #
 # Part "frameworks": demos/frameworks.lua (once, after the rounds): the Fashion-MNIST MLP under
 #   the four frameworks and a hybrid, images/s and the steps and wall time to a test accuracy.
@@ -156,7 +158,7 @@ sync_round() { # REVERSED
 }
 
 partition_round() { # REVERSED
-    order="local2 batch feature hybrid"
+    order="local2 batch feature hybrid procs_batch procs_feature procs_hybrid"
     # shellcheck disable=SC2086 # the words are the point
     [ "$1" = 1 ] && order=$(reverse $order)
     for model in bigmlp lenet; do
@@ -165,6 +167,9 @@ partition_round() { # REVERSED
             local2) get "cut_${model}_local2" images_per_sec "$tui" -e "$here/dist_net.lua" "$model" 0 2 "$big_steps" "$big_warm" ;;
             hybrid) [ $model = lenet ] &&
                 get "cut_${model}_$what" images_per_sec "$tui" -e "$here/dist_net.lua" "$model" 2 1 "$big_steps" "$big_warm" 1 "$what" ;;
+            procs_*) [ $what != procs_hybrid ] || [ $model = lenet ] &&
+                get "cut_${model}_$what" images_per_sec "$tui" --procs 2 -e "$here/dist_net.lua" "$model" 2 1 \
+                    "$big_steps" "$big_warm" 1 "${what#procs_}" 2 ;;
             *) get "cut_${model}_$what" images_per_sec "$tui" -e "$here/dist_net.lua" "$model" 2 1 "$big_steps" "$big_warm" 1 "$what" ;;
             esac
         done
@@ -261,8 +266,23 @@ case " $parts " in
         echo "$row |"
     done
     echo
+    echo "The group's 2 workers in 2 processes (AllReduce, --procs 2), images/s and bytes that crossed between the processes per step, medians of $rounds rounds:"
+    echo "| net | batch | MB/step | features | MB/step | hybrid | MB/step |"
+    echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
     for model in bigmlp lenet; do
-        for what in local2 batch feature hybrid; do echo "    $model $what: $(all "cut_${model}_$what")"; done
+        row="| $model"
+        for what in batch feature hybrid; do
+            f=$tmp/cut_${model}_procs_$what.result
+            row="$row | $(median "$tmp/cut_${model}_procs_$what") | $([ -s "$f" ] &&
+                tr ' ' '\n' <"$f" | awk -F= '$1 == "wire_bytes" { printf "%.2f", $2 / 1e6 }' || echo -)"
+        done
+        echo "$row |"
+    done
+    echo
+    for model in bigmlp lenet; do
+        for what in local2 batch feature hybrid procs_batch procs_feature procs_hybrid; do
+            echo "    $model $what: $(all "cut_${model}_$what")"
+        done
     done
     ;;
 esac

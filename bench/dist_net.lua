@@ -1,10 +1,10 @@
 -- Benchmark job: a bench model's net (bench/bigmlp.lua: 784-2500-2000-1500-1000-500-10 tanh;
 -- bench/lenet.lua: LeNet on Fashion-MNIST; batch 64 both) trained by several workers of one
--- synchronous group (Sandblaster) in one process, against the same job without a cluster
--- (bench/dist.sh).  The net, batch and learning rate are taken from the model's file itself: it
+-- synchronous group (Sandblaster) in one process, or (AllReduce) a worker and a server in each
+-- of several processes, against the same job without a cluster (bench/dist.sh).  The net, batch and learning rate are taken from the model's file itself: it
 -- is loaded with a `run` that only records them.
 --
--- usage: singa-tui -e bench/dist_net.lua MODEL WORKERS THREADS [STEPS [WARMUP [SERVERS [SCHEME]]]]
+-- usage: singa-tui [--procs P] -e bench/dist_net.lua MODEL WORKERS THREADS [STEPS [WARMUP [SERVERS [SCHEME [PROCS]]]]]
 --   MODEL    bigmlp or lenet
 --   WORKERS  0: no cluster (one worker updating its own params, as the model's file);
 --            n: singa.cluster.sandblaster{ workers = n, servers = SERVERS } in this process
@@ -14,17 +14,21 @@
 --   SCHEME   how the group's workers share the net: batch (default; each computes batch / n
 --            rows through a whole copy), feature (the net cut on the features where a layer can
 --            be), hybrid (convolutions and poolings on the batch, the rest on the features)
+--   PROCS    1 (default), or WORKERS: singa.cluster.allreduce{ workers = WORKERS, procs = PROCS }
+--            (run under singa-tui --procs PROCS; SERVERS is then ignored)
 -- Prints: RESULT images_per_sec=<n> seconds=<s> steps=<n> workers=<n> threads=<n> servers=<n> scheme=<s>
 --   bridge_bytes=<n> param_bytes=<n>: per step, what the bridges between a cut net's workers
 --   carried (features and gradients, as counted in r.stats), and the gradients sent to the
 --   servers and values got back (each param once per worker that sends its own gradient: every
 --   worker in the batch scheme, the group once when the net is cut; in one process they go by
---   address, so this is what a multi-process run would move)
+--   address, so this is what a multi-process run would move); with PROCS > 1 also wire_bytes=<n>:
+--   per step, the bytes of every message rank 0 sent to or got from another process (rank 0 is
+--   then the only one that prints)
 local singa = require "singa"
 
 local here = arg[0]:match("^(.*)/") or "."
 local common = dofile(here .. "/common.lua")
-local usage = "usage: singa-tui -e bench/dist_net.lua MODEL WORKERS THREADS [STEPS [WARMUP [SERVERS [SCHEME]]]]"
+local usage = "usage: singa-tui [--procs P] -e bench/dist_net.lua MODEL WORKERS THREADS [STEPS [WARMUP [SERVERS [SCHEME [PROCS]]]]]"
 
 -- The model file's options (name, batch, base_lr, layers, ...), without running its job.
 local function model_options(model)
@@ -52,6 +56,8 @@ local model = arg[1] or error(usage, 0)
 local workers, threads = int_arg(2, nil, 0), int_arg(3, nil, 1)
 local steps, warmup, servers = int_arg(4, 150, 1), int_arg(5, 5, 0), int_arg(6, 1, 1)
 local scheme = arg[7] or "batch"
+local procs = int_arg(8, 1, 1)
+if procs > 1 and procs ~= workers then error("PROCS must be 1 or WORKERS", 0) end
 if scheme ~= "batch" and scheme ~= "feature" and scheme ~= "hybrid" then
   error("unknown scheme '" .. scheme .. "' (batch, feature, hybrid)", 0)
 end
@@ -70,7 +76,8 @@ local function job(n)
   return {
     name = o.name .. "-dist", seed = 1, train_steps = n, disp_freq = 0, test_steps = 0,
     num_openblas_threads = threads,
-    cluster = workers > 0 and singa.cluster.sandblaster { workers = workers, servers = servers } or nil,
+    cluster = procs > 1 and singa.cluster.allreduce { workers = workers, procs = procs }
+      or workers > 0 and singa.cluster.sandblaster { workers = workers, servers = servers } or nil,
     updater = { type = "kSGD", momentum = 0.9, learning_rate = { type = "kFixed", base_lr = o.base_lr } },
     neuralnet = net(),
   }
@@ -79,13 +86,15 @@ end
 if warmup > 0 then singa.train(job(warmup)) end
 collectgarbage()
 local r = singa.train(job(steps))
-local bridge, floats = 0, 0
+if singa.rank() > 0 then return end
+local bridge, floats, wire = 0, 0, 0
 for _, t in ipairs(r.stats.traffic) do
   if t.type == "bridge" or t.type == "bridge-grad" then bridge = bridge + t.bytes_received end
+  if t.rank == 0 and t.peer:match("rank [1-9]") then wire = wire + t.bytes_sent + t.bytes_received end
 end
 for _, p in pairs(r.params) do floats = floats + p:numel() end
 local senders = workers == 0 and 0 or scheme == "batch" and workers or 1
 print(string.format("RESULT images_per_sec=%.0f seconds=%.3f steps=%d workers=%d threads=%d servers=%d scheme=%s "
-                    .. "bridge_bytes=%.0f param_bytes=%.0f",
+                    .. "bridge_bytes=%.0f param_bytes=%.0f wire_bytes=%.0f",
                     o.batch * r.steps / r.seconds, r.seconds, r.steps, workers, threads, workers > 0 and servers or 0,
-                    scheme, bridge / r.steps, senders * 2 * 4 * floats))
+                    scheme, bridge / r.steps, senders * 2 * 4 * floats, wire / r.steps))
