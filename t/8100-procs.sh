@@ -103,6 +103,29 @@ else
     skip "mpirun -np 3" "no mpirun (Debian: openmpi-bin)"
 fi
 
+# Under MPICH's launcher (Hydra), ranks come from PMI_RANK and PMI_SIZE.
+if command -v mpiexec.mpich >/dev/null 2>&1; then
+    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    SINGA_COORDINATOR=tcp://127.0.0.1:$port timeout 120 mpiexec.mpich -n 3 \
+        "$SINGA_TUI" -e "$tmp/job.lua" sandblaster "$tmp/mpich.txt" >"$tmp/mpich.out" 2>&1 &&
+        grep -q '^rank 2 of 3 (pid [0-9]*, PMI_RANK) at tcp' "$tmp/mpich.out" && exact "$tmp/mpich.txt"
+    report $? "MPICH's mpiexec -n 3: Sandblaster across its ranks ends with the params of one worker" "$tmp/mpich.out"
+else
+    skip "mpiexec.mpich -n 3" "no MPICH (Debian: mpich)"
+fi
+
+# Slurm's srun starts each task with SLURM_PROCID and SLURM_NTASKS set; there is no Slurm here,
+# so the test starts the three tasks that way itself.
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+for r in 2 1 0; do
+    SLURM_PROCID=$r SLURM_NTASKS=3 SINGA_COORDINATOR=tcp://127.0.0.1:$port timeout 120 \
+        "$SINGA_TUI" -e "$tmp/job.lua" sandblaster "$tmp/srun.txt" >"$tmp/srun$r.out" 2>&1 &
+    eval "task$r=\$!"
+done
+wait "$task0" && wait "$task1" && wait "$task2" &&
+    grep -q '^rank 1 of 3 (pid [0-9]*, SLURM_PROCID) at tcp' "$tmp/srun1.out" && exact "$tmp/srun.txt"
+report $? "tasks as srun -n 3 starts them: Sandblaster across them ends with the params of one worker" "$tmp/srun0.out"
+
 # fuzz_run MODE NAME [FUZZER OPTIONS]: trains MODE for 6000 steps in 3 processes while a stranger
 # sends every listening port 1000 bad messages (t/fuzz-peers); sets fuzz_ok (0: the fuzzer had
 # sent them all while the job still ran), job_rc, and dropped (the messages rank 0 dropped and
