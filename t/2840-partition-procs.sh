@@ -63,12 +63,20 @@ if scheme == "location" then
 end
 local r = singa.train{
   name = "cut", seed = 5, train_steps = tonumber(arg[5]) or 50, disp_freq = 1, test_steps = 2, test_freq = 20,
+  profile = true,
   cluster = clusters[topology], neuralnet = net,
   updater = { type = "kSGD", learning_rate = { type = "kFixed", base_lr = 0.05 } },
 }
 local f = assert(io.open(singa.rank() == 0 and out or out .. ".rank" .. singa.rank(), "w"))
 td.write_params(f, r.params)
 f:close()
+if singa.rank() == 0 then -- the layers' mean times per step: worker, type, forward and backward ms
+  f = assert(io.open(out .. ".profile", "w"))
+  for _, row in ipairs(r.profile) do
+    f:write(string.format("%s\t%s\t%s\t%.6f\t%.6f\n", row.worker, row.name, row.type, row.forward_ms, row.backward_ms))
+  end
+  f:close()
+end
 -- each process's own bridge and update rows: type, peer, messages and bytes sent and received
 f = assert(io.open(out .. ".stats" .. singa.rank(), "w"))
 for _, row in ipairs(r.stats.traffic) do
@@ -134,6 +142,13 @@ awk -F, '$2 == "test" { if (FNR == NR) ref[$1] = $4; else { n++; d = ($4 - ref[$
         if (!($1 in ref) || d > 1e-4) bad++ } }
     END { printf "# %d tests, %d off\n", n, bad; exit !(n == 4 && !bad) }' "$tmp/mlp-ref.csv" "$tmp/mlp-feature-four.csv"
 report $? "the MLP on the features, 2 processes of 2 workers: worker 0.0's tests see the whole model" "$tmp/mlp-feature-four.csv"
+
+# r.profile in rank 0 times every worker's parts, those of rank 1's workers (2 and 3) too, which
+# rank 1 sends at the end.
+pf=$tmp/mlp-feature-four.txt.profile
+sed 's/^/# /' "$pf"
+awk -F'\t' '$3 == "kInnerProduct" && $4 > 0 && $5 > 0 { n[$1]++ } END { exit !(n[0] && n[1] && n[2] && n[3]) }' "$pf"
+report $? "the MLP on the features, 2 processes of 2 workers: rank 0's r.profile times the parts of all 4 workers" "$pf"
 
 # Every process's script sees the final params, which rank 0 hands the others at the end.
 p=$tmp/mlp-feature-four.txt

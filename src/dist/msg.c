@@ -31,6 +31,7 @@ static const char *const type_names[MSG_NTYPES] = {
     [MSG_HEARTBEAT] = "heartbeat", [MSG_FLUSH] = "flush",
     [MSG_CKPT] = "checkpoint", [MSG_CKPT_REPLY] = "checkpoint-reply",
     [MSG_BRIDGE] = "bridge", [MSG_BRIDGE_GRAD] = "bridge-grad", [MSG_BRIDGE_METRICS] = "bridge-metrics",
+    [MSG_BRIDGE_PROFILE] = "bridge-profile",
     [MSG_WORKER_METRICS] = "worker-metrics", [MSG_FINAL_VALUES] = "final-values",
 };
 

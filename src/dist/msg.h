@@ -45,6 +45,7 @@ typedef enum {
     MSG_BRIDGE,
     MSG_BRIDGE_GRAD,
     MSG_BRIDGE_METRICS,
+    MSG_BRIDGE_PROFILE, /* at the end: its layers' times (singa_parts_profile_get), for r.profile */
     MSG_WORKER_METRICS, /* a worker's metrics of step `step` (its rows of the batch), to its group's leader */
     MSG_FINAL_VALUES,   /* rank 0's stub to the others before the end: a slice's final values */
     MSG_NTYPES

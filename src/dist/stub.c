@@ -611,7 +611,8 @@ static void on_bridge(dist_stub *s, const msg *m, const void *data, size_t len)
 {
     singa_parts *parts = bridge_parts(s, m);
     singa_metrics metrics;
-    int rc = m->type != MSG_BRIDGE_METRICS
+    int rc = m->type == MSG_BRIDGE_PROFILE ? singa_parts_profile_put(parts, m->src.proc, data, len)
+             : m->type != MSG_BRIDGE_METRICS
                  ? singa_parts_deliver(parts, m->src.proc, m->slice, m->type == MSG_BRIDGE ? -1 : (int)m->count,
                                        m->step, data, len)
              : msg_metrics_decode(&metrics, data, len) == 0
@@ -638,7 +639,8 @@ static bool valid(const dist_stub *s, const msg *m, bool remote)
                (m->type == MSG_CKPT && m->src.kind == ENT_WORKER && m->src.group == 0 && m->src.id == 0 &&
                 m->src.proc == 0);
     }
-    if (m->type == MSG_BRIDGE || m->type == MSG_BRIDGE_GRAD || m->type == MSG_BRIDGE_METRICS)
+    if (m->type == MSG_BRIDGE || m->type == MSG_BRIDGE_GRAD || m->type == MSG_BRIDGE_METRICS ||
+        m->type == MSG_BRIDGE_PROFILE)
         return remote && m->dst.kind == ENT_WORKER && bridge_parts(s, m);
     if (m->type == MSG_WORKER_METRICS) /* to the leader here of a group training whole copies */
         return !rt->cut && m->dst.kind == ENT_WORKER && m->dst.group < c->nworker_groups && m->dst.id == 0 &&

@@ -202,12 +202,30 @@ int dist_worker_link(dist_worker *w, singa_err *err)
     return rc;
 }
 
+/* A process computing part of group 0's cut net: its layers' times for r.profile, which worker
+ * 0.0's process reports (before this process's DONE, which comes after them). */
+static void send_profile(dist_worker *w)
+{
+    const singa_net *net = singa_job_train_net(w->job);
+    if (w->group != 0 || w->rt->rank == 0 || !net->parts || !net->profile || !w->rt->cut || dist_senders(w->rt, 0) < 2)
+        return;
+    size_t n = singa_parts_profile_get(net->parts, NULL);
+    double *t = malloc(n * sizeof *t);
+    singa_err err;
+    if (!t || bridge_send(w, MSG_BRIDGE_PROFILE, 0, 0, 0, 0, t, singa_parts_profile_get(net->parts, t) * sizeof *t,
+                          &err) < 0)
+        dist_log(w->rt, "worker %d.%d: r.profile in rank 0 will lack this process's layers: %s", w->group, w->id,
+                 t ? err.msg : "out of memory");
+    free(t);
+}
+
 /* Every worker says it is done; worker 0 of group 0 then waits for the newest values, which the
  * stub fetches once every worker is done. */
 static int after_training(void *ud, singa_err *err)
 {
     dist_worker *w = ud;
     int one = 1;
+    send_profile(w);
     msg m = {.type = MSG_DONE, .src = self(w), .dst = {ENT_STUB, 0, 0, (uint16_t)w->rt->rank}};
     dist_send(w->sock, &m, NULL, 0);
     return w->group == 0 && w->id == 0 ? wait_for(w, MSG_READY, &one, err) : 0;

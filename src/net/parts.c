@@ -836,6 +836,43 @@ void singa_parts_span(const singa_parts *pp, const singa_param *p, size_t *begin
     *end = lo < hi ? hi : 0;
 }
 
+size_t singa_parts_profile_get(const singa_parts *pp, double *out)
+{
+    double passes = (double)pp->nets[0]->profiled_passes;
+    size_t n = 0;
+    for (int k = 0; k < pp->n; k++)
+        for (int i = 0; pp->here[k] && i < pp->nets[k]->nlayers; i++, n += 2)
+            if (out && passes > 0) {
+                out[n] = pp->nets[k]->layers[i]->forward_seconds / passes;
+                out[n + 1] = pp->nets[k]->layers[i]->backward_seconds / passes;
+            }
+    return n;
+}
+
+int singa_parts_profile_put(singa_parts *pp, int from, const void *data, size_t nbytes)
+{
+    size_t n = 0;
+    for (int k = 0; pp->owner && k < pp->n; k++)
+        n += pp->owner[k] == from && !pp->here[k] ? 2 * (size_t)pp->nets[k]->nlayers : 0;
+    if (n == 0 || nbytes != n * sizeof(double))
+        return -1;
+    double t[2];
+    for (size_t j = 0; j < n; j++) {
+        memcpy(t, (const char *)data + j * sizeof(double), sizeof(double));
+        if (!(t[0] >= 0 && t[0] < 1e6))
+            return -1;
+    }
+    double passes = (double)pp->nets[0]->profiled_passes;
+    const char *p = data;
+    for (int k = 0; k < pp->n; k++)
+        for (int i = 0; pp->owner[k] == from && !pp->here[k] && i < pp->nets[k]->nlayers; i++, p += sizeof t) {
+            memcpy(t, p, sizeof t);
+            pp->nets[k]->layers[i]->forward_seconds = t[0] * passes;
+            pp->nets[k]->layers[i]->backward_seconds = t[1] * passes;
+        }
+    return 0;
+}
+
 static inbound *find_inbound(singa_parts *pp, int x, int e)
 {
     for (int i = 0; i < pp->nin; i++)

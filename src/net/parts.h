@@ -50,6 +50,12 @@ size_t singa_parts_inbound_bytes(const singa_parts *pp);
  * other processes do): the hull of its locations' views of p, all of p where one of them uses p
  * itself or a copy sharing it.  Elsewhere this process's part of the gradient is zero. */
 void singa_parts_span(const singa_parts *pp, const singa_param *p, size_t *begin, size_t *end);
+/* The mean forward and backward seconds per pass of the layers this process computes (2 per
+ * layer, location by location), into out unless NULL; returns how many.  profile_put takes
+ * process `from`'s (their stand-ins here then report them): -1, nothing changed, when they do
+ * not fit. */
+size_t singa_parts_profile_get(const singa_parts *pp, double *out);
+int singa_parts_profile_put(singa_parts *pp, int from, const void *data, size_t nbytes);
 /* From any thread: the job stops; a pass under way, and every later one, fails with `why`. */
 void singa_parts_abort(singa_parts *pp, const char *why);
 
