@@ -202,8 +202,8 @@ int dist_worker_link(dist_worker *w, singa_err *err)
     return rc;
 }
 
-/* A process computing part of group 0's cut net: its layers' times for r.profile, which worker
- * 0.0's process reports (before this process's DONE, which comes after them). */
+/* A process computing part of group 0's cut net: its layers' times, for r.profile in worker
+ * 0.0's process; sent before this process's DONE, so they arrive first. */
 static void send_profile(dist_worker *w)
 {
     const singa_net *net = singa_job_train_net(w->job);

@@ -842,9 +842,9 @@ size_t singa_parts_profile_get(const singa_parts *pp, double *out)
     size_t n = 0;
     for (int k = 0; k < pp->n; k++)
         for (int i = 0; pp->here[k] && i < pp->nets[k]->nlayers; i++, n += 2)
-            if (out && passes > 0) {
-                out[n] = pp->nets[k]->layers[i]->forward_seconds / passes;
-                out[n + 1] = pp->nets[k]->layers[i]->backward_seconds / passes;
+            if (out) {
+                out[n] = passes > 0 ? pp->nets[k]->layers[i]->forward_seconds / passes : 0;
+                out[n + 1] = passes > 0 ? pp->nets[k]->layers[i]->backward_seconds / passes : 0;
             }
     return n;
 }
