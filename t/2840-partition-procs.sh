@@ -1,7 +1,7 @@
 # A net cut among the workers of a group that lives in several processes: the bridges between
 # processes are messages through the stubs, and the servers sum the processes' parts of the
-# group's gradient.  The Fashion-MNIST MLP and LeNet, on the batch, the features, by location and
-# hybrid, on 2 processes of one worker each and on 2 processes of 2 workers each, give the loss of
+# group's gradient.  The Fashion-MNIST MLP and LeNet, on the batch, the features, by location
+# (also with the loss and its labels away from the data) and hybrid, on 2 processes of one worker each and on 2 processes of 2 workers each, give the loss of
 # one worker at each of 50 steps (to 1e-4 relative) and end with its params; killing one process
 # of a cut group ends the other, naming it.  Prints TAP.
 
@@ -19,7 +19,7 @@ trap kill_ours EXIT
 
 cat >"$tmp/job.lua" <<'LUA'
 -- job.lua NET SCHEME TOPOLOGY OUT [STEPS]: NET (mlp, lenet) on Fashion-MNIST, partitioned by
--- SCHEME (none, batch, feature, location, hybrid) over the workers of TOPOLOGY: one (a worker),
+-- SCHEME (none, batch, feature, location, far-loss, hybrid) over the workers of TOPOLOGY: one (a worker),
 -- two (AllReduce: 2 processes of a worker and a server), four (Sandblaster: 2 processes of 2
 -- workers, the 2 servers in a third).  Rank 0 writes the params to OUT, rank r > 0 to
 -- OUT.rank<r>.
@@ -55,11 +55,12 @@ local loss = add{ name = "loss", type = "kSoftmaxLoss", srclayer = { "ip2", "lab
 local net = { layer = layers }
 if scheme == "feature" or scheme == "hybrid" then net.partition_dim = 1 end
 if scheme == "hybrid" then for _, l in ipairs(conv) do l.partition_dim = 0 end end
-if scheme == "location" then
+if scheme == "location" or scheme == "far-loss" then -- far-loss: the labels cross to the loss
   for i = 1, 3 do layers[i].location = 0 end
   for _, l in ipairs(conv) do l.location = 1 end
   for _, l in ipairs(fc) do l.location = workers - 1 end
-  ip2.location, loss.location = workers - 1, 0
+  ip2.location, loss.location = workers - 1, scheme == "far-loss" and workers - 1 or 0
+  if scheme == "far-loss" then layers[3].location = workers - 1 end
 end
 local r = singa.train{
   name = "cut", seed = 5, train_steps = tonumber(arg[5]) or 50, disp_freq = 1, test_steps = 2, test_freq = 20,
@@ -101,7 +102,7 @@ nets="mlp lenet"
 for net in $nets; do
     run "$net-ref" $net none one
     report $? "$net: one worker trains (the reference)" "$tmp/$net-ref.out"
-    for scheme in batch feature location hybrid; do
+    for scheme in batch feature location far-loss hybrid; do
         [ $net = mlp ] && [ $scheme = hybrid ] && continue
         for topology in two four; do
             name=$net-$scheme-$topology

@@ -161,31 +161,45 @@ static int after_backward(void *ud, int step, singa_err *err)
     return rc;
 }
 
-/* The parts' messages to the group's part in another process (net/parts.h), through the stub. */
+/* The parts' messages to the group's part in another process (net/parts.h), through the stub:
+ * the payload is data, then `more` (NULL: nothing), joined in one frame. */
 static int bridge_send(dist_worker *w, int type, int to, int slice, int count, long pass, const void *data,
-                       size_t nbytes, singa_err *err)
+                       size_t nbytes, const void *more, size_t nmore, singa_err *err)
 {
     dist_rt *rt = w->rt;
     msg m = {.type = (uint8_t)type, .flags = MSG_F_VALUES, .src = self(w),
              .dst = {ENT_WORKER, (uint16_t)w->group, (uint16_t)dist_sender_of(rt, w->group, to),
                      (uint16_t)dist_worker_proc(rt, w->group, to)},
              .slice = slice, .step = (int32_t)pass, .count = (uint32_t)count};
-    if (dist_send(w->sock, &m, data, nbytes) < 0)
+    zmq_msg_t joined;
+    int rc;
+    if (!more) {
+        rc = dist_send(w->sock, &m, data, nbytes);
+    } else if ((rc = zmq_msg_init_size(&joined, nbytes + nmore)) == 0) {
+        if (nbytes) /* a blob may be empty */
+            memcpy(zmq_msg_data(&joined), data, nbytes);
+        memcpy((char *)zmq_msg_data(&joined) + nbytes, more, nmore);
+        m.frame = &joined;
+        rc = dist_send(w->sock, &m, zmq_msg_data(&joined), nbytes + nmore);
+        zmq_msg_close(&joined);
+    }
+    if (rc < 0)
         return singa_err_set(err, "worker %d.%d: cannot send a %s message: %s", w->group, w->id,
                              msg_type_name(type), zmq_strerror(zmq_errno()));
     return 0;
 }
 
-static int send_blob(void *ud, int to, int layer, int edge, long pass, const float *data, size_t n, singa_err *err)
+static int send_blob(void *ud, int to, int layer, int edge, long pass, const float *data, size_t n, const float *aux,
+                     size_t naux, singa_err *err)
 {
     return bridge_send(ud, edge < 0 ? MSG_BRIDGE : MSG_BRIDGE_GRAD, to, layer, edge < 0 ? 0 : edge, pass, data,
-                       n * sizeof(float), err);
+                       n * sizeof(float), naux ? aux : NULL, naux * sizeof(float), err);
 }
 
 static int send_metrics(void *ud, int to, long pass, const singa_metrics *metrics, singa_err *err)
 {
     uint8_t buf[MSG_METRICS_MAX];
-    return bridge_send(ud, MSG_BRIDGE_METRICS, to, 0, 0, pass, buf, msg_metrics_encode(metrics, buf), err);
+    return bridge_send(ud, MSG_BRIDGE_METRICS, to, 0, 0, pass, buf, msg_metrics_encode(metrics, buf), NULL, 0, err);
 }
 
 int dist_worker_link(dist_worker *w, singa_err *err)
@@ -213,7 +227,7 @@ static void send_profile(dist_worker *w)
     double *t = malloc(n * sizeof *t);
     singa_err err;
     if (!t || bridge_send(w, MSG_BRIDGE_PROFILE, 0, 0, 0, 0, t, singa_parts_profile_get(net->parts, t) * sizeof *t,
-                          &err) < 0)
+                          NULL, 0, &err) < 0)
         dist_log(w->rt, "worker %d.%d: r.profile in rank 0 will lack this process's layers: %s", w->group, w->id,
                  t ? err.msg : "out of memory");
     free(t);

@@ -372,7 +372,8 @@ static int send_remote(singa_parts *pp, int x, bool backward, singa_err *err)
     for (const int *t = pp->sends[backward][x]; *t >= 0; t++) {
         const singa_tensor *blob = backward ? &l->src[*t]->grad : &l->data;
         int to = backward ? l->src[*t]->net->location : *t;
-        if (k->send(k->ud, to, x, backward ? *t : -1, pp->pass, blob->data, blob->size, err) < 0)
+        if (k->send(k->ud, to, x, backward ? *t : -1, pp->pass, blob->data, blob->size, backward ? NULL : l->aux.data,
+                    backward ? 0 : l->aux.size, err) < 0)
             return -1;
     }
     return 0;
@@ -546,9 +547,11 @@ static int start_threads(singa_parts *pp, singa_err *err)
 static void apply(singa_parts *pp, inbound *in, const void *data, long pass)
 {
     singa_layer *l = layer_at(pp, in->x);
-    if (in->e < 0) {
+    if (in->e < 0) { /* features, then their rows' labels */
         if (l->data.size) /* a blob may be empty: the message still says the layer is done */
             memcpy(l->data.data, data, l->data.size * sizeof(float));
+        if (l->aux.size)
+            memcpy(l->aux.data, (const char *)data + l->data.size * sizeof(float), l->aux.size * sizeof(float));
     } else { /* as a layer here writing its source's gradient would */
         singa_layer *src = l->src[in->e];
         if (src->grad_written) /* data from a socket may lie anywhere */
@@ -727,9 +730,6 @@ static int link_bridges(singa_parts *pp, singa_err *err)
             int y = index_of(pp, src), kx = l->net->location, ky = src->net->location;
             if (src->net == l->net || pp->here[kx] == pp->here[ky])
                 continue;
-            if (src->aux.data) /* labels travel with their rows through memory only */
-                return singa_err_set(err, "layer '%s' reads the labels of '%s' from another process; place them "
-                                          "on workers of one process, so far", l->name, src->name);
             if (pp->here[ky]) {
                 const singa_layer *z = second_reader(pp, x, src);
                 if (z)
@@ -792,7 +792,7 @@ int singa_parts_link(singa_parts *pp, const singa_parts_peers *link, singa_err *
 static size_t inbound_size(const singa_parts *pp, const inbound *in)
 {
     const singa_layer *l = layer_at(pp, in->x);
-    return in->e < 0 ? l->data.size : l->src[in->e]->grad.size;
+    return in->e < 0 ? l->data.size + l->aux.size : l->src[in->e]->grad.size;
 }
 
 size_t singa_parts_inbound_bytes(const singa_parts *pp)

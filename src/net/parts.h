@@ -32,9 +32,11 @@ typedef struct singa_parts_peers {
     const int *owner; /* per location: the process computing it (copied by singa_parts_link) */
     int self;         /* this process */
     /* Both called in the lead's thread only.  send: n floats of pass `pass` for the process
-     * computing location `to`: layer's features (edge -1), or the gradient of its source
-     * `edge`.  send_metrics: this process's metrics of a forward pass, for location 0's. */
-    int (*send)(void *ud, int to, int layer, int edge, long pass, const float *data, size_t n, singa_err *err);
+     * computing location `to`: layer's features (edge -1) and their rows' labels (naux floats,
+     * none when the rows have none), or the gradient of its source `edge`.  send_metrics: this
+     * process's metrics of a forward pass, for location 0's. */
+    int (*send)(void *ud, int to, int layer, int edge, long pass, const float *data, size_t n, const float *aux,
+                size_t naux, singa_err *err);
     int (*send_metrics)(void *ud, int to, long pass, const singa_metrics *m, singa_err *err);
 } singa_parts_peers;
 
