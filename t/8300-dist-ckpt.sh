@@ -121,6 +121,19 @@ done
 grep -q '^rank 1 of 3: 100 steps$' "$tmp/procs-resumed.out" && grep -q '^rank 2 of 3: 100 steps$' "$tmp/procs-resumed.out"
 report $? "procs: every process resumes and finishes" "$tmp/procs-resumed.out"
 
+# A server's range of a big param is cut into slices of at most 2 MB: with 8000 hidden units
+# (fc1_weight: 144 x 8000 floats, 1,152,000) each server holds two slices of fc1_weight, the
+# second named by its offset in the shard.  Exact, and it resumes exactly.
+run wide-ref plain 30 "$tmp/wide-ref" fresh 100 8000
+report $? "8000 hidden units: one worker trains 30 steps (the reference)" "$tmp/wide-ref.out"
+for mode in one procs; do
+    run "$mode-wide" $mode 15 "$tmp/$mode-wide" fresh 5 8000 && run "$mode-wide-resumed" $mode 30 "$tmp/$mode-wide" resume 5 8000 &&
+        [ "$(resumed_step "$tmp/$mode-wide-resumed.out")" = 15 ] && exact "$tmp/$mode-wide-resumed.txt" "$tmp/wide-ref.txt" &&
+        grep -qa 'param/fc1_weight@524288' "$tmp/$mode-wide/step000000030.s0.0.ckpt" &&
+        grep -qa 'param/fc1_weight@1144293' "$tmp/$mode-wide/step000000030.s0.1.ckpt"
+    report $? "$mode: fc1_weight in slices of 2 MB or less, 15 steps then 15 resumed: the reference's params" "$tmp/$mode-wide-resumed.out"
+done
+
 # 3. A bad newest checkpoint: resume falls back to the previous one that verifies on every file,
 # names each file it refused, and still ends exactly.
 cp -r "$tmp/one-whole" "$tmp/trunc"

@@ -22,7 +22,8 @@ int singa_dist_run(singa_job *job, const singa_job_hooks *hooks, singa_result *r
 
 /* A trained param's part held by one server of every server group.  Each server of a group owns
  * a contiguous, near-equal range of all the params laid end to end, so a small param lies on one
- * server and a large one may span several. */
+ * server and a large one may span several; a server's range of a param longer than 2 MB is cut
+ * into slices of at most that (SLICE_MAX in runtime.c). */
 typedef struct dist_slice {
     int param;          /* index among the distributed params */
     size_t offset, len; /* in floats, within the param */

@@ -396,21 +396,26 @@ void dist_ckpt_prune(dist_rt *rt)
     free(files);
 }
 
+/* The most floats in one slice (2 MB).  A bigger piece of a param is cut into several, so that
+ * between processes the transfer of one slice overlaps the update and the copies of the others:
+ * a 16 MB param's round trip between 2 processes takes 25% less time so (BENCHMARKS.md). */
+enum { SLICE_MAX = 512 * 1024 };
+
 /* The params servers update, in the order every process finds them, and their slices. */
 static int make_slices(dist_rt *rt, singa_job *job, singa_err *err)
 {
     singa_params *ps = singa_job_params(job);
     int nservers = rt->c->nservers_per_group;
-    if (!(rt->params = calloc((size_t)ps->n + 1, sizeof *rt->params)) ||
-        !(rt->final_params = calloc((size_t)ps->n + 1, sizeof *rt->final_params)) ||
-        !(rt->slices = calloc((size_t)(ps->n + 1) * (size_t)nservers, sizeof *rt->slices)))
-        return singa_err_set(err, "out of memory");
     size_t total = 0;
     for (int i = 0; i < ps->n; i++) {
         singa_param *p = ps->items[i];
         if (p->trained && !p->owner && !p->state)
             total += p->data.size;
     }
+    if (!(rt->params = calloc((size_t)ps->n + 1, sizeof *rt->params)) ||
+        !(rt->final_params = calloc((size_t)ps->n + 1, sizeof *rt->final_params)) ||
+        !(rt->slices = calloc((size_t)(ps->n + 1) * (size_t)nservers + total / SLICE_MAX, sizeof *rt->slices)))
+        return singa_err_set(err, "out of memory");
     size_t base = 0;
     for (int i = 0; i < ps->n; i++) {
         singa_param *p = ps->items[i];
@@ -424,8 +429,11 @@ static int make_slices(dist_rt *rt, singa_job *job, singa_err *err)
             size_t a = lo > base ? lo : base, b = hi < base + d->size ? hi : base + d->size;
             if (a >= b)
                 continue;
-            rt->slices[rt->nslices++] = (dist_slice){rt->nparams, a - base, b - a, j};
-            d->nslices++;
+            for (; a < b; a += SLICE_MAX) {
+                size_t len = b - a < SLICE_MAX ? b - a : SLICE_MAX;
+                rt->slices[rt->nslices++] = (dist_slice){rt->nparams, a - base, len, j};
+                d->nslices++;
+            }
         }
         base += d->size;
         rt->nparams++;

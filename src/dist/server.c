@@ -102,6 +102,18 @@ static int sole_local_group(const dist_server *s)
     return rt->c->share_memory ? found : -1;
 }
 
+/* A slice's name in the server's store and shard: its param's, with its offset when the server
+ * holds an earlier slice of the same param (big params are cut into several). */
+static const char *slice_name(const dist_rt *rt, int k, char *buf, size_t len)
+{
+    const dist_slice *d = &rt->slices[k];
+    const dist_param *dp = &rt->params[d->param];
+    if (k == dp->first_slice || rt->slices[k - 1].server != d->server)
+        return dp->name;
+    snprintf(buf, len, "%s@%zu", dp->name, d->offset);
+    return buf;
+}
+
 int dist_server_create(dist_rt *rt, dist_server *s, int group, int id, singa_err *err)
 {
     const singa_cluster *c = rt->c;
@@ -122,7 +134,8 @@ int dist_server_create(dist_rt *rt, dist_server *s, int group, int id, singa_err
             continue;
         const dist_param *dp = &rt->params[d->param];
         int len = (int)d->len;
-        singa_param *p = singa_params_declare(&s->store, dp->name, dp->layer, 1, &len, err);
+        char buf[512];
+        singa_param *p = singa_params_declare(&s->store, slice_name(rt, k, buf, sizeof buf), dp->layer, 1, &len, err);
         if (!p)
             return -1;
         p->trained = true;
@@ -167,7 +180,8 @@ static int each_shard_entry(dist_server *s, int64_t *where, shard_fn visit, void
     for (int i = 0; i < s->nsl; i++) {
         srv_slice *x = &s->sl[i];
         const dist_slice *d = &rt->slices[x->slice];
-        const char *param = rt->params[d->param].name;
+        char buf[512];
+        const char *param = slice_name(rt, x->slice, buf, sizeof buf);
         int64_t *w = where + 4 * i;
         w[0] = x->slice;
         w[1] = (int64_t)d->offset;
