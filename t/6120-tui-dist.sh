@@ -16,7 +16,8 @@ TUI_TEST_SECONDS=${TUI_TEST_SECONDS:-60}
 # 8x8 generated images (t/testdata.lua), a small MLP with the plugin activation kSwish.
 cat >"$tmp/dist.lua" <<'LUA'
 -- A tiny Downpour job for the workbench's tests: two worker groups, one server; "procs": in 3
--- processes; "sync": AllReduce, a group of 2 workers in 2 processes.
+-- processes; "sync": AllReduce, a group of 2 workers in 2 processes.  arg[3]: checkpoint_path,
+-- arg[4] "resume": resume from it.
 local singa = require "singa"
 local td = require "testdata"
 local procs = arg[2] == "procs" or arg[2] == "sync" -- the data exists: the ranks would write it at once
@@ -24,7 +25,7 @@ local img, lab = "data/images-idx3-ubyte", "data/labels-idx1-ubyte"
 if not procs then img, lab = td.idx("data", 256, 4) end
 singa.train{
   name = "dist", seed = 1, train_steps = tonumber(arg[1]) or 100000000, disp_freq = 1000,
-  test_freq = 1000, test_steps = 2,
+  test_freq = 1000, test_steps = 2, checkpoint_path = arg[3], resume = arg[4] == "resume",
   cluster = arg[2] == "sync" and singa.cluster.allreduce{ workers = 2, procs = 2, heartbeat_timeout = 2 }
     or singa.cluster.downpour{ groups = 2, procs = procs and 3 or 1, heartbeat_timeout = 2 },
   updater = { type = "kSGD", momentum = 0.9, learning_rate = { type = "kFixed", base_lr = 0.05 } },
@@ -46,7 +47,7 @@ update_sent() {
         awk '/k$/ { print $0 * 1e3; next } /M$/ { print $0 * 1e6; next } /G$/ { print $0 * 1e9; next } { print $0 + 0 }'
 }
 
-start_tui -- dist.lua
+start_tui -- dist.lua 100000000 downpour ck-downpour
 wait_for 'worker 0, group 1: waiting' 20 && grep -q 'no messages yet' "$tmp/screen.txt"
 report $? "before the start key: the topology shows both groups waiting, no messages yet" "$tmp/screen.txt"
 keys r
@@ -87,6 +88,12 @@ report $? "p pauses: every node shows the job's state" "$tmp/screen.txt"
 keys p
 wait_for 'worker 0, group 1: running' 10
 report $? "p again: running" "$tmp/screen.txt"
+
+# A checkpoint needs a step every worker writes its state at, which asynchronous groups lack.
+keys c
+wait_for 'checkpoint requested, but the 2 worker groups are at different steps' 10 && wait_for 'worker 0, group 1: running' 5 &&
+    [ -z "$(ls "$tmp/ck-downpour")" ]
+report $? "c: refused in a job of two worker groups, which goes on; no file written" "$tmp/screen.txt"
 
 keys w
 i=0
@@ -158,13 +165,38 @@ report $? "q y quits, exit 0, and the other ranks end" "$tmp/screen.txt"
 # Quitting stops a synchronous group across processes at one step: rank 0's heartbeats carry the
 # stop to rank 1, and rank 0's updates of its last step tell rank 1's stub where the group ends,
 # so no worker waits for another's next gradient.  Every rank ends well, well before the
-# workbench would give up on the job (30 s).
-start_tui TMPDIR="$PWD/$tmp" -- --procs 2 --run dist.lua 100000000 sync
+# workbench would give up on the job (30 s).  A checkpoint asked for travels the same way.
+start_tui TMPDIR="$PWD/$tmp" -- --procs 2 --run dist.lua 100000000 sync ck
 wait_for 'step   [1-9][0-9]' 30
+
+# A checkpoint asked for there is written at one step by both processes: its updates of the step
+# before tell rank 1, whose worker writes its state and whose server its shard.
+keys c
+wait_for 'checkpoint written: .*/step[0-9]*\.\*\.ckpt' 20
+at=$(grep -o 'checkpoint written: .*/step[0-9]*\.\*\.ckpt' "$tmp/screen.txt" | sed 's/.*step0*\([0-9]*\)\..*/\1/' | head -n 1)
+at9=$(printf %09d "${at:-0}")
+for _ in $(seq 50); do # worker 0.1 writes its state apart from the message, which the shards end
+    ls "$tmp/ck" >"$tmp/ck.ls"
+    [ "$(wc -l <"$tmp/ck.ls")" -ge 4 ] && break
+    sleep 0.1
+done
+[ -n "$at" ] && [ "$(tr '\n' ' ' <"$tmp/ck.ls")" = "step$at9.s0.0.ckpt step$at9.s0.1.ckpt step$at9.w0.0.ckpt step$at9.w0.1.ckpt " ]
+report $? "c in AllReduce over 2 processes: both workers' states and both servers' shards of step ${at:-none}" "$tmp/ck.ls"
+# "c" at the quit prompt: the checkpoint is written at the step the group stops before, then
+# every rank ends.
 t0=$(date +%s)
-keys q y
-restored 0 && took=$(($(date +%s) - t0)) && echo "# ended $took s after q y" && [ "$took" -le 10 ] &&
+keys q c
+restored 0 && took=$(($(date +%s) - t0)) && echo "# ended $took s after q c" && [ "$took" -le 10 ] &&
     ! grep -q 'did not stop\|rank 1 (pid' "$tmp/screen.txt"
-report $? "AllReduce in 2 processes: q y stops both ranks at once, exit 0" "$tmp/screen.txt"
+report $? "AllReduce in 2 processes: q c stops both ranks at once, exit 0" "$tmp/screen.txt"
+ls "$tmp/ck" >"$tmp/ck.ls"
+last9=$(sed -n 's/^step\([0-9]*\)\.s0\.0\.ckpt$/\1/p' "$tmp/ck.ls" | tail -n 1)
+last=$(echo "$last9" | sed 's/^0*//')
+[ -n "$last" ] && [ "$last" -gt "${at:-0}" ] && [ "$(grep -c "^step$last9\.[sw]0\.[01]\.ckpt$" "$tmp/ck.ls")" -eq 4 ]
+report $? "... after writing every shard and state of step ${last:-none}" "$tmp/ck.ls"
+(cd "$tmp" && timeout 60 "$SINGA_TUI" --procs 2 -e dist.lua $((${last:-0} + 5)) sync ck resume) >"$tmp/resumed.out" 2>&1 &&
+    grep -q "resumed from ck/step$last9\.\*\.ckpt (step ${last:-none})" "$tmp/resumed.out" &&
+    grep -q "step $((${last:-0} + 5)) " "$tmp/resumed.out"
+report $? "... from which the job resumes, whole in both processes, and trains on" "$tmp/resumed.out"
 
 tui_done

@@ -120,6 +120,7 @@ struct dist_rt {
     const singa_job_hooks *hooks;
     atomic_int *stop_step; /* per worker group: the step its workers stop before (INT_MAX: none);
                             * see dist_stop_before */
+    atomic_int ckpt_step;  /* the step a checkpoint the host asked for is written at (-1: none) */
     /* What steers this process's workers and servers: the host's (rank 0), or, in the other
      * ranks, rank 0's pause, stop and lr scale as its heartbeats tell (never a checkpoint). */
     singa_job_control *control;
@@ -184,6 +185,12 @@ void dist_log(dist_rt *rt, const char *fmt, ...) __attribute__((format(printf, 2
  * too, so the processes of the group stop at the earliest step any of them picked. */
 void dist_stop_before(dist_rt *rt, int g, int step);
 bool dist_last_step(const dist_rt *rt, int g, int step);
+
+/* The host asked for a checkpoint (a job of one worker group): the lead, before step s, picks
+ * s + 1, as for a stop, and its updates of s carry MSG_F_CKPT, so every worker writes its state
+ * at the start of the same step, and the lead has the servers write their shards then. */
+void dist_ckpt_at(dist_rt *rt, int step);
+bool dist_ckpt_due(const dist_rt *rt, int step);
 
 /* Records the first failure of any thread. */
 void dist_fail(dist_rt *rt, const singa_err *err);

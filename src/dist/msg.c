@@ -104,7 +104,7 @@ int msg_decode(msg *m, const void *buf, size_t len)
     m->frame = NULL;
     m->loan = NULL;
     if (m->type == 0 || m->type >= MSG_NTYPES || m->src.kind > ENT_SERVER || m->dst.kind > ENT_SERVER ||
-        (m->flags & ~(MSG_F_VALUES | MSG_F_PTR | MSG_F_LAST)))
+        (m->flags & ~(MSG_F_VALUES | MSG_F_PTR | MSG_F_STEP)))
         return -1;
     return 0;
 }

@@ -51,6 +51,15 @@ void dist_stop_before(dist_rt *rt, int g, int step)
 
 bool dist_last_step(const dist_rt *rt, int g, int step) { return step + 1 >= atomic_load(&rt->stop_step[g]); }
 
+void dist_ckpt_at(dist_rt *rt, int step)
+{
+    int at = atomic_load(&rt->ckpt_step);
+    while (step > at && !atomic_compare_exchange_weak(&rt->ckpt_step, &at, step))
+        ;
+}
+
+bool dist_ckpt_due(const dist_rt *rt, int step) { return step == atomic_load(&rt->ckpt_step); }
+
 int dist_worker_proc(const dist_rt *rt, int group, int id)
 {
     return singa_cluster_worker_proc(rt->c, group, id, rt->nprocs);
@@ -805,6 +814,7 @@ int singa_dist_run(singa_job *job, const singa_job_hooks *hooks, singa_result *r
     }
     for (int g = 0; g < rt.c->nworker_groups; g++)
         atomic_init(&rt.stop_step[g], INT_MAX);
+    atomic_init(&rt.ckpt_step, -1);
     if (open_log(&rt, err) < 0 || make_slices(&rt, job, err) < 0 || ckpt_setup(&rt, err) < 0 ||
         add_workers(&rt, job, err) < 0 || share_replicas(&rt, err) < 0 || add_servers(&rt, err) < 0 ||
         dist_stub_create(&rt, err) < 0)

@@ -37,7 +37,7 @@ typedef struct pending {
     int step, count;
     float *direct; /* the only contribution, used in place */
     bool summed;   /* contributions summed into the slice's buffer */
-    bool last;     /* one says the step is the group's last (MSG_F_LAST) */
+    uint8_t flags; /* MSG_F_STEP flags any contribution carried, for the answers */
     size_t (*span)[2]; /* per process: the elements its contribution covers, which it gets back */
 } pending;
 
@@ -323,10 +323,10 @@ static void fail(dist_server *s, const singa_err *err)
  * before it writes, as ZeroMQ may hold the frame a moment longer.  With more groups an update may
  * come while an answer is still on its way (or stuck to a lost process), so answers are copied. */
 static void answer(dist_server *s, srv_slice *x, int type, int g, int p, int version, size_t at, size_t len,
-                   bool last)
+                   uint8_t flags)
 {
     const dist_rt *rt = s->rt;
-    msg m = {.type = (uint8_t)type, .flags = last ? MSG_F_LAST : 0, .src = self(s),
+    msg m = {.type = (uint8_t)type, .flags = flags, .src = self(s),
              .dst = {ENT_STUB, (uint16_t)g, 0, (uint16_t)p}, .slice = x->slice, .step = version, .offset = at,
              .len = len};
     bool values = !(p == rt->rank && x->shared_group == g);
@@ -346,7 +346,7 @@ static void answer_update(dist_server *s, srv_slice *x, const pending *pd, int g
         int p = dist_worker_proc(rt, g, j);
         const size_t *span = pd->span[p];
         if (j == 0 || dist_worker_proc(rt, g, j - 1) != p) /* a process holds consecutive workers */
-            answer(s, x, MSG_UPDATE_REPLY, g, p, pd->step + 1, span[0], span[1] - span[0], pd->last);
+            answer(s, x, MSG_UPDATE_REPLY, g, p, pd->step + 1, span[0], span[1] - span[0], pd->flags);
     }
 }
 
@@ -446,7 +446,7 @@ static int on_update(dist_server *s, srv_slice *x, const msg *m, zmq_msg_t *payl
     if (p->count == 0) { /* a lone contribution is applied at once, below, in place */
         p->step = m->step;
         p->summed = false;
-        p->last = false;
+        p->flags = 0;
         p->direct = (int)m->count == need && len == n ? (float *)grad : NULL;
     }
     if (!p->direct) {
@@ -462,11 +462,11 @@ static int on_update(dist_server *s, srv_slice *x, const msg *m, zmq_msg_t *payl
         p->summed = true;
     }
     p->count += (int)m->count;
-    p->last |= (m->flags & MSG_F_LAST) != 0;
+    p->flags |= m->flags & MSG_F_STEP;
     if (p->count < need)
         return 0;
     p->count = 0;
-    if (p->last)
+    if (p->flags & MSG_F_LAST)
         dist_stop_before(s->rt, g, p->step + 1);
     const singa_job_control *ctl = s->rt->control; /* the host's lr scale, as in a local job */
     if (ctl)
@@ -502,7 +502,7 @@ static int on_put(dist_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload
         return -1;
     x->ready = true;
     for (int i = 0; i < x->nasked; i++)
-        answer(s, x, MSG_GET_REPLY, x->asked[i].group, x->asked[i].proc, x->version, 0, n, false);
+        answer(s, x, MSG_GET_REPLY, x->asked[i].group, x->asked[i].proc, x->version, 0, n, 0);
     free(x->asked);
     x->asked = NULL;
     x->nasked = 0;
@@ -672,7 +672,7 @@ static int handle(dist_server *s, const msg *m, zmq_msg_t *payload, singa_err *e
         if (!from_group && !s->flushed)
             return 1;
         if (x->ready || s->flushed) { /* only the asker: every process of the group asks for itself */
-            answer(s, x, MSG_GET_REPLY, m->src.group, m->src.proc, x->version, 0, s->rt->slices[x->slice].len, false);
+            answer(s, x, MSG_GET_REPLY, m->src.group, m->src.proc, x->version, 0, s->rt->slices[x->slice].len, 0);
         } else {
             msg_addr *grown = realloc(x->asked, (size_t)(x->nasked + 1) * sizeof *grown);
             if (!grown)

@@ -289,6 +289,13 @@ static int take_values(dist_stub *s, int g, const msg *m, zmq_msg_t *payload)
     return 0;
 }
 
+/* What group g's updates of `step` tell the other processes: it is the group's last, or the
+ * host asked for a checkpoint at the start of the next. */
+static uint8_t step_flags(const dist_rt *rt, int g, int step)
+{
+    return (dist_last_step(rt, g, step) ? MSG_F_LAST : 0) | (dist_ckpt_due(rt, step + 1) ? MSG_F_CKPT : 0);
+}
+
 /* A local worker's gradient of param k: summed with the others of its group here; once all are
  * in, one update per slice goes to the group's servers, with the part of the slice computed here
  * (of a cut group's net, the rest of this process's gradient is zero; it may be nothing, and
@@ -320,7 +327,7 @@ static void on_worker_update(dist_stub *s, const msg *m)
         size_t b = sl->offset + sl->len < sg->span[k][1] ? sl->offset + sl->len : sg->span[k][1];
         if (b < a)
             a = b = sl->offset;
-        msg u = {.type = MSG_UPDATE, .flags = dist_last_step(rt, g, sg->step[k]) ? MSG_F_LAST : 0,
+        msg u = {.type = MSG_UPDATE, .flags = step_flags(rt, g, sg->step[k]),
                  .src = stub_addr(s, g), .dst = server_addr(rt, server_group, sl->server), .slice = idx,
                  .step = sg->step[k], .count = (uint32_t)sg->nlocal, .offset = a - sl->offset, .len = b - a};
         send_slice(s, &u, sg->agg[k] + a, b - a, &sg->lent[k]);
@@ -339,6 +346,8 @@ static void on_update_reply(dist_stub *s, const msg *m, zmq_msg_t *payload)
     }
     if (m->flags & MSG_F_LAST) /* another process of the group stops after this step */
         dist_stop_before(rt, g, m->step);
+    if (m->flags & MSG_F_CKPT) /* or checkpoints before the next */
+        dist_ckpt_at(rt, m->step);
     if (--sg->slices_left[sl->param] > 0)
         return;
     /* Every slice's answer is in, so each server had the last byte of its update: the frames

@@ -314,6 +314,20 @@ static bool stop(void *ud, int step, bool requested)
     return step >= atomic_load(&w->rt->stop_step[w->group]);
 }
 
+/* The host's checkpoint, at the start of the next step: no worker of the group can have begun
+ * it.  Groups that are not in step with each other have no step to write one at. */
+static bool checkpoint_now(void *ud, int step, bool requested)
+{
+    dist_worker *w = ud;
+    if (requested && w->rt->c->nworker_groups > 1)
+        dist_log(w->rt, "checkpoint requested, but the %d worker groups are at different steps: the job writes its "
+                        "checkpoints every checkpoint_freq steps and at the end only",
+                 w->rt->c->nworker_groups);
+    else if (requested)
+        dist_ckpt_at(w->rt, step + 1);
+    return dist_ckpt_due(w->rt, step);
+}
+
 void *dist_worker_main(void *arg)
 {
     dist_worker *w = arg;
@@ -323,7 +337,7 @@ void *dist_worker_main(void *arg)
         return NULL;
     bool lead = w->group == 0 && w->id == 0;
     singa_exchange x = {w, after_backward, after_training, lead && rt->cut && dist_senders(rt, 0) > 1 ? before_eval : NULL,
-                        stop, save_state, lead ? save_servers : NULL};
+                        stop, checkpoint_now, save_state, lead ? save_servers : NULL};
     w->step_sent = singa_job_step(w->job); /* the others' metrics of it may come before the READY */
     if (wait_for(w, MSG_READY, &one, &w->err) == 0) {
         for (int k = 0; k < rt->nparams; k++) {

@@ -716,10 +716,11 @@ void singa_job_control_init(singa_job_control *c)
     atomic_init(&c->paused, false);
 }
 
-/* Acts on the host's requests before step s: a checkpoint now, holding while paused (polling:
- * a pause is rare and 10 ms of latency is nothing), the lr scale.  Returns 1 when the host asked
- * training to stop, 0 to go on, -1 when a checkpoint fails. */
-static int steer(singa_job *job, const singa_job_hooks *hooks, int s, singa_err *err)
+/* Acts on the host's requests before step s: a checkpoint now (distributed, *ckpt: the exchange
+ * picks the step), holding while paused (polling: a pause is rare and 10 ms of latency is
+ * nothing), the lr scale.  Returns 1 when the host asked training to stop, 0 to go on, -1 when a
+ * checkpoint fails. */
+static int steer(singa_job *job, const singa_job_hooks *hooks, int s, bool *ckpt, singa_err *err)
 {
     singa_job_control *c = hooks ? hooks->control : NULL;
     if (!c)
@@ -731,8 +732,7 @@ static int steer(singa_job *job, const singa_job_hooks *hooks, int s, singa_err 
             if (!job->ckpt_dir)
                 singa_job_log(hooks, "checkpoint requested, but the job has no checkpoint_path");
             else if (job->dist)
-                singa_job_log(hooks, "checkpoint requested, but a distributed job writes its checkpoints every "
-                                     "checkpoint_freq steps and at the end only");
+                *ckpt = true;
             else if (save_checkpoint(job, s, hooks, err) < 0)
                 return -1;
         }
@@ -817,17 +817,21 @@ int singa_job_loop(singa_job *job, const singa_job_hooks *hooks, const singa_exc
     int start = job->step, batch = singa_net_batchsize(job->train) * job->split.count, last_test = -1;
     bool stopped = false; /* by the host (steer) */
     for (int s = job->step; s < job->train_steps; s++) {
-        int st = steer(job, hooks, s, err);
+        bool asked = false;
+        int st = steer(job, hooks, s, &asked, err);
         if (st < 0)
             return -1;
-        if ((stopped = x && x->stop ? x->stop(x->ud, s, st > 0) : st > 0)) {
+        stopped = x ? x->stop(x->ud, s, st > 0) : st > 0;
+        /* The host's checkpoint is written even at the step the job stops before ("c" on quitting). */
+        bool asked_now = x && x->checkpoint_now(x->ud, s, asked);
+        if (job->ckpt_dir && s > start && (asked_now || (!stopped && fires(&job->checkpoint, s))) &&
+            (x ? save_dist(job, s, hooks, x, CKPT_STATE | CKPT_SERVERS, err) : save_checkpoint(job, s, hooks, err)) < 0)
+            return -1;
+        if (stopped) {
             if (job->split.index == 0 && job->split.group == 0)
                 singa_job_log(hooks, "stopped before step %d", s);
             break;
         }
-        if (job->ckpt_dir && s > start && fires(&job->checkpoint, s) &&
-            (x ? save_dist(job, s, hooks, x, CKPT_STATE | CKPT_SERVERS, err) : save_checkpoint(job, s, hooks, err)) < 0)
-            return -1;
         bool eval = (job->val_net && fires(&job->validate, s)) || (job->test_net && fires(&job->test, s));
         if (eval && x && x->before_eval && x->before_eval(x->ud, err) < 0)
             return singa_err_prefix(err, "before the evaluation at step %d: ", s);

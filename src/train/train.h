@@ -38,6 +38,9 @@ typedef struct singa_exchange {
     /* Whether training stops before `step`, given whether the host asks for it: the workers of a
      * group must stop at the same step, or the others would wait for their gradients forever. */
     bool (*stop)(void *ud, int step, bool requested);
+    /* Whether this worker writes a checkpoint the host asked for before `step` (given whether it
+     * asks now; only the lead is asked): as with a stop, a group's workers pick the same step. */
+    bool (*checkpoint_now)(void *ud, int step, bool requested);
     /* Checkpoints (when the job has checkpoint_path): every worker writes its own state `c`
      * (what a local checkpoint holds but the params the servers hold) as its file of checkpoint
      * `step`; then the lead alone (save_servers is NULL for the others) has every server write
