@@ -24,6 +24,9 @@ typedef struct singa_cluster {
     /* CURVE between processes (NULL: none): this process's secret key, the public keys allowed
      * in, the coordinator's public key (NULL: this process's own). */
     const char *curve_secret_key_file, *curve_public_keys_dir, *curve_coordinator_key_file;
+    /* Each process of a worker group cut across processes holds only the elements of each param
+     * its workers compute and its servers update, never the whole model. */
+    bool shard_params;
     int nworker_procs, nserver_procs;
     int nprocs;               /* the processes the topology spreads its threads over */
 } singa_cluster;

@@ -41,11 +41,15 @@ struct singa_param {
     bool disjoint;
     int nviews, nviews_done; /* a whole param: its views, and those final in this pass */
     bool claimed;            /* a whole param: a replica has taken grad_beta in this pass */
+    bool partial;            /* this process holds the values of only some of its elements */
 };
 
 typedef struct singa_params {
     singa_param **items;
     int n, cap;
+    /* Declaring a param draws no initial value: they are drawn later, in the order declared, by
+     * a caller that knows which elements this process holds (singa_job_draw_params). */
+    bool defer_init;
 } singa_params;
 
 void singa_params_init(singa_params *ps);
@@ -58,6 +62,10 @@ singa_param *singa_params_declare(singa_params *ps, const char *name, const char
 /* Fills p->data by its init method (kConstant, kUniform, kGaussian, kGaussianSqrtFanIn,
  * kUniformSqrtFanIn, kUniformSqrtFanInOut). */
 int singa_param_init_values(singa_param *p, singa_rng *rng, singa_err *err);
+/* The same draws, writing only the elements in held's ranges ([begin, end) of the whole, by
+ * begin): the others' memory stays untouched, as a process holding part of a param needs.
+ * held NULL: only checks the init table, drawing nothing. */
+int singa_param_init_held(singa_param *p, singa_rng *rng, const size_t (*held)[2], int nheld, singa_err *err);
 /* p->grad = grad_alpha * op(A) op(B) + grad_beta * p->grad, then reports it ready. */
 void singa_param_grad_gemm(singa_param *p, bool trans_a, const singa_tensor *a, bool trans_b,
                            const singa_tensor *b);

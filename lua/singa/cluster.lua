@@ -4,11 +4,11 @@
 -- Options: the sizes named below, plus `procs` (default 1: every thread in one process; n: the
 -- layout for `singa-tui --procs n` or a launcher's n ranks), and any ClusterProto field, which is
 -- copied through (sync_freq, share_memory, workspace, coordinator, bind, heartbeat_timeout,
--- join_timeout).
+-- join_timeout, shard_params).
 local M = {}
 
 local passthrough = { "sync_freq", "share_memory", "workspace", "coordinator", "bind", "heartbeat_timeout",
-                      "join_timeout" }
+                      "join_timeout", "shard_params" }
 
 local function count(opts, name, default)
   local v = opts[name] == nil and default or opts[name]

@@ -6,6 +6,25 @@
 
 #include "singa/tensor.h"
 
+/* Zeroed storage on a 64-byte boundary (the byte before it says how far it was moved).  calloc,
+ * not memset: a big tensor's pages stay unmapped until written, so a process holds in memory only
+ * the elements it writes (of a param sharded across processes, its own). */
+static float *alloc_zeroed(size_t bytes)
+{
+    unsigned char *raw = calloc(1, bytes + 64);
+    if (!raw)
+        return NULL;
+    size_t shift = 64 - (uintptr_t)raw % 64;
+    raw[shift - 1] = (unsigned char)shift;
+    return (float *)(void *)(raw + shift);
+}
+
+static void free_zeroed(float *data)
+{
+    if (data)
+        free((unsigned char *)data - ((unsigned char *)data)[-1]);
+}
+
 int singa_tensor_init(singa_tensor *t, int ndim, const int *shape, singa_err *err)
 {
     memset(t, 0, sizeof *t);
@@ -26,12 +45,8 @@ int singa_tensor_init(singa_tensor *t, int ndim, const int *shape, singa_err *er
     t->ndim = ndim;
     t->size = size;
     t->ld = (int)(size / (size_t)shape[0]);
-    void *p = NULL;
-    size_t bytes = (size * sizeof(float) + 63) & ~(size_t)63;
-    if (posix_memalign(&p, 64, bytes) != 0)
+    if (!(t->data = alloc_zeroed((size * sizeof(float) + 63) & ~(size_t)63)))
         return singa_err_set(err, "out of memory for a tensor of %zu floats", size);
-    memset(p, 0, bytes);
-    t->data = p;
     t->owns = true;
     return 0;
 }
@@ -50,7 +65,7 @@ int singa_tensor_init_like(singa_tensor *t, const singa_tensor *like, singa_err 
 void singa_tensor_free(singa_tensor *t)
 {
     if (t->owns)
-        free(t->data);
+        free_zeroed(t->data);
     memset(t, 0, sizeof *t);
 }
 

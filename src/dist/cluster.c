@@ -12,7 +12,7 @@ const singa_field singa_cluster_fields[] = {
     {"coordinator", SINGA_FIELD_STR},         {"bind", SINGA_FIELD_STR},
     {"heartbeat_timeout", SINGA_FIELD_NUM},   {"framework", SINGA_FIELD_STR},
     {"join_timeout", SINGA_FIELD_NUM},        {"curve", SINGA_FIELD_TABLE},
-    {NULL, 0},
+    {"shard_params", SINGA_FIELD_BOOL},       {NULL, 0},
 };
 
 static const singa_field curve_fields[] = {
@@ -58,6 +58,26 @@ static int check_per_procs(const char *what, int per_group, int ngroups, int per
     return 0;
 }
 
+/* A sharded group's processes put their servers' slices from their own workers' memory. */
+static int check_shards(const singa_cluster *c, singa_err *err)
+{
+    if (c->nworker_groups > 1 || c->nserver_groups > 1)
+        return singa_err_set(err, "cluster: shard_params holds the params of one worker group among its processes: "
+                                  "nworker_groups and nserver_groups must be 1, got %d and %d",
+                             c->nworker_groups, c->nserver_groups);
+    for (int j = 0; j < c->nservers_per_group; j++) {
+        int r = singa_cluster_server_proc(c, 0, j, c->nprocs);
+        bool with_worker = false;
+        for (int i = 0; i < c->nworkers_per_group && !with_worker; i++)
+            with_worker = singa_cluster_worker_proc(c, 0, i, c->nprocs) == r;
+        if (!with_worker)
+            return singa_err_set(err, "cluster: shard_params needs a worker in every server's process, but server "
+                                      "0.%d is alone in process %d (server_worker_separate, or more server than "
+                                      "worker processes)", j, r);
+    }
+    return 0;
+}
+
 int singa_cluster_read(singa_cluster *c, const singa_conf *conf, singa_err *err)
 {
     const singa_field *const schemas[] = {singa_cluster_fields, NULL};
@@ -100,7 +120,8 @@ int singa_cluster_read(singa_cluster *c, const singa_conf *conf, singa_err *err)
         return -1;
     c->nprocs = c->server_worker_separate ? c->nworker_procs + c->nserver_procs
                                           : (c->nworker_procs > c->nserver_procs ? c->nworker_procs : c->nserver_procs);
-    return 0;
+    c->shard_params = singa_conf_bool(conf, "shard_params", false);
+    return c->shard_params ? check_shards(c, err) : 0;
 }
 
 bool singa_cluster_distributed(const singa_cluster *c)

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -623,6 +624,47 @@ static void hook_checkpoint(void *ud, int step, const char *path)
     pthread_mutex_unlock(&w->rt->lock);
 }
 
+/* A sharded job's worker in this process: the elements of a param it holds. */
+typedef struct held_by {
+    dist_rt *rt;
+    const singa_parts *parts; /* its cut net, when linked to other processes; else NULL */
+} held_by;
+
+/* Draws p's values where this process holds it: its workers' span (of a cut net, the elements
+ * they compute) and its servers' slices, whose initial values it puts (stub.c). */
+static int draw_held(void *ud, singa_param *p, singa_rng *rng, singa_err *err)
+{
+    const held_by *h = ud;
+    const dist_rt *rt = h->rt;
+    int k = 0;
+    while (k < rt->nparams && strcmp(rt->params[k].name, p->name) != 0)
+        k++;
+    size_t (*r)[2] = malloc((size_t)(k < rt->nparams ? rt->params[k].nslices + 1 : 1) * sizeof *r);
+    if (!r)
+        return singa_err_set(err, "out of memory");
+    int n = 1;
+    r[0][0] = 0;
+    r[0][1] = p->data.size;
+    if (k < rt->nparams && h->parts)
+        singa_parts_span(h->parts, p, &r[0][0], &r[0][1]);
+    p->partial = r[0][1] - r[0][0] < p->data.size;
+    for (int i = 0; k < rt->nparams && i < rt->params[k].nslices; i++) {
+        const dist_slice *sl = &rt->slices[rt->params[k].first_slice + i];
+        if (dist_server_proc(rt, 0, sl->server) != rt->rank)
+            continue;
+        int at = n++; /* kept in order of their first element */
+        while (at > 0 && r[at - 1][0] > sl->offset) {
+            memcpy(r[at], r[at - 1], sizeof *r);
+            at--;
+        }
+        r[at][0] = sl->offset;
+        r[at][1] = sl->offset + sl->len;
+    }
+    int rc = singa_param_init_held(p, rng, (const size_t(*)[2])r, n, err);
+    free(r);
+    return rc;
+}
+
 static int add_workers(dist_rt *rt, singa_job *lead, singa_err *err)
 {
     const singa_cluster *c = rt->c;
@@ -644,7 +686,11 @@ static int add_workers(dist_rt *rt, singa_job *lead, singa_err *err)
             const singa_net *train = singa_job_train_net(w->job);
             if (train->parts) /* a net cut among the group's workers: what its bridges carry */
                 singa_parts_count_traffic(train->parts, rt->stats);
-            if (rt->cut && dist_senders(rt, g) > 1 && dist_worker_link(w, err) < 0)
+            bool linked = rt->cut && dist_senders(rt, g) > 1;
+            if (linked && dist_worker_link(w, err) < 0)
+                return singa_err_prefix(err, "worker %d.%d: ", g, j);
+            held_by h = {rt, linked ? train->parts : NULL};
+            if (rt->c->shard_params && singa_job_draw_params(w->job, draw_held, &h, err) < 0)
                 return singa_err_prefix(err, "worker %d.%d: ", g, j);
             const dist_resume_part *part = dist_ckpt_resumed(rt, SINGA_CKPT_WORKER, g, j);
             if ((part && singa_job_load_state(w->job, &part->ck, part->path, err) < 0) ||
@@ -819,12 +865,20 @@ int singa_dist_run(singa_job *job, const singa_job_hooks *hooks, singa_result *r
         add_workers(&rt, job, err) < 0 || share_replicas(&rt, err) < 0 || add_servers(&rt, err) < 0 ||
         dist_stub_create(&rt, err) < 0)
         goto out;
+    for (int k = 0; rt.c->shard_params && rt.rank != 0 && k < rt.nparams; k++)
+        rt.final_params[k]->partial = true; /* the script's job here is no worker's: it was never drawn */
     if (!(rt.zmq = zmq_ctx_new())) {
         singa_err_set(err, "cannot start ZeroMQ: %s", zmq_strerror(zmq_errno()));
         goto out;
     }
     rc = run_threads(&rt, err);
     zmq_ctx_term(rt.zmq);
+    struct rusage ru;
+    char peak[64];
+    if (getrusage(RUSAGE_SELF, &ru) == 0) { /* what a memory budget must allow this process */
+        snprintf(peak, sizeof peak, "rank %d: peak resident memory %.1f MB", rt.rank, (double)ru.ru_maxrss / 1024.0);
+        log_line(&rt, peak, false, false);
+    }
     if (rc == 0) /* worker 0 of group 0, which tests, is always the first in rank 0 */
         *res = rt.rank == 0 ? rt.workers[0].res : rt.final;
     else

@@ -268,7 +268,8 @@ static void start(dist_stub *s)
             const dist_slice *sl = &rt->slices[k];
             msg m = {.type = MSG_PUT, .src = stub_addr(s, g), .dst = server_addr(rt, server_group, sl->server), .slice = k,
                      .step = rt->resume_step};
-            if (g % per == 0)
+            /* Sharded, a process holds the initial values of its own servers' slices only. */
+            if (g % per == 0 && (!rt->c->shard_params || m.dst.proc == rt->rank))
                 send_slice(s, &m, replica_at(rt, g, sl), sl->len, NULL);
         }
         get_all(s, g);
@@ -276,7 +277,7 @@ static void start(dist_stub *s)
 }
 
 /* A value reply for group g: copies its values (those of [offset, offset + len) of the slice)
- * unless they are already in place. */
+ * unless they are already in place; sharded, only those of the elements its workers here hold. */
 static int take_values(dist_stub *s, int g, const msg *m, zmq_msg_t *payload)
 {
     const dist_slice *sl = &s->rt->slices[m->slice];
@@ -284,8 +285,15 @@ static int take_values(dist_stub *s, int g, const msg *m, zmq_msg_t *payload)
         return 0;
     if (m->offset > sl->len || m->len > sl->len - m->offset || zmq_msg_size(payload) != m->len * sizeof(float))
         return -1;
-    if (m->len) /* an empty payload's data may be NULL */
-        memcpy(replica_at(s->rt, g, sl) + m->offset, zmq_msg_data(payload), m->len * sizeof(float));
+    size_t a = sl->offset + m->offset, b = a + m->len;
+    if (s->rt->c->shard_params) {
+        const size_t *span = s->groups[g].span[sl->param];
+        a = a > span[0] ? a : span[0];
+        b = b < span[1] ? b : span[1];
+    }
+    if (a < b) /* an empty payload's data may be NULL */
+        memcpy(replica_at(s->rt, g, sl) + (a - sl->offset),
+               (const float *)zmq_msg_data(payload) + (a - sl->offset - m->offset), (b - a) * sizeof(float));
     return 0;
 }
 
@@ -697,7 +705,7 @@ static void forward(dist_stub *s, const msg *m, zmq_msg_t *payload)
 static void on_finished(dist_stub *s, bool remote, const void *result, size_t len)
 {
     dist_rt *rt = s->rt;
-    for (int k = 0; !remote && k < rt->nslices; k++)
+    for (int k = 0; !remote && !rt->c->shard_params && k < rt->nslices; k++) /* sharded: no process holds them all */
         to_peers(s, (msg){.type = MSG_FINAL_VALUES, .flags = MSG_F_VALUES, .src = stub_addr(s, 0), .slice = k},
                  replica_at(rt, 0, &rt->slices[k]), rt->slices[k].len * sizeof(float));
     if (!remote)

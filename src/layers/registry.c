@@ -333,7 +333,8 @@ singa_param *singa_layer_param_split(singa_layer *l, int index, const char *suff
             p->data = owner->data;
             p->data.owns = false;
             p->owner = owner;
-        } else if (singa_param_init_values(p, l->net->rng, err) < 0) {
+        } else if (ps->defer_init ? singa_param_init_held(p, l->net->rng, NULL, 0, err) < 0
+                                  : singa_param_init_values(p, l->net->rng, err) < 0) {
             singa_err_prefix(err, "%s ('%s'): ", what, name);
             return NULL;
         }

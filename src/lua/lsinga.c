@@ -366,12 +366,15 @@ static void push_profile(lua_State *L, const singa_net *net)
     lua_setfield(L, -2, "profile");
 }
 
-/* r.params: a copy of every param's final values by name (worker group 0's, distributed). */
+/* r.params: a copy of every param's final values by name (worker group 0's, distributed), but
+ * of one held here only in part (cluster.shard_params). */
 static void push_params(lua_State *L, const singa_params *ps)
 {
     lua_createtable(L, 0, ps->n);
     for (int i = 0; i < ps->n; i++) {
         const singa_param *p = ps->items[i];
+        if (p->partial)
+            continue;
         singa_tensor *t = singa_lua_tensor_new(L, p->data.ndim, p->data.shape);
         singa_tensor_copy(t, &p->data);
         lua_setfield(L, -2, p->name);

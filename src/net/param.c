@@ -132,6 +132,12 @@ void singa_param_view_free(singa_param *view)
 
 int singa_param_init_values(singa_param *p, singa_rng *rng, singa_err *err)
 {
+    const size_t all[1][2] = {{0, p->data.size}};
+    return singa_param_init_held(p, rng, all, 1, err);
+}
+
+int singa_param_init_held(singa_param *p, singa_rng *rng, const size_t (*held)[2], int nheld, singa_err *err)
+{
     const singa_conf *c = p->init;
     const char *type = singa_conf_str(c, "type", p->default_init);
     /* Without an init table a param gets its layer's default: value 0 for a kConstant bias. */
@@ -166,14 +172,20 @@ int singa_param_init_values(singa_param *p, singa_rng *rng, singa_err *err)
     }
     if (kind == UNIFORM && !(low < high))
         return singa_err_set(err, "init needs low < high (got %g, %g)", low, high);
+    if (!held)
+        return 0;
     float *w = p->data.data;
+    int r = 0;
     for (size_t i = 0; i < p->data.size; i++) {
-        double v = value;
+        double v = value; /* drawn for every element, so the held ones get the whole param's values */
         if (kind == UNIFORM)
             v = (low + (high - low) * singa_rng_uniform(rng)) * scale;
         else if (kind == GAUSS)
             v = (mean + sd * singa_rng_gaussian(rng)) * scale;
-        w[i] = (float)v;
+        while (r < nheld && held[r][1] <= i)
+            r++;
+        if (r < nheld && held[r][0] <= i)
+            w[i] = (float)v;
     }
     return 0;
 }

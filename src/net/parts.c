@@ -782,9 +782,6 @@ int singa_parts_link(singa_parts *pp, const singa_parts_peers *link, singa_err *
                 if (v->whole)
                     pp->views_elsewhere[v->whole->id]++;
             }
-    for (int i = 0; i < ps->n; i++) /* where only others compute, this process's part is zero */
-        if (ps->items[i]->grad.data)
-            singa_tensor_fill(&ps->items[i]->grad, 0.0f);
     return link_bridges(pp, err);
 }
 

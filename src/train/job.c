@@ -178,6 +178,12 @@ static int read_fields(singa_job *job, singa_err *err)
         return singa_err_set(err, "job: resume = true needs checkpoint_path");
     if (job->keep < 1)
         return singa_err_set(err, "job: field 'checkpoint_keep' must be at least 1");
+    if (job->cluster.shard_params && (job->test.steps > 0 || job->validate.steps > 0))
+        return singa_err_set(err, "cluster: shard_params: test_steps and validate_steps must be 0 (a test needs the whole "
+                                  "model in worker 0.0, which a sharded job never gathers)");
+    if (job->cluster.shard_params && job->ninit > 0)
+        return singa_err_set(err, "cluster: shard_params: checkpoint_path lists checkpoints to initialise params from, "
+                                  "which a sharded job does not read, so far");
     if (!singa_conf_get(c, "neuralnet"))
         return singa_err_set(err, "job: field 'neuralnet' is required");
     if (!singa_conf_get(c, "updater"))
@@ -247,6 +253,7 @@ int singa_job_create_worker(singa_job **out, const singa_conf *conf, const singa
             job->disp.freq = 0;
     }
     singa_rng_seed(&job->rng, job->seed, 0);
+    job->params.defer_init = job->dist && job->cluster.shard_params;
     const singa_conf *nc = singa_conf_get(job->conf, "neuralnet");
     if (job->cut ? singa_graph_build(&job->graph, nc, SINGA_PHASE_TRAIN, job->cluster.nworkers_per_group, reg, err) < 0 ||
                        singa_net_create_parts(&job->train, &job->graph, reg, &job->params, &job->rng, job->seed,
@@ -317,6 +324,17 @@ const singa_conf *singa_job_conf(const singa_job *job) { return job->conf; }
 const singa_net *singa_job_train_net(const singa_job *job) { return job->train; }
 
 bool singa_job_cut(const singa_job *job) { return job->cut; }
+
+int singa_job_draw_params(singa_job *job, int (*draw)(void *ud, singa_param *p, singa_rng *rng, singa_err *err),
+                          void *ud, singa_err *err)
+{
+    for (int i = 0; i < job->params.n; i++) {
+        singa_param *p = job->params.items[i];
+        if (!p->owner && draw(ud, p, &job->rng, err) < 0)
+            return singa_err_prefix(err, "param '%s' (layer '%s'): ", p->name, p->layer);
+    }
+    return 0;
+}
 
 void singa_job_merge_metrics(singa_job *job, const singa_metrics *m) { singa_metrics_merge(&job->train->metrics, m); }
 

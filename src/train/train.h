@@ -55,6 +55,11 @@ int singa_job_loop(singa_job *job, const singa_job_hooks *hooks, const singa_exc
                    singa_err *err);
 const singa_registry *singa_job_registry(const singa_job *job);
 singa_params *singa_job_params(singa_job *job);
+/* A job of cluster.shard_params declares its params without values: the runtime draws them once
+ * it knows what this process holds, calling draw for each param in the order declared, with the
+ * generator they would have been drawn from (draw passes it to singa_param_init_held). */
+int singa_job_draw_params(singa_job *job, int (*draw)(void *ud, singa_param *p, singa_rng *rng, singa_err *err),
+                          void *ud, singa_err *err);
 /* Whether the job's train net is cut among the workers of a group (one job drives them all). */
 bool singa_job_cut(const singa_job *job);
 /* Adds another worker's metrics of this step (its rows of the group's batch) to the train net's,
