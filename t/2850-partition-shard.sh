@@ -1,16 +1,20 @@
 # cluster.shard_params: each process of a group cut across processes holds only its elements of
 # each param (its workers' rows and its servers' slices), never the whole model.  A wide MLP cut
 # on the features over 2 processes trains as without sharding (the same loss at each step), while
-# each process's peak memory stays below what the model's values and gradients take; r.params
-# leaves out the params a process holds in part; what sharding cannot do yet is refused.  Prints
-# TAP.
+# each process's peak memory stays below what the model's values and gradients take, and in a
+# memory cgroup of that budget it trains where unsharded it is killed; r.params leaves out the
+# params a process holds in part; what sharding cannot do yet is refused.  Prints TAP.
 
 : "${SINGA_TUI:?SINGA_TUI is not set}"
 . "$top_srcdir/t/tap.sh"
 tmp=t/2850-partition-shard.tmp
 rm -rf "$tmp" && mkdir -p "$tmp" || exit 1
 . "$top_srcdir/t/procs.sh"
-trap kill_ours EXIT
+cgroups= # the memory cgroups the test made, removed once their processes are gone
+drop_cgroups() {
+    for cg in $cgroups; do rmdir "$cg" 2>/dev/null; done
+}
+trap 'kill_ours; sleep 0.2; drop_cgroups' EXIT
 gen_data
 
 cat >"$tmp/job.lua" <<'LUA'
@@ -91,12 +95,12 @@ for r in 0 1; do echo "# rank $r: sharded r.params: $(cat "$tmp/small-shard/para
 report $? "r.params leaves out the params a process holds in part" "$tmp/small-shard/params0"
 
 # Two hidden layers of 6144 units: ip5's weight is 144 MB, and the model's values and gradients
-# take 302 MB, what one worker training it alone needs at least.  Sharded, each process holds
-# half of them, and its server (whose slice lies in the same memory) a sum of the processes'
-# gradients of its slice: each process's peak stays below the whole model's values and gradients,
-# and below 0.8x its peak unsharded.  (Under the sanitizers, whose allocators hold memory of
-# their own, the peaks are not compared.)
-whole=302
+# take 295 MB (of 2^20 bytes, as the peaks), what one worker training it alone needs at least.  Sharded, each process holds
+# half of them (its server's slice lies in the same memory, and it updates from its worker's
+# gradient in place): each process's peak stays below the whole model's values and gradients, and
+# below 0.8x its peak unsharded.  (Under the sanitizers, whose allocators hold memory of their
+# own, the peaks are not compared.)
+whole=295
 run wide 6144,6144 8 false
 report $? "an MLP of two 6144-wide layers cut over 2 processes trains unsharded" "$tmp/wide.out"
 run wide-shard 6144,6144 8 true && same_loss wide-shard wide 8
@@ -111,6 +115,49 @@ else
     awk -v a="$(peak wide-shard 0)" -v b="$(peak wide-shard 1)" -v c="$(peak wide 0)" -v d="$(peak wide 1)" -v w=$whole \
         'BEGIN { exit !(a > 0 && b > 0 && a < w && b < w && a < 0.8 * c && b < 0.8 * d) }'
     report $? "$name" "$tmp/wide-shard/rank1.log"
+fi
+
+# A real budget: each process in a memory cgroup of its own limited to 250 MB, less than the
+# model's values and gradients.  Sharded, the job trains to the end with the same losses;
+# unsharded, the kernel kills rank 1 as it builds its nets (rank 0 is then stopped by the test,
+# which would otherwise wait join_timeout for it).  Needs root and a cgroup v1 memory controller.
+budget=250
+own=$(sed -n 's/^[0-9]*:memory://p' /proc/self/cgroup 2>/dev/null)
+cgroot=/sys/fs/cgroup/memory$own
+# budget_run NAME SHARD: the wide job, each rank started in its own limited cgroup as a launcher
+# would start it; sets rc0 and rc1 to the ranks' exit statuses
+budget_run() {
+    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    mkdir -p "$tmp/$1"
+    for r in 1 0; do
+        cg=$cgroot/singa-2850-$$-$1-$r
+        mkdir "$cg" && echo $((budget * 1048576)) >"$cg/memory.limit_in_bytes" || return 1
+        cgroups="$cgroups $cg"
+        sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$cg" \
+            env SINGA_RANK=$r SINGA_SIZE=2 SINGA_COORDINATOR=tcp://127.0.0.1:$port timeout 120 "$SINGA_TUI" \
+            --metrics "$tmp/$1.csv" -e "$tmp/job.lua" "$tmp/data" 6144,6144 8 "$2" "$tmp/$1" >"$tmp/$1/out$r" 2>&1 &
+        eval "task$r=\$!"
+    done
+    wait "$task1"
+    rc1=$?
+    [ $rc1 -ne 0 ] && kill "$task0" 2>/dev/null
+    wait "$task0"
+    rc0=$?
+}
+if [ -n "${ASAN_OPTIONS:-}${SINGA_TEST_TSAN:-}" ]; then
+    skip "a $budget MB budget per process: the sharded job trains" "under a sanitizer"
+    skip "a $budget MB budget per process: unsharded, rank 1 is killed" "under a sanitizer"
+elif [ "$(id -u)" -ne 0 ] || [ ! -w "$cgroot" ]; then
+    skip "a $budget MB budget per process: the sharded job trains" "needs root and a cgroup v1 memory controller"
+    skip "a $budget MB budget per process: unsharded, rank 1 is killed" "needs root and a cgroup v1 memory controller"
+else
+    budget_run budget-shard true && [ $rc0 -eq 0 ] && [ $rc1 -eq 0 ] && same_loss budget-shard wide 8
+    report $? "a $budget MB budget per process: the sharded job trains, with the same losses" "$tmp/budget-shard/out0"
+    for cg in $cgroups; do echo "# $(basename "$cg"): at most $(($(cat "$cg/memory.max_usage_in_bytes") / 1048576)) MB"; done
+    budget_run budget-whole false
+    echo "# unsharded: rank 0 exited $rc0, rank 1 $rc1"
+    [ $rc1 -eq 137 ] && [ "$(cat "$cgroot/singa-2850-$$-budget-whole-1/memory.failcnt")" -gt 0 ]
+    report $? "a $budget MB budget per process: unsharded, rank 1 is killed" "$tmp/budget-whole/out1"
 fi
 
 # What sharding cannot do (yet) is refused, naming the field.

@@ -35,7 +35,8 @@
 /* A worker group's contributions to the current step of a slice. */
 typedef struct pending {
     int step, count;
-    float *direct; /* the only contribution, used in place */
+    const float *direct; /* the only non-empty contribution so far, covering the slice: used in
+                          * place (a worker's buffer, or a frame that completes the step) */
     bool summed;   /* contributions summed into the slice's buffer */
     uint8_t flags; /* MSG_F_STEP flags any contribution carried, for the answers */
     size_t (*span)[2]; /* per process: the elements its contribution covers, which it gets back */
@@ -420,8 +421,58 @@ static bool last_update(const dist_server *s, int g, int step)
     return step >= s->last_step || dist_last_step(s->rt, g, step);
 }
 
-/* Adds one contribution (its elements [offset, offset + len) of the slice, zero elsewhere); once
- * the group's every worker is in, updates and answers. */
+static float *sum_buffer(srv_slice *x, size_t n)
+{
+    return x->acc ? x->acc : (x->acc = malloc(n * sizeof(float)));
+}
+
+/* The step's contributions are summed in the slice's buffer from now on: it starts from the one
+ * held in place, or from zero. */
+static int start_sum(srv_slice *x, pending *p, size_t n)
+{
+    if (p->summed)
+        return 0;
+    if (!sum_buffer(x, n))
+        return -1;
+    if (p->direct)
+        memcpy(x->acc, p->direct, n * sizeof(float));
+    else
+        memset(x->acc, 0, n * sizeof(float));
+    p->direct = NULL;
+    p->summed = true;
+    return 0;
+}
+
+/* Adds contribution grad, elements [at, at + len) of the slice (zero elsewhere), to the step's
+ * sum.  One that covers the slice and lives until the update (a worker's buffer, or a frame that
+ * completes the step) is used in place while the others are empty, as a cut group's processes
+ * send when a slice lies within one process's elements: no sum buffer, so a process of a
+ * sharded group holds no more than its part of the model. */
+static int add_contribution(srv_slice *x, pending *p, size_t n, const float *grad, size_t at, size_t len, bool lives)
+{
+    if (len == 0)
+        return 0;
+    if (!p->summed && !p->direct && lives && len == n) {
+        p->direct = grad;
+        return 0;
+    }
+    if (!p->summed && !p->direct) { /* the first with anything: copied, not added to zeros */
+        if (!sum_buffer(x, n))
+            return -1;
+        if (len < n)
+            memset(x->acc, 0, n * sizeof(float));
+        memcpy(x->acc + at, grad, len * sizeof(float));
+        p->summed = true;
+        return 0;
+    }
+    if (start_sum(x, p, n) < 0)
+        return -1;
+    for (size_t i = 0; i < len; i++)
+        x->acc[at + i] += grad[i];
+    return 0;
+}
+
+/* Adds one contribution; once the group's every worker is in, updates and answers. */
 static int on_update(dist_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload, singa_err *err)
 {
     const dist_rt *rt = s->rt;
@@ -443,24 +494,15 @@ static int on_update(dist_server *s, srv_slice *x, const msg *m, zmq_msg_t *payl
         return 1;
     p->span[m->src.proc][0] = at;
     p->span[m->src.proc][1] = at + len;
-    if (p->count == 0) { /* a lone contribution is applied at once, below, in place */
+    if (p->count == 0) {
         p->step = m->step;
         p->summed = false;
         p->flags = 0;
-        p->direct = (int)m->count == need && len == n ? (float *)grad : NULL;
+        p->direct = NULL;
     }
-    if (!p->direct) {
-        if (!x->acc && !(x->acc = malloc(n * sizeof(float))))
-            return singa_err_set(err, "server %d.%d: out of memory", s->group, s->id);
-        if (!p->summed && len < n)
-            memset(x->acc, 0, n * sizeof(float));
-        if (!p->summed && len) /* an empty payload's data may be NULL */
-            memcpy(x->acc + at, grad, len * sizeof(float));
-        else if (p->summed)
-            for (size_t i = 0; i < len; i++)
-                x->acc[at + i] += grad[i];
-        p->summed = true;
-    }
+    bool lives = (m->flags & MSG_F_PTR) || p->count + (int)m->count == need;
+    if (add_contribution(x, p, n, grad, at, len, lives) < 0)
+        return singa_err_set(err, "server %d.%d: out of memory", s->group, s->id);
     p->count += (int)m->count;
     p->flags |= m->flags & MSG_F_STEP;
     if (p->count < need)
@@ -473,7 +515,9 @@ static int on_update(dist_server *s, srv_slice *x, const msg *m, zmq_msg_t *payl
         singa_updater_set_lr_scale(s->upd, (float)atomic_load(&ctl->lr_scale));
     msg_loan_wait(&x->lent);
     float scale = rt->cut ? 1.0f : 1.0f / (float)need; /* parts of the group's gradient, or replicas' */
-    if (singa_updater_apply_one(s->upd, x->store, p->step, p->direct ? p->direct : x->acc, scale, err) < 0)
+    if (!p->direct && start_sum(x, p, n) < 0) /* no contribution held anything: a zero gradient */
+        return singa_err_set(err, "server %d.%d: out of memory", s->group, s->id);
+    if (singa_updater_apply_one(s->upd, x->store, p->step, p->direct ? (float *)p->direct : x->acc, scale, err) < 0)
         return singa_err_prefix(err, "server %d.%d: ", s->group, s->id);
     x->version++;
     if (g == x->shared_group && last_update(s, g, p->step))
