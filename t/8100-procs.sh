@@ -126,6 +126,74 @@ wait "$task0" && wait "$task1" && wait "$task2" &&
     grep -q '^rank 1 of 3 (pid [0-9]*, SLURM_PROCID) at tcp' "$tmp/srun1.out" && exact "$tmp/srun.txt"
 report $? "tasks as srun -n 3 starts them: Sandblaster across them ends with the params of one worker" "$tmp/srun0.out"
 
+# Slurm's srun itself, as root with Slurm's daemons installed (Debian: slurmctld slurmd
+# slurm-client): a one-node cluster of this test's own, on free ports, with its state in $tmp and
+# no munge (auth/none), started and stopped here.
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+start_slurm() {
+    sl=$(cd "$tmp" && pwd)/slurm
+    mkdir -p "$sl/state" "$sl/spool" || return 1
+    host=$(hostname -s)
+    cat >"$sl/slurm.conf" <<EOF
+ClusterName=singatest
+SlurmctldHost=$host(127.0.0.1)
+SlurmctldPort=$(free_port)
+SlurmdPort=$(free_port)
+AuthType=auth/none
+CredType=cred/none
+SlurmUser=root
+SlurmdUser=root
+StateSaveLocation=$sl/state
+SlurmdSpoolDir=$sl/spool
+SlurmctldPidFile=$sl/slurmctld.pid
+SlurmdPidFile=$sl/slurmd.pid
+ProctrackType=proctrack/pgid
+TaskPlugin=task/none
+MpiDefault=none
+SelectType=select/cons_tres
+ReturnToService=2
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+NodeName=singa0 NodeAddr=127.0.0.1 NodeHostname=$host CPUs=$(nproc) State=UNKNOWN
+PartitionName=test Nodes=singa0 Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE
+EOF
+    export SLURM_CONF="$sl/slurm.conf"
+    slurmctld -D -i >"$sl/slurmctld.out" 2>&1 &
+    slurmctld_pid=$!
+    slurmd -D -N singa0 >"$sl/slurmd.out" 2>&1 &
+    slurmd_pid=$!
+    for _ in $(seq 150); do
+        [ "$(sinfo -h -n singa0 -o %T 2>/dev/null)" = idle ] && return 0
+        sleep 0.2
+    done
+    tail -n 5 "$sl/slurmctld.out" "$sl/slurmd.out"
+    return 1
+}
+if [ "$(id -u)" -eq 0 ] && command -v slurmctld >/dev/null && command -v slurmd >/dev/null && command -v srun >/dev/null; then
+    start_slurm >"$tmp/slurm.out" 2>&1
+    report $? "a one-node Slurm cluster starts" "$tmp/slurm.out"
+    port=$(free_port)
+    # -O: three tasks on however few CPUs this machine has
+    SINGA_COORDINATOR=tcp://127.0.0.1:$port timeout 120 srun -O -n 3 \
+        "$SINGA_TUI" -e "$tmp/job.lua" sandblaster "$tmp/slurm.txt" >"$tmp/slurm-run.out" 2>&1 &&
+        grep -q '^rank 2 of 3 (pid [0-9]*, SLURM_PROCID) at tcp' "$tmp/slurm-run.out" && exact "$tmp/slurm.txt"
+    report $? "srun -n 3: Sandblaster across its tasks ends with the params of one worker" "$tmp/slurm-run.out"
+    # Two tasks for a topology of three processes: each says so and srun fails, within seconds.
+    SINGA_COORDINATOR=tcp://127.0.0.1:$(free_port) timeout 60 srun -O -n 2 \
+        "$SINGA_TUI" -e "$tmp/job.lua" sandblaster "$tmp/slurm2.txt" >"$tmp/slurm-bad.out" 2>&1
+    rc=$?
+    [ $rc -ne 0 ] && [ $rc -ne 124 ] &&
+        [ "$(grep -c 'in 3 processes, but 2 were launched (\$SLURM_PROCID)' "$tmp/slurm-bad.out")" -eq 2 ]
+    report $? "srun -n 2 for three processes: every task names the mismatch, srun exits non-zero" "$tmp/slurm-bad.out"
+    kill "$slurmd_pid" "$slurmctld_pid" 2>/dev/null
+    wait "$slurmd_pid" "$slurmctld_pid" 2>/dev/null
+    unset SLURM_CONF
+else
+    skip "srun -n 3 under a Slurm cluster of the test's own" "needs root and Slurm (Debian: slurmctld slurmd slurm-client)"
+fi
+
 # fuzz_run MODE NAME [FUZZER OPTIONS]: trains MODE for 6000 steps in 3 processes while a stranger
 # sends every listening port 1000 bad messages (t/fuzz-peers); sets fuzz_ok (0: the fuzzer had
 # sent them all while the job still ran), job_rc, and dropped (the messages rank 0 dropped and
