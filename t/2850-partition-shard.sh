@@ -127,7 +127,7 @@ cgroot=/sys/fs/cgroup/memory$own
 # budget_run NAME SHARD: the wide job, each rank started in its own limited cgroup as a launcher
 # would start it; sets rc0 and rc1 to the ranks' exit statuses
 budget_run() {
-    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    port=$(free_port)
     mkdir -p "$tmp/$1"
     for r in 1 0; do
         cg=$cgroot/singa-2850-$$-$1-$r

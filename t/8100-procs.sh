@@ -93,7 +93,7 @@ report $? "--procs 3: Downpour (2 groups) converges" "$tmp/downpour.out"
 if command -v mpirun >/dev/null 2>&1; then
     as_root=
     [ "$(id -u)" -eq 0 ] && as_root=--allow-run-as-root
-    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    port=$(free_port)
     SINGA_COORDINATOR=tcp://127.0.0.1:$port timeout 120 mpirun $as_root --oversubscribe -np 3 \
         -x SINGA_COORDINATOR -x LUA_PATH_5_4 -x SINGA_LUA_PATH \
         "$SINGA_TUI" -e "$tmp/job.lua" sandblaster "$tmp/mpi.txt" >"$tmp/mpi.out" 2>&1 &&
@@ -105,7 +105,7 @@ fi
 
 # Under MPICH's launcher (Hydra), ranks come from PMI_RANK and PMI_SIZE.
 if command -v mpiexec.mpich >/dev/null 2>&1; then
-    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    port=$(free_port)
     SINGA_COORDINATOR=tcp://127.0.0.1:$port timeout 120 mpiexec.mpich -n 3 \
         "$SINGA_TUI" -e "$tmp/job.lua" sandblaster "$tmp/mpich.txt" >"$tmp/mpich.out" 2>&1 &&
         grep -q '^rank 2 of 3 (pid [0-9]*, PMI_RANK) at tcp' "$tmp/mpich.out" && exact "$tmp/mpich.txt"
@@ -116,7 +116,7 @@ fi
 
 # Slurm's srun starts each task with SLURM_PROCID and SLURM_NTASKS set; there is no Slurm here,
 # so the test starts the three tasks that way itself.
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(free_port)
 for r in 2 1 0; do
     SLURM_PROCID=$r SLURM_NTASKS=3 SINGA_COORDINATOR=tcp://127.0.0.1:$port timeout 120 \
         "$SINGA_TUI" -e "$tmp/job.lua" sandblaster "$tmp/srun.txt" >"$tmp/srun$r.out" 2>&1 &
@@ -129,9 +129,6 @@ report $? "tasks as srun -n 3 starts them: Sandblaster across them ends with the
 # Slurm's srun itself, as root with Slurm's daemons installed (Debian: slurmctld slurmd
 # slurm-client): a one-node cluster of this test's own, on free ports, with its state in $tmp and
 # no munge (auth/none), started and stopped here.
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 start_slurm() {
     sl=$(cd "$tmp" && pwd)/slurm
     mkdir -p "$sl/state" "$sl/spool" || return 1
@@ -277,7 +274,7 @@ timeout 30 "$SINGA_TUI" --procs 2 -e "$tmp/job.lua" plain "$tmp/x.txt" >"$tmp/ba
 [ $? -ne 0 ] && grep -q 'places its workers and servers in 1 process, but 2 were launched' "$tmp/bad1.out"
 report $? "a job for one process, launched as 2: refused" "$tmp/bad1.out"
 
-closed=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+closed=$(free_port)
 start=$(date +%s)
 SINGA_RANK=1 SINGA_SIZE=3 SINGA_COORDINATOR=tcp://127.0.0.1:$closed \
     timeout 30 "$SINGA_TUI" -e "$tmp/job.lua" sandblaster "$tmp/x.txt" 50 2 1 >"$tmp/bad2.out" 2>&1
@@ -308,7 +305,7 @@ report $? "a size that does not match the topology: refused" "$tmp/bad5.out"
 
 # The meeting refuses a process that runs another job (here: other train_steps), or has other
 # plugins; every process ends with the reason.
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(free_port)
 for r in 0 1 2; do
     steps=50; [ $r -eq 1 ] && steps=60
     SINGA_RANK=$r SINGA_SIZE=3 SINGA_COORDINATOR=tcp://127.0.0.1:$port \

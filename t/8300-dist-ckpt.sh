@@ -245,7 +245,7 @@ report $? "a fresh run over an earlier run's checkpoints: refused, and they stay
 
 # Processes that see different checkpoints under one checkpoint_path (a folder not shared): the
 # servers find out from the puts and gets, and the job ends saying so.
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(free_port)
 cp -r "$tmp/procs-whole" "$tmp/view0" && cp -r "$tmp/procs-whole" "$tmp/view12" && rm "$tmp/view12"/step000000100.*
 for r in 0 1 2; do
     mkdir -p "$tmp/rank$r"

@@ -15,6 +15,10 @@ rank_pid() {
         tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "SINGA_RANK=$1" && echo "$p"
     done
 }
+# A tcp port of the loopback that nothing listens on now.
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
 # The data the multi-process tests train on (testdata.idx) in $tmp/data, as the first test.
 gen_data() {
     echo 'require("testdata").idx(arg[1], 480, 10, 12, 12, 4242)' >"$tmp/gen.lua"
