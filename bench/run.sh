@@ -61,7 +61,7 @@ if ! ceiling=$(find_prog "${GEMM_CEILING:-}" bench/gemm_ceiling); then
     cflags=$(pkg-config --cflags openblas 2>/dev/null) || cflags=
     libs=$(pkg-config --libs openblas 2>/dev/null) || libs=-lopenblas
     # shellcheck disable=SC2086
-    ${CC:-cc} -O2 -std=gnu11 $cflags -o "$tmp/gemm_ceiling" "$here/gemm_ceiling.c" $libs \
+    ${CC:-cc} -O2 -std=gnu11 $cflags -o "$tmp/gemm_ceiling" "$here/gemm_ceiling.c" $libs -lpthread \
         || die "cannot build bench/gemm_ceiling; run: make bench/gemm_ceiling"
     ceiling=$tmp/gemm_ceiling
 fi
