@@ -119,8 +119,8 @@ static void reset_outputs(ceiling_worker *k)
 }
 
 /* The other workers follow worker 0 (the main thread) step by step: before each meeting it says
- * what comes after it (1 a step, 2 a reset, 0 the end), in a slot per parity of the meeting so
- * that a late reader never sees the next one's word. */
+ * what comes after it (1 a step, 2 a reset, 3 nothing: the meeting only, 0 the end), in a slot
+ * per parity of the meeting so that a late reader never sees the next one's word. */
 static pthread_barrier_t meet;
 static int word[2];
 
@@ -134,7 +134,7 @@ static void *follow(void *arg)
             return NULL;
         if (what == 1)
             step(k);
-        else
+        else if (what == 2)
             reset_outputs(k);
     }
 }
