@@ -95,10 +95,10 @@ for r in 0 1; do echo "# rank $r: sharded r.params: $(cat "$tmp/small-shard/para
 report $? "r.params leaves out the params a process holds in part" "$tmp/small-shard/params0"
 
 # Two hidden layers of 6144 units: ip5's weight is 144 MB, and the model's values and gradients
-# take 295 MB (of 2^20 bytes, as the peaks), what one worker training it alone needs at least.  Sharded, each process holds
-# half of them (its server's slice lies in the same memory, and it updates from its worker's
-# gradient in place): each process's peak stays below the whole model's values and gradients, and
-# below 0.8x its peak unsharded.  (Under the sanitizers, whose allocators hold memory of their
+# take 295 MB (of 2^20 bytes, as the peaks), what one worker training it alone needs at least.
+# Sharded, each process holds half of them (its server's slice lies in the same memory, and it
+# updates from its worker's gradient in place): each process's peak stays below the whole model's
+# values and gradients, and below 0.8x its peak unsharded.  (Under the sanitizers, whose allocators hold memory of their
 # own, the peaks are not compared.)
 whole=295
 run wide 6144,6144 8 false

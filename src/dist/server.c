@@ -452,16 +452,14 @@ static int add_contribution(srv_slice *x, pending *p, size_t n, const float *gra
 {
     if (len == 0)
         return 0;
-    if (!p->summed && !p->direct && lives && len == n) {
-        p->direct = grad;
-        return 0;
-    }
-    if (!p->summed && !p->direct) { /* the first with anything: copied, not added to zeros */
-        if (!sum_buffer(x, n))
+    if (!p->summed && !p->direct && len == n) {
+        if (lives) {
+            p->direct = grad;
+            return 0;
+        }
+        if (!sum_buffer(x, n)) /* the first with anything: copied, not added to zeros */
             return -1;
-        if (len < n)
-            memset(x->acc, 0, n * sizeof(float));
-        memcpy(x->acc + at, grad, len * sizeof(float));
+        memcpy(x->acc, grad, n * sizeof(float));
         p->summed = true;
         return 0;
     }
