@@ -16,7 +16,7 @@ local function job(cluster, o)
     cluster = cluster,
     updater = o.updater or { type = "kSGD", momentum = 0.9, weight_decay = 1e-4,
                              learning_rate = { type = "kStep", base_lr = 0.05, gamma = 0.5, change_freq = 20 } },
-    neuralnet = td.mlp(img, lab),
+    neuralnet = o.net or td.mlp(img, lab),
   }
 end
 
@@ -68,6 +68,34 @@ for _, u in ipairs{
   same_as_base({ nworkers_per_group = 2, nservers_per_group = 2 }, "updater " .. u.type .. " on 2 servers: exact",
                { updater = u }, ref)
 end
+
+-- Sandblaster in one process with kSGD and momentum: the workers add their gradients into the
+-- servers' momentum history in turns (src/dist/history.c), as the workspace's log says; exact
+-- all the same, with a kLua schedule (whose rates the servers hand the workers) and beside a
+-- plugin layer's param (kPReLU's slopes), which goes the usual way.
+local nlog = 0
+local function history_params(cluster, o, ref, what)
+  nlog = nlog + 1
+  cluster.workspace = string.format("%s/ws%d", dir, nlog)
+  same_as_base(cluster, what, o, ref)
+  local f = io.open(cluster.workspace .. "/rank0.log")
+  local text = f and f:read("a") or ""
+  if f then f:close() end
+  return text:match("momentum history: (%d+ of %d+) params") or "none"
+end
+local momentum_lua = { type = "kSGD", momentum = 0.8, weight_decay = 1e-3,
+                       learning_rate = function(step) return 0.05 / (1 + 0.1 * step) end }
+tap.is(history_params(singa.cluster.sandblaster{ workers = 2, servers = 2 }, { updater = momentum_lua },
+                      train(nil, { updater = momentum_lua }), "Sandblaster, momentum, a kLua schedule: exact"),
+       "4 of 4", "... its workers wrote every param's gradient into the servers' history")
+local prelu = td.mlp(img, lab)
+prelu.layer[5] = { name = "act", type = "kPReLU", srclayer = "fc1" }
+tap.is(history_params(singa.cluster.sandblaster{ workers = 3, servers = 1 }, { net = prelu }, train(nil, { net = prelu }),
+                      "Sandblaster, 3 workers, a plugin layer's param: exact"),
+       "4 of 5", "... the inner products' params into the history, kPReLU's slopes summed by the stub")
+local adam = { type = "kAdam", learning_rate = { type = "kFixed", base_lr = 0.01 } }
+tap.is(history_params({ nworkers_per_group = 2 }, { updater = adam }, train(nil, { updater = adam }),
+                      "kAdam, 2 workers: exact"), "none", "... and kAdam keeps gradients of the workers' own")
 
 -- Traffic is counted per message type and peer.
 local r = train({ nworkers_per_group = 2 }, { steps = 10 })

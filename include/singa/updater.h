@@ -51,6 +51,16 @@ int singa_updater_apply(singa_updater *u, int step, singa_err *err);
  * slice once every contribution of a step has arrived.  Fails only when a kLua function does. */
 int singa_updater_apply_one(singa_updater *u, int param_id, int step, float *grad, float scale,
                             singa_err *err);
+/* Whether a backward pass may write the gradient into the history itself, h = m h - lr g
+ * (kSGD with momentum, no clipping), as the local updater does; *momentum gets m. */
+bool singa_updater_history_grad(const singa_updater *u, float *momentum);
+/* The state of `slot` of a param moves to mem (as many floats as the param), which the caller
+ * owns and keeps until the updater is freed: several threads' backward passes can then write
+ * into one history laid over the slices of several servers. */
+void singa_updater_adopt_slot(singa_updater *u, int param_id, int slot, float *mem);
+/* Updates one param whose history the backward pass has written (singa_updater_history_grad):
+ * adds the weight decay of `step` to it, then w += h.  Fails only when a kLua schedule does. */
+int singa_updater_apply_history(singa_updater *u, int param_id, int step, singa_err *err);
 /* Per-param state for checkpoints: nslots slots per updated param (kSGD with momentum: "history";
  * kAdam: "m", "v"; kLua: its `state` names, at most SINGA_UPDATER_MAX_SLOTS; ...).  slot() is NULL for a param the updater does not keep state for (one
  * that shares another's value, or that the training net does not declare). */

@@ -15,6 +15,7 @@
 #include "singa/cluster.h"
 #include "singa/job.h"
 #include "singa/stats.h"
+#include "singa/updater.h"
 #include "train/train.h"
 
 /* Trains `job` (whose cluster is distributed) in this process's part of the cluster. */
@@ -36,7 +37,19 @@ typedef struct dist_param {
     size_t size;
     float lr_scale, wd_scale;
     int first_slice, nslices;
+    float *hist; /* the momentum history every worker writes into (history.c), or NULL */
 } dist_param;
+/* What the workers that write into the servers' history share (history.c). */
+typedef struct dist_history {
+    pthread_mutex_t lock;
+    pthread_cond_t turn_changed;
+    int *turn;              /* per param: the worker whose turn it is to write */
+    singa_tensor *lead_grad; /* per param: worker 0's own gradient, put back at the end */
+    int nworkers;
+    int nparams;            /* the params written so */
+    float momentum;
+    _Atomic float rate[2];  /* the rate of step s at [s & 1] */
+} dist_history;
 
 /* Which process this is (launch.c): rank and size from `--procs` or a launcher's environment,
  * and where rank 0 (the coordinator) listens. */
@@ -139,7 +152,20 @@ struct dist_rt {
     int64_t topology[DIST_TOPOLOGY_LEN];
     dist_resume_part *resumed;
     int nresumed;
+    dist_history *history; /* NULL unless the workers write into the servers' history */
 };
+/* Sandblaster in one process with kSGD and momentum: the workers' backward passes write into the
+ * servers' momentum history (history.c).  Setup decides and prepares it, after the servers. */
+int dist_history_setup(dist_rt *rt, singa_err *err);
+void dist_history_free(dist_rt *rt);
+/* Before worker `id` writes param k's gradient of `step`: waits for its turn, sets alpha, beta. */
+void dist_history_begin(dist_rt *rt, int k, int id, int step, singa_param *p);
+/* After it wrote it: the next worker's turn. */
+void dist_history_pass(dist_rt *rt, int k, int id);
+/* A worker whose backward pass did not write param k: its turn, with a zero gradient. */
+void dist_history_skip(dist_rt *rt, int k, int id);
+/* A server applied a step: the rate of `step`, the next, for the workers' alpha. */
+void dist_history_publish(dist_rt *rt, int step, float rate);
 
 /* CURVE and its ZAP handler (curve.c), when the job has cluster.curve; without, *out is NULL
  * and the functions below do nothing. */
@@ -233,6 +259,9 @@ int dist_server_create(dist_rt *rt, dist_server *s, int group, int id, singa_err
 /* Its slices and their updater state from its shard of the checkpoint resume chose. */
 int dist_server_load(dist_server *s, const dist_resume_part *part, singa_err *err);
 void dist_server_free(dist_server *s);
+singa_updater *dist_server_updater(dist_server *s);
+/* Its history slots become views of the params' shared history (history.c). */
+void dist_server_share_history(dist_server *s);
 void *dist_server_main(void *arg);
 size_t dist_server_size(void);
 dist_server *dist_server_at(dist_rt *rt, int i);

@@ -433,7 +433,7 @@ static int make_slices(dist_rt *rt, singa_job *job, singa_err *err)
             continue;
         rt->final_params[rt->nparams] = p;
         dist_param *d = &rt->params[rt->nparams];
-        *d = (dist_param){p->name, p->layer, p->data.size, p->lr_scale, p->wd_scale, rt->nslices, 0};
+        *d = (dist_param){p->name, p->layer, p->data.size, p->lr_scale, p->wd_scale, rt->nslices, 0, NULL};
         for (int j = 0; j < nservers; j++) {
             size_t lo = total * (size_t)j / (size_t)nservers, hi = total * (size_t)(j + 1) / (size_t)nservers;
             size_t a = lo > base ? lo : base, b = hi < base + d->size ? hi : base + d->size;
@@ -721,6 +721,7 @@ static int add_servers(dist_rt *rt, singa_err *err)
 
 static void free_rt(dist_rt *rt, singa_job *lead)
 {
+    dist_history_free(rt);
     for (int i = 0; i < rt->nworkers; i++) { /* borrowed values are views: any order will do */
         dist_worker *w = &rt->workers[i];
         if (w->job != lead)
@@ -863,8 +864,14 @@ int singa_dist_run(singa_job *job, const singa_job_hooks *hooks, singa_result *r
     atomic_init(&rt.ckpt_step, -1);
     if (open_log(&rt, err) < 0 || make_slices(&rt, job, err) < 0 || ckpt_setup(&rt, err) < 0 ||
         add_workers(&rt, job, err) < 0 || share_replicas(&rt, err) < 0 || add_servers(&rt, err) < 0 ||
-        dist_stub_create(&rt, err) < 0)
+        dist_history_setup(&rt, err) < 0 || dist_stub_create(&rt, err) < 0)
         goto out;
+    if (rt.history) { /* for the workspace's log only: it changes no result */
+        char line[160];
+        snprintf(line, sizeof line, "the workers add their gradients into the servers' momentum history: %d of %d params",
+                 rt.history->nparams, rt.nparams);
+        log_line(&rt, line, false, false);
+    }
     for (int k = 0; rt.c->shard_params && rt.rank != 0 && k < rt.nparams; k++)
         rt.final_params[k]->partial = true; /* the script's job here is no worker's: it was never drawn */
     if (!(rt.zmq = zmq_ctx_new())) {

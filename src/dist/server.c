@@ -1,7 +1,9 @@
 /* A server: holds its slices of every param, sums the updates of a worker group's step until
  * all of its workers have contributed, applies the job's updater (any of the catalog's, kLua
- * included) with scale 1 / contributions, and answers every process of the group.  Worker groups
- * sharing a server group are not waited for by each other (Downpour).
+ * included) with scale 1 / contributions, and answers every process of the group.  Where the
+ * workers wrote h = m h - lr g into its momentum history themselves (history.c), the update is
+ * w += h, and the server hands them the next step's rate.  Worker groups sharing a server group
+ * are not waited for by each other (Downpour).
  *
  * Server groups (Hogwild) keep their own copies: a server that is not a slice's master sends the
  * master its delta since the last sync every sync_freq updates and merges the master's answer as
@@ -24,6 +26,7 @@
  * index, offset, length and version) for each of its slices, and answers.  Resumed, it loads them
  * before any thread starts, and a put marks the slice ready without taking its values.  A
  * server group's sync state is not kept: it starts afresh from the values loaded. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +89,18 @@ struct dist_server {
 size_t dist_server_size(void) { return sizeof(dist_server); }
 
 dist_server *dist_server_at(dist_rt *rt, int i) { return &rt->servers[i]; }
+
+singa_updater *dist_server_updater(dist_server *s) { return s->upd; }
+
+void dist_server_share_history(dist_server *s)
+{
+    for (int i = 0; i < s->nsl; i++) {
+        const dist_slice *d = &s->rt->slices[s->sl[i].slice];
+        float *hist = s->rt->params[d->param].hist;
+        if (hist)
+            singa_updater_adopt_slot(s->upd, s->sl[i].store, 0, hist + d->offset);
+    }
+}
 
 /* The one worker group here this server group serves, whose values it may then update in place;
  * -1 when there is none or several. */
@@ -513,10 +528,20 @@ static int on_update(dist_server *s, srv_slice *x, const msg *m, zmq_msg_t *payl
         singa_updater_set_lr_scale(s->upd, (float)atomic_load(&ctl->lr_scale));
     msg_loan_wait(&x->lent);
     float scale = rt->cut ? 1.0f : 1.0f / (float)need; /* parts of the group's gradient, or replicas' */
-    if (!p->direct && start_sum(x, p, n) < 0) /* no contribution held anything: a zero gradient */
-        return singa_err_set(err, "server %d.%d: out of memory", s->group, s->id);
-    if (singa_updater_apply_one(s->upd, x->store, p->step, p->direct ? (float *)p->direct : x->acc, scale, err) < 0)
-        return singa_err_prefix(err, "server %d.%d: ", s->group, s->id);
+    if (rt->params[rt->slices[x->slice].param].hist) { /* the workers wrote h = m h - lr g */
+        if (singa_updater_apply_history(s->upd, x->store, p->step, err) < 0)
+            return singa_err_prefix(err, "server %d.%d: ", s->group, s->id);
+        float next = singa_updater_lr(s->upd, p->step + 1);
+        if (!isfinite(next))
+            return singa_err_set(err, "server %d.%d: updater.learning_rate (kLua) at step %d failed", s->group, s->id,
+                                 p->step + 1);
+        dist_history_publish(s->rt, p->step + 1, next);
+    } else {
+        if (!p->direct && start_sum(x, p, n) < 0) /* no contribution held anything: a zero gradient */
+            return singa_err_set(err, "server %d.%d: out of memory", s->group, s->id);
+        if (singa_updater_apply_one(s->upd, x->store, p->step, p->direct ? (float *)p->direct : x->acc, scale, err) < 0)
+            return singa_err_prefix(err, "server %d.%d: ", s->group, s->id);
+    }
     x->version++;
     if (g == x->shared_group && last_update(s, g, p->step))
         s->reader_done = true;

@@ -1,9 +1,9 @@
 /* The stub: one per process, the only thread that routes.  Workers and servers of the process
  * talk to its ROUTER over inproc; other processes' stubs over tcp (peers.c).  It sums the
  * gradients of a group's local workers before sending one update per slice (SINGA's
- * aggregation), tells those workers once every slice of a param is fresh, puts and gets the
- * params before training starts, and stops every thread when the workers are done or one thread
- * fails.
+ * aggregation, unless the workers added them up themselves: history.c), tells those workers once
+ * every slice of a param is fresh, puts and gets the params before training starts, and stops
+ * every thread when the workers are done or one thread fails.
  *
  * The end of a job: each process tells rank 0 once its workers are done; rank 0 then fetches the
  * newest values for worker 0.0's final test and hands its result to every process with the
@@ -320,7 +320,7 @@ static void on_worker_update(dist_stub *s, const msg *m)
     if (sg->arrived[k]++ == 0) {
         sg->agg[k] = grad;
         sg->step[k] = m->step;
-    } else {
+    } else if (!rt->params[k].hist) { /* else every worker added its own (history.c) */
         cblas_saxpy((int)n, 1.0f, grad, 1, sg->agg[k], 1);
     }
     if (sg->arrived[k] < sg->nlocal)

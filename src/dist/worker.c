@@ -26,16 +26,32 @@ static void send_update(dist_worker *w, int k)
     w->sent[k] = true;
 }
 
+static int param_index(const dist_worker *w, const singa_param *p)
+{
+    for (int k = 0; k < w->rt->nparams; k++)
+        if (w->params[k] == p)
+            return k;
+    return -1;
+}
+
 static void grad_ready(void *ud, singa_param *p, size_t begin, size_t end)
 {
     dist_worker *w = ud;
-    if (begin != 0 || end != p->data.size)
+    int k = param_index(w, p);
+    if (begin != 0 || end != p->data.size || k < 0 || w->sent[k])
         return;
-    for (int k = 0; k < w->rt->nparams; k++)
-        if (w->params[k] == p && !w->sent[k]) {
-            send_update(w, k);
-            return;
-        }
+    if (w->rt->params[k].hist)
+        dist_history_pass(w->rt, k, w->id);
+    send_update(w, k);
+}
+
+/* The workers add their gradients into the servers' history in turns (history.c). */
+static void grad_begin(void *ud, singa_param *p)
+{
+    dist_worker *w = ud;
+    int k = param_index(w, p);
+    if (k >= 0)
+        dist_history_begin(w->rt, k, w->id, w->step_sent, p);
 }
 
 /* Data parallelism: a group's leader reports the metrics of the group's batch, of which each
@@ -133,6 +149,8 @@ static int after_backward(void *ud, int step, singa_err *err)
         if (w->sent[k])
             continue;
         singa_param *p = w->params[k];
+        if (w->rt->params[k].hist)
+            dist_history_skip(w->rt, k, w->id);
         if (p->nsharers) {
             int n = 1;
             for (int i = 0; i < ps->n; i++) {
@@ -346,6 +364,8 @@ void *dist_worker_main(void *arg)
                 p->grad_ready = grad_ready;
                 p->grad_ready_ud = w;
             }
+            if (rt->params[k].hist)
+                p->grad_begin = grad_begin;
         }
         w->rc = singa_job_loop(w->job, &w->hooks, &x, &w->res, &w->err);
         msg m = {.type = MSG_ABORT, .src = self(w), .dst = {ENT_STUB, 0, 0, (uint16_t)rt->rank}};

@@ -218,6 +218,7 @@ static void backward(singa_layer *l)
     singa_param_grad_gemm(w, false, &s->tmp, true, &s->col);
     if (s->bias) {
         singa_param *b = l->params[1];
+        singa_param_grad_begin(b);
         for (int f = 0; f < s->f; f++) {
             float sum = singa_vsum(s->tmp.data + (size_t)f * c.ld, c.ld);
             b->grad.data[f] = b->grad_beta * b->grad.data[f] + b->grad_alpha * sum;
@@ -235,7 +236,7 @@ static void destroy(singa_layer *l)
 }
 
 const singa_layer_type singa_conv_layer = {
-    .name = "kConvolution", .flags = SINGA_LAYER_FEATURE_PARTS, .fields = fields, .min_src = 1, .max_src = 1,
+    .name = "kConvolution", .flags = SINGA_LAYER_FEATURE_PARTS | SINGA_LAYER_GRAD_TURNS, .fields = fields, .min_src = 1, .max_src = 1,
     .state_size = sizeof(conv_state), .setup = setup, .forward = forward, .backward = backward,
     .destroy = destroy,
 };

@@ -66,12 +66,13 @@ static void backward(singa_layer *l)
         singa_param_grad_gemm(w, true, &l->grad, false, &x);
     if (s->bias) {
         singa_param *b = l->params[1];
+        singa_param_grad_begin(b);
         singa_tensor_sum_rows(&l->grad, b->grad_alpha, b->grad_beta, b->grad.data);
         singa_param_grad_done(b);
     }
 }
 
 const singa_layer_type singa_inner_product_layer = {
-    .name = "kInnerProduct", .flags = SINGA_LAYER_FEATURE_PARTS, .fields = fields, .min_src = 1, .max_src = 1,
+    .name = "kInnerProduct", .flags = SINGA_LAYER_FEATURE_PARTS | SINGA_LAYER_GRAD_TURNS, .fields = fields, .min_src = 1, .max_src = 1,
     .state_size = sizeof(ip_state), .setup = setup, .forward = forward, .backward = backward,
 };

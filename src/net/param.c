@@ -91,9 +91,16 @@ singa_param *singa_params_declare(singa_params *ps, const char *name, const char
     return p;
 }
 
+void singa_param_grad_begin(singa_param *p)
+{
+    if (p->grad_begin)
+        p->grad_begin(p->grad_ready_ud, p);
+}
+
 void singa_param_grad_gemm(singa_param *p, bool trans_a, const singa_tensor *a, bool trans_b,
                            const singa_tensor *b)
 {
+    singa_param_grad_begin(p);
     singa_tensor g = singa_tensor_view_matrix(&p->grad);
     singa_tensor_gemm(trans_a, trans_b, p->grad_alpha, a, b, p->grad_beta, &g);
     singa_param_grad_done(p);

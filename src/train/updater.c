@@ -686,6 +686,41 @@ int singa_updater_apply_one(singa_updater *u, int param_id, int step, float *gra
     return apply_param(u, param_id, step, lr, scale, grad, err);
 }
 
+bool singa_updater_history_grad(const singa_updater *u, float *momentum)
+{
+    *momentum = u->momentum;
+    return u->kind == UPD_SGD && u->momentum != 0 && !u->clip;
+}
+
+void singa_updater_adopt_slot(singa_updater *u, int param_id, int slot, float *mem)
+{
+    singa_tensor *t = &u->slots[slot][param_id], view = *t;
+    memcpy(mem, t->data, t->size * sizeof(float));
+    singa_tensor_free(t);
+    view.data = mem;
+    view.owns = false;
+    *t = view;
+}
+
+int singa_updater_apply_history(singa_updater *u, int param_id, int step, singa_err *err)
+{
+    float lr;
+    if (rate_at(u, step, &lr, err) < 0)
+        return -1;
+    singa_param *p = u->params->items[param_id];
+    float *h = u->slots[0][param_id].data, *w = p->data.data, c = lr * p->lr_scale * u->weight_decay * p->wd_scale;
+    size_t n = p->data.size;
+    if (c == 0) {
+        cblas_saxpy((int)n, 1.0f, h, 1, w, 1);
+        return 0;
+    }
+    for (size_t k = 0; k < n; k++) { /* one pass: h = m h - lr g was written, - lr wd w is added here */
+        h[k] -= c * w[k];
+        w[k] += h[k];
+    }
+    return 0;
+}
+
 int singa_updater_nslots(const singa_updater *u) { return u->nslots; }
 
 const char *singa_updater_slot_name(const singa_updater *u, int slot)

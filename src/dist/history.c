@@ -1,0 +1,186 @@
+/* Sandblaster in one process with kSGD and momentum: the group's workers write their gradients
+ * straight into the servers' momentum history, h = m h - lr g inside each worker's backward
+ * GEMM (alpha = -lr / n; beta = m for worker 0, 1 for the others, which add theirs after it), as
+ * the local updater does for its one worker.  No worker then zeroes a gradient of its own, the
+ * stub has nothing to sum, and a server's update is w += h (with the weight decay, one pass)
+ * where it read a gradient, the history and the values and wrote two of them.  The servers'
+ * history slots are views of one buffer per param, so their checkpoints do not change.
+ *
+ * Taken when every thread of the job lives in this process, with one worker group and one
+ * server group sharing the values (share_memory), the net not cut among the workers, and kSGD
+ * with momentum and no clipping; per param, when its layer writes its gradient in turns
+ * (SINGA_LAYER_GRAD_TURNS) and no other param shares its value.
+ *
+ * Turns go from worker 0 to worker n - 1, so the sum does not depend on which thread is faster;
+ * a worker that finds its turn taken waits, and the backward pass lets the next one in as soon
+ * as its GEMM is done (layers compute the source's gradient first, so the workers fall into
+ * step, one GEMM apart).  The rate in alpha is the servers': they publish the next step's as
+ * they apply one, since only they call a kLua schedule during training. */
+#include <cblas.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dist/dist.h"
+#include "singa/layer.h"
+#include "singa/net.h"
+#include "singa/updater.h"
+
+/* The distributed params whose every worker writes them in turns. */
+static bool *eligible_params(dist_rt *rt)
+{
+    bool *ok = calloc((size_t)rt->nparams, sizeof *ok);
+    if (!ok)
+        return NULL;
+    for (int k = 0; k < rt->nparams; k++)
+        ok[k] = true;
+    for (int i = 0; i < rt->nworkers; i++) {
+        const singa_net *net = singa_job_train_net(rt->workers[i].job);
+        for (int k = 0; k < rt->nparams; k++) {
+            singa_param *p = rt->workers[i].params[k];
+            bool turns = false;
+            for (int l = 0; l < net->nlayers && !turns; l++)
+                for (int j = 0; j < net->layers[l]->nparams; j++)
+                    turns |= net->layers[l]->params[j] == p && (net->layers[l]->type->flags & SINGA_LAYER_GRAD_TURNS);
+            ok[k] &= turns && p->nsharers == 0 && !net->parts; /* a part's view writes without turns */
+        }
+    }
+    return ok;
+}
+
+int dist_history_setup(dist_rt *rt, singa_err *err)
+{
+    const singa_cluster *c = rt->c;
+    float momentum;
+    if (rt->nprocs != 1 || c->nworker_groups != 1 || c->nserver_groups != 1 || !c->share_memory || rt->cut ||
+        rt->nworkers != c->nworkers_per_group || rt->nservers < 1 ||
+        !singa_updater_history_grad(dist_server_updater(dist_server_at(rt, 0)), &momentum))
+        return 0;
+    float rate = singa_updater_lr(dist_server_updater(dist_server_at(rt, 0)), rt->resume_step);
+    if (!isfinite(rate))
+        return singa_err_set(err, "updater.learning_rate (kLua) at step %d failed", rt->resume_step);
+    bool *ok = eligible_params(rt);
+    if (!ok)
+        return singa_err_set(err, "out of memory");
+    int n = 0;
+    for (int k = 0; k < rt->nparams; k++)
+        n += ok[k];
+    dist_history *h = n ? calloc(1, sizeof *h) : NULL;
+    if (n && (!h || !(h->turn = calloc((size_t)rt->nparams, sizeof *h->turn)) ||
+              !(h->lead_grad = calloc((size_t)rt->nparams, sizeof *h->lead_grad)))) {
+        free(ok);
+        if (h)
+            free(h->turn);
+        free(h);
+        return singa_err_set(err, "out of memory");
+    }
+    if (!h) {
+        free(ok);
+        return 0;
+    }
+    pthread_mutex_init(&h->lock, NULL);
+    pthread_cond_init(&h->turn_changed, NULL);
+    h->nworkers = rt->nworkers;
+    h->nparams = n;
+    h->momentum = momentum;
+    atomic_init(&h->rate[rt->resume_step & 1], rate);
+    atomic_init(&h->rate[(rt->resume_step + 1) & 1], rate);
+    rt->history = h; /* from here dist_history_free undoes what is done */
+    for (int k = 0; k < rt->nparams; k++) {
+        if (!ok[k])
+            continue;
+        if (!(rt->params[k].hist = calloc(rt->params[k].size, sizeof(float)))) {
+            free(ok);
+            return singa_err_set(err, "out of memory");
+        }
+        for (int i = 0; i < rt->nworkers; i++) {
+            singa_param *p = rt->workers[i].params[k];
+            singa_tensor view = p->grad;
+            if (i == 0)
+                h->lead_grad[k] = p->grad; /* the script's job outlives the run */
+            else
+                singa_tensor_free(&p->grad);
+            view.data = rt->params[k].hist;
+            view.owns = false;
+            p->grad = view;
+        }
+    }
+    free(ok);
+    for (int i = 0; i < rt->nservers; i++)
+        dist_server_share_history(dist_server_at(rt, i));
+    return 0;
+}
+
+void dist_history_free(dist_rt *rt)
+{
+    dist_history *h = rt->history;
+    if (!h)
+        return;
+    for (int k = 0; k < rt->nparams; k++) {
+        if (!rt->params[k].hist)
+            continue;
+        if (rt->nworkers > 0) {
+            singa_param *p = rt->workers[0].params[k];
+            p->grad = h->lead_grad[k];
+            p->grad_begin = NULL;
+        }
+        free(rt->params[k].hist);
+        rt->params[k].hist = NULL;
+    }
+    pthread_mutex_destroy(&h->lock);
+    pthread_cond_destroy(&h->turn_changed);
+    free(h->turn);
+    free(h->lead_grad);
+    free(h);
+    rt->history = NULL;
+}
+
+/* Until it is worker `id`'s turn at param k, or the runtime fails (then the job ends anyway). */
+static void wait_turn(dist_rt *rt, int k, int id)
+{
+    dist_history *h = rt->history;
+    pthread_mutex_lock(&h->lock);
+    while (h->turn[k] != id && !dist_failed(rt)) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += 100000000;
+        if (until.tv_nsec >= 1000000000) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&h->turn_changed, &h->lock, &until);
+    }
+    pthread_mutex_unlock(&h->lock);
+}
+
+void dist_history_begin(dist_rt *rt, int k, int id, int step, singa_param *p)
+{
+    dist_history *h = rt->history;
+    wait_turn(rt, k, id);
+    p->grad_alpha = -atomic_load(&h->rate[step & 1]) * p->lr_scale / (float)h->nworkers;
+    p->grad_beta = id == 0 ? h->momentum : 1.0f;
+}
+
+void dist_history_pass(dist_rt *rt, int k, int id)
+{
+    dist_history *h = rt->history;
+    pthread_mutex_lock(&h->lock);
+    h->turn[k] = (id + 1) % h->nworkers;
+    pthread_cond_broadcast(&h->turn_changed);
+    pthread_mutex_unlock(&h->lock);
+}
+
+void dist_history_skip(dist_rt *rt, int k, int id)
+{
+    wait_turn(rt, k, id);
+    if (id == 0) /* a zero gradient: h = m h */
+        cblas_sscal((int)rt->params[k].size, rt->history->momentum, rt->params[k].hist, 1);
+    dist_history_pass(rt, k, id);
+}
+
+void dist_history_publish(dist_rt *rt, int step, float rate)
+{
+    atomic_store(&rt->history->rate[step & 1], rate);
+}
