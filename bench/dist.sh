@@ -5,12 +5,15 @@
 # Part "param": the round trip of one param between two processes against raw ZeroMQ.
 #   raw     bench/zmq_rr: REQ/REP between two processes on loopback tcp, SIZE bytes each way
 #           per round trip; "copy" sends with zmq_send as the runtime does, "zc" without a copy
+#   relay   bench/zmq_rr -r: raw, but through a relay thread in each process, as the runtime's
+#           stubs relay: the ceiling of any runtime with a stub per process on this machine
 #   procs   singa-tui --procs 2 -e bench/dist_param.lua procs SIZE: Sandblaster, the worker in
 #           rank 0, the server in rank 1; one step = the weight's gradient to the server, the
 #           update, the new values back (SIZE each way)
 #   local   the same job without a cluster (the step's compute alone)
 #   inproc  Sandblaster with worker and server in one process (the runtime without tcp)
-#   Ratio: procs steps/s over raw round trips/s (target from issue 4: >= 0.8).  The table also
+#   Ratio: procs steps/s over raw round trips/s (target from issue 4: >= 0.8), and over relay's
+#   (what the runtime's own work costs beyond its thread layout's hand-offs).  The table also
 #   gives procs less the compute: 1 / (1 / procs - 1 / local), the steps/s if the step's own
 #   compute took no time, to show what the messages alone cost.
 # Part "sync": bench/bigmlp.lua's net, Sandblaster with 2 workers x 1 BLAS thread in one process
@@ -76,7 +79,7 @@ case " $parts " in
         cflags=$(pkg-config --cflags libzmq 2>/dev/null) || cflags=
         libs=$(pkg-config --libs libzmq 2>/dev/null) || libs=-lzmq
         # shellcheck disable=SC2086
-        ${CC:-cc} -O2 -std=gnu11 $cflags -o "$tmp/zmq_rr" "$here/zmq_rr.c" $libs ||
+        ${CC:-cc} -O2 -std=gnu11 $cflags -o "$tmp/zmq_rr" "$here/zmq_rr.c" $libs -lpthread ||
             die "cannot build bench/zmq_rr; run: make bench/zmq_rr"
         zmq_rr=$tmp/zmq_rr
     fi
@@ -130,13 +133,14 @@ reverse() { out=; for w in "$@"; do out="$w${out:+ $out}"; done; echo "$out"; }
 
 param_round() { # SIZE REVERSED
     size=$1 b=$(bytes_of "$1") s=$(steps_of "$1") w=$(($(steps_of "$1") / 10))
-    order="raw zc procs local inproc"
+    order="raw zc relay procs local inproc"
     # shellcheck disable=SC2086 # the words are the point
     [ "$2" = 1 ] && order=$(reverse $order)
     for what in $order; do
         case $what in
         raw) get "raw_$size" roundtrips_per_sec "$zmq_rr" -t "$raw_secs" "$b" ;;
         zc) get "zc_$size" roundtrips_per_sec "$zmq_rr" -z -t "$raw_secs" "$b" ;;
+        relay) get "relay_$size" roundtrips_per_sec "$zmq_rr" -r -t "$raw_secs" "$b" ;;
         procs) get "procs_$size" steps_per_sec timeout 600 "$tui" --procs 2 -e "$here/dist_param.lua" procs "$size" "$s" "$w" ;;
         local) get "local_$size" steps_per_sec "$tui" -e "$here/dist_param.lua" local "$size" "$s" "$w" ;;
         inproc) get "inproc_$size" steps_per_sec "$tui" -e "$here/dist_param.lua" inproc "$size" "$s" "$w" ;;
@@ -211,19 +215,20 @@ case " $parts " in
 *" param "*)
     echo
     echo "Param round trip between two processes (loopback tcp), medians of $rounds rounds:"
-    echo "| param | raw ZeroMQ rt/s (copy) | raw ZeroMQ rt/s (no copy) | singa --procs 2 steps/s | ratio vs copy | ratio vs no copy | one process, no cluster | one process, Sandblaster | --procs 2 less the compute | its ratio vs copy |"
-    echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+    echo "| param | raw ZeroMQ rt/s (copy) | raw ZeroMQ rt/s (no copy) | raw through a relay thread per process | singa --procs 2 steps/s | ratio vs copy | ratio vs no copy | ratio vs relayed | one process, no cluster | one process, Sandblaster | --procs 2 less the compute | its ratio vs copy |"
+    echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
     for size in $sizes; do
         raw=$(median "$tmp/raw_$size") zc=$(median "$tmp/zc_$size") procs=$(median "$tmp/procs_$size")
+        relay=$(median "$tmp/relay_$size")
         loc=$(median "$tmp/local_$size")
         # steps/s if the step's compute (the job without a cluster) took no time
         comm=$(awk -v p="$procs" -v l="$loc" 'BEGIN {
             if (p == "-" || l == "-" || 1 / p <= 1 / l) print "-"; else printf "%.1f\n", 1 / (1 / p - 1 / l) }')
-        echo "| $size MB ($(bytes_of "$size") bytes) | $raw | $zc | $procs | **$(ratio "$procs" "$raw")** | $(ratio "$procs" "$zc") | $loc | $(median "$tmp/inproc_$size") | $comm | $(ratio "$comm" "$raw") |"
+        echo "| $size MB ($(bytes_of "$size") bytes) | $raw | $zc | $relay | $procs | **$(ratio "$procs" "$raw")** | $(ratio "$procs" "$zc") | $(ratio "$procs" "$relay") | $loc | $(median "$tmp/inproc_$size") | $comm | $(ratio "$comm" "$raw") |"
     done
     echo
     for size in $sizes; do
-        for what in raw zc procs local inproc; do echo "    $size MB $what: $(all "${what}_$size")"; done
+        for what in raw zc relay procs local inproc; do echo "    $size MB $what: $(all "${what}_$size")"; done
     done
     ;;
 esac

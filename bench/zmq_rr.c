@@ -12,12 +12,20 @@
  * Receives never copy (zmq_msg_recv).  Both processes use one context with ZeroMQ's default
  * single I/O thread, as the runtime does.
  *
- * usage: bench/zmq_rr [-t SECONDS] [-w SECONDS] [-z] SIZE...
+ * With -r, each process relays through a thread of its own, as the runtime's stubs do: the
+ * parent's requests go over inproc to a relay thread that holds the tcp socket, and the child's
+ * relay thread hands them over inproc to the thread that answers (zmq_proxy, frames passed on as
+ * they are).  That is raw ZeroMQ with the runtime's four extra thread hand-offs per round trip
+ * (worker, stub, stub, server and back), and no work of its own: the most a runtime with a stub
+ * per process can reach on this machine.
+ *
+ * usage: bench/zmq_rr [-t SECONDS] [-w SECONDS] [-z] [-r] SIZE...
  *   SIZE  bytes, or with a suffix K/M (KiB/MiB): 1M, 16M, 1047424
  * prints one line per size:
  *   RESULT bytes=<n> roundtrips_per_sec=<r> mb_per_sec_each_way=<MB/s> usec_per_roundtrip=<us>
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,18 +99,57 @@ static size_t recv_bytes(void *sock)
     return (size_t)n;
 }
 
+/* A relay thread (-r): passes messages between `outer` and `inner` until the context ends. */
+typedef struct relay {
+    void *outer, *inner;
+    pthread_t thread;
+} relay;
+
+static void *relay_main(void *arg)
+{
+    relay *r = arg;
+    zmq_proxy(r->outer, r->inner, NULL);
+    zmq_close(r->outer);
+    zmq_close(r->inner);
+    return NULL;
+}
+
+/* Starts a relay whose outer ROUTER binds (tcp) or whose outer DEALER connects to `tcp`, with its
+ * inner side on inproc `name`; returns the tcp endpoint it bound in `bound`. */
+static void start_relay(void *ctx, relay *r, const char *tcp, const char *name, char *bound, size_t len)
+{
+    r->outer = zmq_socket(ctx, tcp ? ZMQ_DEALER : ZMQ_ROUTER);
+    r->inner = zmq_socket(ctx, tcp ? ZMQ_ROUTER : ZMQ_DEALER);
+    if (!r->outer || !r->inner || zmq_bind(r->inner, name) < 0)
+        die("relay");
+    if (tcp ? zmq_connect(r->outer, tcp) < 0
+            : zmq_bind(r->outer, "tcp://127.0.0.1:*") < 0 || zmq_getsockopt(r->outer, ZMQ_LAST_ENDPOINT, bound, &len) < 0)
+        die("relay");
+    if (pthread_create(&r->thread, NULL, relay_main, r) != 0) {
+        fprintf(stderr, "zmq_rr: cannot start a relay thread\n");
+        exit(1);
+    }
+}
+
 /* The child: binds, tells the parent where, and answers until an empty request. */
-static int serve(int fd, size_t most, int zero_copy)
+static int serve(int fd, size_t most, int zero_copy, int relayed)
 {
     void *ctx = zmq_ctx_new(), *rep = zmq_socket(ctx, ZMQ_REP);
     char endpoint[256];
     size_t len = sizeof endpoint;
     char *buf = malloc(most);
+    relay stub;
     if (!buf)
         return 1;
     memset(buf, 1, most);
-    if (!rep || zmq_bind(rep, "tcp://127.0.0.1:*") < 0 || zmq_getsockopt(rep, ZMQ_LAST_ENDPOINT, endpoint, &len) < 0)
+    if (relayed) {
+        start_relay(ctx, &stub, NULL, "inproc://server", endpoint, len);
+        if (!rep || zmq_connect(rep, "inproc://server") < 0)
+            die("connect");
+    } else if (!rep || zmq_bind(rep, "tcp://127.0.0.1:*") < 0 ||
+               zmq_getsockopt(rep, ZMQ_LAST_ENDPOINT, endpoint, &len) < 0) {
         die("bind");
+    }
     if (write(fd, endpoint, strlen(endpoint) + 1) < 0)
         return 1;
     close(fd);
@@ -113,6 +160,11 @@ static int serve(int fd, size_t most, int zero_copy)
             break;
     }
     zmq_close(rep);
+    if (relayed) { /* the last reply is still in the relay: let it leave, then end the proxy */
+        nanosleep(&(struct timespec){0, 200000000}, NULL);
+        zmq_ctx_shutdown(ctx);
+        pthread_join(stub.thread, NULL);
+    }
     zmq_ctx_term(ctx);
     free(buf);
     return 0;
@@ -138,21 +190,23 @@ static long round_trips(void *req, char *buf, size_t n, double seconds, int zero
 int main(int argc, char **argv)
 {
     double seconds = 3, warm = 0.5;
-    int zero_copy = 0, opt;
-    while ((opt = getopt(argc, argv, "t:w:z")) != -1) {
+    int zero_copy = 0, relayed = 0, opt;
+    while ((opt = getopt(argc, argv, "t:w:zr")) != -1) {
         if (opt == 't')
             seconds = atof(optarg);
         else if (opt == 'w')
             warm = atof(optarg);
         else if (opt == 'z')
             zero_copy = 1;
+        else if (opt == 'r')
+            relayed = 1;
         else {
-            fprintf(stderr, "usage: %s [-t SECONDS] [-w SECONDS] [-z] SIZE...\n", argv[0]);
+            fprintf(stderr, "usage: %s [-t SECONDS] [-w SECONDS] [-z] [-r] SIZE...\n", argv[0]);
             return 2;
         }
     }
     if (optind >= argc) {
-        fprintf(stderr, "usage: %s [-t SECONDS] [-w SECONDS] [-z] SIZE...\n", argv[0]);
+        fprintf(stderr, "usage: %s [-t SECONDS] [-w SECONDS] [-z] [-r] SIZE...\n", argv[0]);
         return 2;
     }
     size_t most = 1;
@@ -172,7 +226,7 @@ int main(int argc, char **argv)
     }
     if (pid == 0) {
         close(fds[0]);
-        _exit(serve(fds[1], most, zero_copy));
+        _exit(serve(fds[1], most, zero_copy, relayed));
     }
     close(fds[1]);
     char endpoint[256];
@@ -190,10 +244,13 @@ int main(int argc, char **argv)
 
     void *ctx = zmq_ctx_new(), *req = zmq_socket(ctx, ZMQ_REQ);
     char *buf = malloc(most);
+    relay stub;
     if (!buf)
         return 1;
     memset(buf, 2, most);
-    if (!req || zmq_connect(req, endpoint) < 0)
+    if (relayed)
+        start_relay(ctx, &stub, endpoint, "inproc://worker", NULL, 0);
+    if (!req || zmq_connect(req, relayed ? "inproc://worker" : endpoint) < 0)
         die("connect");
     for (int i = optind; i < argc; i++) {
         size_t n = parse_size(argv[i]);
@@ -203,13 +260,16 @@ int main(int argc, char **argv)
         long count = round_trips(req, buf, n, seconds, zero_copy, &took);
         double rps = (double)count / took;
         printf("RESULT bytes=%zu roundtrips_per_sec=%.1f mb_per_sec_each_way=%.1f usec_per_roundtrip=%.1f "
-               "copy=%s\n",
-               n, rps, rps * (double)n / 1e6, 1e6 / rps, zero_copy ? "no" : "yes");
+               "copy=%s relayed=%s\n",
+               n, rps, rps * (double)n / 1e6, 1e6 / rps, zero_copy ? "no" : "yes", relayed ? "yes" : "no");
         fflush(stdout);
     }
     send_bytes(req, buf, 0, 0);
     recv_bytes(req);
     zmq_close(req);
+    zmq_ctx_shutdown(ctx);
+    if (relayed)
+        pthread_join(stub.thread, NULL);
     zmq_ctx_term(ctx);
     free(buf);
     int status;
