@@ -93,6 +93,12 @@ prelu.layer[5] = { name = "act", type = "kPReLU", srclayer = "fc1" }
 tap.is(history_params(singa.cluster.sandblaster{ workers = 3, servers = 1 }, { net = prelu }, train(nil, { net = prelu }),
                       "Sandblaster, 3 workers, a plugin layer's param: exact"),
        "4 of 5", "... the inner products' params into the history, kPReLU's slopes summed by the stub")
+local conv = td.mlp(img, lab)
+conv.layer[4] = { name = "c1", type = "kConvolution", srclayer = "image", num_filters = 6, kernel = 5 } -- 6x8x8
+conv.layer[5] = { name = "act", type = "kPooling", srclayer = "c1", kernel = 2, stride = 2 }
+tap.is(history_params(singa.cluster.sandblaster{ workers = 3, servers = 2 }, { net = conv }, train(nil, { net = conv }),
+                      "Sandblaster, 3 workers, a convolution: exact"),
+       "4 of 4", "... the convolution's params into the history too")
 local adam = { type = "kAdam", learning_rate = { type = "kFixed", base_lr = 0.01 } }
 tap.is(history_params({ nworkers_per_group = 2 }, { updater = adam }, train(nil, { updater = adam }),
                       "kAdam, 2 workers: exact"), "none", "... and kAdam keeps gradients of the workers' own")

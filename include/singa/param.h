@@ -13,9 +13,10 @@ typedef struct singa_param singa_param;
 /* Told when elements [begin, end) of p's gradient are final for this step, so an updater can
  * apply them at once, while they are still warm in cache (and, distributed, send them early). */
 typedef void (*singa_grad_ready_fn)(void *ud, singa_param *p, size_t begin, size_t end);
-/* Told before a layer writes p's gradient (layers of a type with SINGA_LAYER_GRAD_TURNS): it may
- * wait and set grad_alpha/grad_beta, so that several threads add into one buffer in turns. */
-typedef void (*singa_grad_begin_fn)(void *ud, singa_param *p);
+/* Told before (begin) and after a layer writes part `part` of p's gradient (layers of a type with
+ * SINGA_LAYER_GRAD_TURNS): it may wait and set grad_alpha/grad_beta, so that several threads add
+ * into one buffer in turns, a part at a time. */
+typedef void (*singa_grad_turn_fn)(void *ud, singa_param *p, int part, bool begin);
 
 struct singa_param {
     char *name;
@@ -34,8 +35,7 @@ struct singa_param {
     bool state;          /* a layer's own state (kBM's running statistics): never trained, no
                           * gradient (grad is empty), checkpointed like any param */
     singa_grad_ready_fn grad_ready;
-    singa_grad_begin_fn grad_begin;
-    void *grad_ready_ud; /* for both */
+    void *grad_ready_ud; /* for grad_turn too */
     const void *net;     /* the net that declared it last, to catch a name used twice in one net */
     const void *decl;    /* the conf of the layer that declared it: its parts may declare it again */
     /* A part's view (singa_layer_param in a part of a partitioned layer): data and grad are
@@ -46,6 +46,10 @@ struct singa_param {
     int nviews, nviews_done; /* a whole param: its views, and those final in this pass */
     bool claimed;            /* a whole param: a replica has taken grad_beta in this pass */
     bool partial;            /* this process holds the values of only some of its elements */
+    /* Since plugin ABI 1.2. */
+    singa_grad_turn_fn grad_turn;
+    int grad_parts; /* with grad_turn: the row blocks singa_param_grad_gemm writes in turn */
+    bool turn_held; /* with grad_turn: every part's turn is taken (singa_param_grad_begin) */
 };
 
 typedef struct singa_params {
@@ -70,9 +74,11 @@ int singa_param_init_values(singa_param *p, singa_rng *rng, singa_err *err);
  * begin): the others' memory stays untouched, as a process holding part of a param needs.
  * held NULL: only checks the init table, drawing nothing. */
 int singa_param_init_held(singa_param *p, singa_rng *rng, const size_t (*held)[2], int nheld, singa_err *err);
-/* Before a layer writes p's gradient, for its grad_begin. */
+/* Before a layer writes p's gradient otherwise than by singa_param_grad_gemm: takes every part's
+ * turn, which singa_param_grad_done gives up. */
 void singa_param_grad_begin(singa_param *p);
-/* p->grad = grad_alpha * op(A) op(B) + grad_beta * p->grad, between begin and ready. */
+/* p->grad = grad_alpha * op(A) op(B) + grad_beta * p->grad, then reports it ready; with turns, a
+ * block of rows at a time, so the next thread writes a block as soon as this one is done. */
 void singa_param_grad_gemm(singa_param *p, bool trans_a, const singa_tensor *a, bool trans_b,
                            const singa_tensor *b);
 /* Reports the whole gradient as final (for gradients computed without singa_param_grad_gemm);

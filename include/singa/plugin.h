@@ -30,6 +30,9 @@
  * an older plugin.  A plugin built with minor m loads on hosts of the same major and minor >= m.
  * History: 1.1 added the partitioning flags SINGA_LAYER_FEATURE_WISE, _FEATURE_PARTS and
  * _WHOLE_BATCH (a 1.0 plugin sets none: its layers read one-to-all and stay whole on dim 1).
+ * 1.2 added SINGA_LAYER_GRAD_TURNS with singa_param_grad_begin and singa_param's grad_turn,
+ * grad_parts and turn_held (a 1.1 plugin sets no such flag: its params' gradients are its
+ * workers' own, summed by the stub).
  *
  * Ownership.  A plugin is loaded into a registry (in singa-tui, the one of the Lua state) and
  * belongs to it: singa_registry_free drops its types and then dlcloses it.  Nothing is global,
@@ -42,7 +45,7 @@
 #include "singa/layer.h"
 
 #define SINGA_PLUGIN_ABI_MAJOR 1
-#define SINGA_PLUGIN_ABI_MINOR 1
+#define SINGA_PLUGIN_ABI_MINOR 2
 
 /* The name of the exported entry object, for dlsym. */
 #define SINGA_PLUGIN_ENTRY_SYMBOL "singa_plugin_entry"

@@ -39,11 +39,13 @@ typedef struct dist_param {
     int first_slice, nslices;
     float *hist; /* the momentum history every worker writes into (history.c), or NULL */
 } dist_param;
-/* What the workers that write into the servers' history share (history.c). */
+/* What the workers that write into the servers' history share (history.c); each param's
+ * gradient GEMM is written in this many blocks of rows, in turns. */
+enum { DIST_HISTORY_PARTS = 4 };
 typedef struct dist_history {
     pthread_mutex_t lock;
     pthread_cond_t turn_changed;
-    int *turn;              /* per param: the worker whose turn it is to write */
+    int *turn;              /* per param, per part: the worker whose turn it is to write */
     singa_tensor *lead_grad; /* per param: worker 0's own gradient, put back at the end */
     int nworkers;
     int nparams;            /* the params written so */
@@ -158,10 +160,11 @@ struct dist_rt {
  * servers' momentum history (history.c).  Setup decides and prepares it, after the servers. */
 int dist_history_setup(dist_rt *rt, singa_err *err);
 void dist_history_free(dist_rt *rt);
-/* Before worker `id` writes param k's gradient of `step`: waits for its turn, sets alpha, beta. */
-void dist_history_begin(dist_rt *rt, int k, int id, int step, singa_param *p);
+/* Before worker `id` writes part j of param k's gradient of `step`: waits for its turn, sets
+ * alpha and beta. */
+void dist_history_begin(dist_rt *rt, int k, int j, int id, int step, singa_param *p);
 /* After it wrote it: the next worker's turn. */
-void dist_history_pass(dist_rt *rt, int k, int id);
+void dist_history_pass(dist_rt *rt, int k, int j, int id);
 /* A worker whose backward pass did not write param k: its turn, with a zero gradient. */
 void dist_history_skip(dist_rt *rt, int k, int id);
 /* A server applied a step: the rate of `step`, the next, for the workers' alpha. */

@@ -11,10 +11,11 @@
  * with momentum and no clipping; per param, when its layer writes its gradient in turns
  * (SINGA_LAYER_GRAD_TURNS) and no other param shares its value.
  *
- * Turns go from worker 0 to worker n - 1, so the sum does not depend on which thread is faster;
- * a worker that finds its turn taken waits, and the backward pass lets the next one in as soon
- * as its GEMM is done (layers compute the source's gradient first, so the workers fall into
- * step, one GEMM apart).  The rate in alpha is the servers': they publish the next step's as
+ * Turns go from worker 0 to worker n - 1, so the sum does not depend on which thread is faster.
+ * A weight's gradient GEMM is written in DIST_HISTORY_PARTS blocks of rows, each a turn of its
+ * own: a worker that finds a block's turn taken waits, and the one before lets it in as soon as
+ * that block is done, so the workers fall into step a fraction of a GEMM apart (whole turns kept
+ * them a GEMM apart, the last worker finishing the backward pass a whole GEMM late).  The rate in alpha is the servers': they publish the next step's as
  * they apply one, since only they call a kLua schedule during training. */
 #include <cblas.h>
 #include <errno.h>
@@ -68,7 +69,7 @@ int dist_history_setup(dist_rt *rt, singa_err *err)
     for (int k = 0; k < rt->nparams; k++)
         n += ok[k];
     dist_history *h = n ? calloc(1, sizeof *h) : NULL;
-    if (n && (!h || !(h->turn = calloc((size_t)rt->nparams, sizeof *h->turn)) ||
+    if (n && (!h || !(h->turn = calloc((size_t)rt->nparams * DIST_HISTORY_PARTS, sizeof *h->turn)) ||
               !(h->lead_grad = calloc((size_t)rt->nparams, sizeof *h->lead_grad)))) {
         free(ok);
         if (h)
@@ -105,6 +106,7 @@ int dist_history_setup(dist_rt *rt, singa_err *err)
             view.data = rt->params[k].hist;
             view.owns = false;
             p->grad = view;
+            p->grad_parts = DIST_HISTORY_PARTS;
         }
     }
     free(ok);
@@ -124,7 +126,8 @@ void dist_history_free(dist_rt *rt)
         if (rt->nworkers > 0) {
             singa_param *p = rt->workers[0].params[k];
             p->grad = h->lead_grad[k];
-            p->grad_begin = NULL;
+            p->grad_turn = NULL;
+            p->grad_parts = 0;
         }
         free(rt->params[k].hist);
         rt->params[k].hist = NULL;
@@ -137,12 +140,13 @@ void dist_history_free(dist_rt *rt)
     rt->history = NULL;
 }
 
-/* Until it is worker `id`'s turn at param k, or the runtime fails (then the job ends anyway). */
-static void wait_turn(dist_rt *rt, int k, int id)
+/* Until it is worker `id`'s turn at part j of param k, or the runtime fails (the job ends then). */
+static void wait_turn(dist_rt *rt, int k, int j, int id)
 {
     dist_history *h = rt->history;
+    int *turn = &h->turn[k * DIST_HISTORY_PARTS + j];
     pthread_mutex_lock(&h->lock);
-    while (h->turn[k] != id && !dist_failed(rt)) {
+    while (*turn != id && !dist_failed(rt)) {
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
         until.tv_nsec += 100000000;
@@ -155,29 +159,31 @@ static void wait_turn(dist_rt *rt, int k, int id)
     pthread_mutex_unlock(&h->lock);
 }
 
-void dist_history_begin(dist_rt *rt, int k, int id, int step, singa_param *p)
+void dist_history_begin(dist_rt *rt, int k, int j, int id, int step, singa_param *p)
 {
     dist_history *h = rt->history;
-    wait_turn(rt, k, id);
+    wait_turn(rt, k, j, id);
     p->grad_alpha = -atomic_load(&h->rate[step & 1]) * p->lr_scale / (float)h->nworkers;
     p->grad_beta = id == 0 ? h->momentum : 1.0f;
 }
 
-void dist_history_pass(dist_rt *rt, int k, int id)
+void dist_history_pass(dist_rt *rt, int k, int j, int id)
 {
     dist_history *h = rt->history;
     pthread_mutex_lock(&h->lock);
-    h->turn[k] = (id + 1) % h->nworkers;
+    h->turn[k * DIST_HISTORY_PARTS + j] = (id + 1) % h->nworkers;
     pthread_cond_broadcast(&h->turn_changed);
     pthread_mutex_unlock(&h->lock);
 }
 
 void dist_history_skip(dist_rt *rt, int k, int id)
 {
-    wait_turn(rt, k, id);
+    for (int j = 0; j < DIST_HISTORY_PARTS; j++)
+        wait_turn(rt, k, j, id);
     if (id == 0) /* a zero gradient: h = m h */
         cblas_sscal((int)rt->params[k].size, rt->history->momentum, rt->params[k].hist, 1);
-    dist_history_pass(rt, k, id);
+    for (int j = 0; j < DIST_HISTORY_PARTS; j++)
+        dist_history_pass(rt, k, j, id);
 }
 
 void dist_history_publish(dist_rt *rt, int step, float rate)

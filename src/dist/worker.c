@@ -40,18 +40,18 @@ static void grad_ready(void *ud, singa_param *p, size_t begin, size_t end)
     int k = param_index(w, p);
     if (begin != 0 || end != p->data.size || k < 0 || w->sent[k])
         return;
-    if (w->rt->params[k].hist)
-        dist_history_pass(w->rt, k, w->id);
     send_update(w, k);
 }
 
 /* The workers add their gradients into the servers' history in turns (history.c). */
-static void grad_begin(void *ud, singa_param *p)
+static void grad_turn(void *ud, singa_param *p, int part, bool begin)
 {
     dist_worker *w = ud;
     int k = param_index(w, p);
-    if (k >= 0)
-        dist_history_begin(w->rt, k, w->id, w->step_sent, p);
+    if (k >= 0 && begin)
+        dist_history_begin(w->rt, k, part, w->id, w->step_sent, p);
+    else if (k >= 0)
+        dist_history_pass(w->rt, k, part, w->id);
 }
 
 /* Data parallelism: a group's leader reports the metrics of the group's batch, of which each
@@ -365,7 +365,7 @@ void *dist_worker_main(void *arg)
                 p->grad_ready_ud = w;
             }
             if (rt->params[k].hist)
-                p->grad_begin = grad_begin;
+                p->grad_turn = grad_turn;
         }
         w->rc = singa_job_loop(w->job, &w->hooks, &x, &w->res, &w->err);
         msg m = {.type = MSG_ABORT, .src = self(w), .dst = {ENT_STUB, 0, 0, (uint16_t)rt->rank}};

@@ -91,23 +91,45 @@ singa_param *singa_params_declare(singa_params *ps, const char *name, const char
     return p;
 }
 
+static int grad_parts(const singa_param *p) { return p->grad_parts > 1 ? p->grad_parts : 1; }
+
 void singa_param_grad_begin(singa_param *p)
 {
-    if (p->grad_begin)
-        p->grad_begin(p->grad_ready_ud, p);
+    if (!p->grad_turn || p->turn_held)
+        return;
+    for (int j = 0; j < grad_parts(p); j++)
+        p->grad_turn(p->grad_ready_ud, p, j, true);
+    p->turn_held = true;
 }
 
 void singa_param_grad_gemm(singa_param *p, bool trans_a, const singa_tensor *a, bool trans_b,
                            const singa_tensor *b)
 {
-    singa_param_grad_begin(p);
-    singa_tensor g = singa_tensor_view_matrix(&p->grad);
-    singa_tensor_gemm(trans_a, trans_b, p->grad_alpha, a, b, p->grad_beta, &g);
+    singa_tensor g = singa_tensor_view_matrix(&p->grad), am = singa_tensor_view_matrix(a);
+    int n = grad_parts(p), rows = singa_tensor_rows(&g);
+    if (!p->grad_turn || n == 1 || rows < n) {
+        singa_param_grad_begin(p);
+        singa_tensor_gemm(trans_a, trans_b, p->grad_alpha, &am, b, p->grad_beta, &g);
+    } else {
+        for (int j = 0; j < n; j++) { /* rows [r0, r1) of op(A) make rows [r0, r1) of the gradient */
+            int r0 = rows * j / n, r1 = rows * (j + 1) / n;
+            singa_tensor gj = singa_tensor_view_rows(&g, r0, r1 - r0);
+            singa_tensor aj = trans_a ? singa_tensor_view_cols(&am, r0, r1 - r0) : singa_tensor_view_rows(&am, r0, r1 - r0);
+            p->grad_turn(p->grad_ready_ud, p, j, true);
+            singa_tensor_gemm(trans_a, trans_b, p->grad_alpha, &aj, b, p->grad_beta, &gj);
+            p->grad_turn(p->grad_ready_ud, p, j, false);
+        }
+    }
     singa_param_grad_done(p);
 }
 
 void singa_param_grad_done(singa_param *p)
 {
+    if (p->turn_held) {
+        for (int j = 0; j < grad_parts(p); j++)
+            p->grad_turn(p->grad_ready_ud, p, j, false);
+        p->turn_held = false;
+    }
     if (p->whole) {
         p = p->whole;
         /* views of one param may be final in several threads (a partitioned net's locations) */
