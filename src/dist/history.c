@@ -106,7 +106,7 @@ int dist_history_setup(dist_rt *rt, singa_err *err)
             view.data = rt->params[k].hist;
             view.owns = false;
             p->grad = view;
-            p->grad_parts = DIST_HISTORY_PARTS;
+            p->grad_parts = rt->nworkers > 1 ? DIST_HISTORY_PARTS : 1; /* alone, one GEMM is faster */
         }
     }
     free(ok);
