@@ -36,8 +36,9 @@ enum {
     SINGA_LAYER_FEATURE_WISE = 32,
     SINGA_LAYER_FEATURE_PARTS = 64,
     SINGA_LAYER_WHOLE_BATCH = 128,
-    /* Calls singa_param_grad_begin before it writes each param's gradient (and reports it ready
-     * after), so a group's workers in one process may add their gradients into one buffer. */
+    /* Writes each param's gradient through singa_param_grad_gemm, or between
+     * singa_param_grad_begin and singa_param_grad_done, so a group's workers in one process may
+     * add their gradients into one buffer in turns (src/dist/history.c). */
     SINGA_LAYER_GRAD_TURNS = 256,
 };
 

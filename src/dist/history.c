@@ -15,13 +15,13 @@
  * A weight's gradient GEMM is written in DIST_HISTORY_PARTS blocks of rows, each a turn of its
  * own: a worker that finds a block's turn taken waits, and the one before lets it in as soon as
  * that block is done, so the workers fall into step a fraction of a GEMM apart (whole turns kept
- * them a GEMM apart, the last worker finishing the backward pass a whole GEMM late).  The rate in alpha is the servers': they publish the next step's as
- * they apply one, since only they call a kLua schedule during training. */
+ * them a GEMM apart, the last worker finishing the backward pass a whole GEMM late).
+ *
+ * The rate in alpha is the servers': they publish the next step's as they apply one, since only
+ * they call a kLua schedule during training. */
 #include <cblas.h>
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
 #include "dist/dist.h"
@@ -128,6 +128,8 @@ void dist_history_free(dist_rt *rt)
             p->grad = h->lead_grad[k];
             p->grad_turn = NULL;
             p->grad_parts = 0;
+            p->grad_alpha = 1.0f;
+            p->grad_beta = 0.0f;
         }
         free(rt->params[k].hist);
         rt->params[k].hist = NULL;
