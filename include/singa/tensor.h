@@ -43,6 +43,9 @@ const char *singa_tensor_shape_str(const singa_tensor *t, char *buf, size_t len)
 singa_tensor singa_tensor_view_rows(const singa_tensor *t, int start, int count);
 singa_tensor singa_tensor_view_cols(const singa_tensor *t, int start, int count);
 singa_tensor singa_tensor_view_matrix(const singa_tensor *t);
+/* t keeps its shape but lives in mem from now on (a view: mem outlives it); storage t owned is
+ * freed. */
+void singa_tensor_rebind(singa_tensor *t, float *mem);
 
 void singa_tensor_fill(singa_tensor *t, float v);
 void singa_tensor_copy(singa_tensor *dst, const singa_tensor *src);

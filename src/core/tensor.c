@@ -69,6 +69,15 @@ void singa_tensor_free(singa_tensor *t)
     memset(t, 0, sizeof *t);
 }
 
+void singa_tensor_rebind(singa_tensor *t, float *mem)
+{
+    singa_tensor view = *t;
+    singa_tensor_free(t);
+    view.data = mem;
+    view.owns = false;
+    *t = view;
+}
+
 bool singa_tensor_same_shape(const singa_tensor *a, const singa_tensor *b)
 {
     if (a->ndim != b->ndim)

@@ -98,14 +98,11 @@ int dist_history_setup(dist_rt *rt, singa_err *err)
         }
         for (int i = 0; i < rt->nworkers; i++) {
             singa_param *p = rt->workers[i].params[k];
-            singa_tensor view = p->grad;
-            if (i == 0)
-                h->lead_grad[k] = p->grad; /* the script's job outlives the run */
-            else
-                singa_tensor_free(&p->grad);
-            view.data = rt->params[k].hist;
-            view.owns = false;
-            p->grad = view;
+            if (i == 0) { /* the script's job outlives the run: its buffer is kept for after */
+                h->lead_grad[k] = p->grad;
+                p->grad.owns = false;
+            }
+            singa_tensor_rebind(&p->grad, rt->params[k].hist);
             p->grad_parts = rt->nworkers > 1 ? DIST_HISTORY_PARTS : 1; /* alone, one GEMM is faster */
         }
     }

@@ -84,6 +84,7 @@ struct dist_server {
     bool flushed;             /* told rank 0: every final delta is in */
     int last_step;            /* the job's last step (the host may stop a group before) */
     bool reader_done;         /* the worker group reading values in place trained its last step */
+    int published;            /* the last step whose rate it handed the workers (history.c) */
 };
 
 size_t dist_server_size(void) { return sizeof(dist_server); }
@@ -133,7 +134,8 @@ static const char *slice_name(const dist_rt *rt, int k, char *buf, size_t len)
 int dist_server_create(dist_rt *rt, dist_server *s, int group, int id, singa_err *err)
 {
     const singa_cluster *c = rt->c;
-    *s = (dist_server){.rt = rt, .group = group, .id = id, .last_step = singa_conf_int(rt->conf, "train_steps", 0) - 1};
+    *s = (dist_server){.rt = rt, .group = group, .id = id, .last_step = singa_conf_int(rt->conf, "train_steps", 0) - 1,
+                       .published = -1};
     s->ngroups = c->nworker_groups / c->nserver_groups;
     s->first_group = group * s->ngroups;
     s->lend = c->nworker_groups == 1;
@@ -160,13 +162,8 @@ int dist_server_create(dist_rt *rt, dist_server *s, int group, int id, singa_err
         singa_tensor_free(&p->grad);
         srv_slice *x = &s->sl[s->nsl];
         *x = (srv_slice){.slice = k, .store = p->id, .shared_group = shared};
-        if (shared >= 0) { /* update the group's values in place */
-            singa_tensor view = p->data;
-            singa_tensor_free(&p->data);
-            view.data = rt->replica[shared][d->param]->data.data + d->offset;
-            view.owns = false;
-            p->data = view;
-        }
+        if (shared >= 0) /* update the group's values in place */
+            singa_tensor_rebind(&p->data, rt->replica[shared][d->param]->data.data + d->offset);
         x->data = p->data.data;
         if (!(x->pend = calloc((size_t)s->ngroups, sizeof *x->pend)))
             return singa_err_set(err, "out of memory");
@@ -527,16 +524,19 @@ static int on_update(dist_server *s, srv_slice *x, const msg *m, zmq_msg_t *payl
     if (ctl)
         singa_updater_set_lr_scale(s->upd, (float)atomic_load(&ctl->lr_scale));
     msg_loan_wait(&x->lent);
-    float scale = rt->cut ? 1.0f : 1.0f / (float)need; /* parts of the group's gradient, or replicas' */
     if (rt->params[rt->slices[x->slice].param].hist) { /* the workers wrote h = m h - lr g */
         if (singa_updater_apply_history(s->upd, x->store, p->step, err) < 0)
             return singa_err_prefix(err, "server %d.%d: ", s->group, s->id);
-        float next = singa_updater_lr(s->upd, p->step + 1);
-        if (!isfinite(next))
-            return singa_err_set(err, "server %d.%d: updater.learning_rate (kLua) at step %d failed", s->group, s->id,
-                                 p->step + 1);
-        dist_history_publish(s->rt, p->step + 1, next);
+        if (s->published != p->step + 1) { /* once a step: a kLua schedule is a call */
+            float next = singa_updater_lr(s->upd, p->step + 1);
+            if (!isfinite(next))
+                return singa_err_set(err, "server %d.%d: updater.learning_rate (kLua) at step %d failed", s->group,
+                                     s->id, p->step + 1);
+            dist_history_publish(s->rt, p->step + 1, next);
+            s->published = p->step + 1;
+        }
     } else {
+        float scale = rt->cut ? 1.0f : 1.0f / (float)need; /* parts of the group's gradient, or replicas' */
         if (!p->direct && start_sum(x, p, n) < 0) /* no contribution held anything: a zero gradient */
             return singa_err_set(err, "server %d.%d: out of memory", s->group, s->id);
         if (singa_updater_apply_one(s->upd, x->store, p->step, p->direct ? (float *)p->direct : x->acc, scale, err) < 0)

@@ -331,7 +331,8 @@ int singa_updater_create_ex(singa_updater **out, const singa_conf *conf, singa_p
         singa_updater_free(u);
         return -1;
     }
-    u->fuse = u->kind == UPD_SGD && u->momentum != 0 && !u->clip && !(flags & SINGA_UPDATER_SEPARATE_GRAD);
+    float m;
+    u->fuse = singa_updater_history_grad(u, &m) && !(flags & SINGA_UPDATER_SEPARATE_GRAD);
     size_t np = (size_t)(u->nparams ? u->nparams : 1);
     bool oom = !(u->applied = calloc(np, sizeof *u->applied)) || !(u->fused = calloc(np, sizeof *u->fused));
     for (int s = 0; s < MAX_SLOTS; s++)
@@ -694,12 +695,9 @@ bool singa_updater_history_grad(const singa_updater *u, float *momentum)
 
 void singa_updater_adopt_slot(singa_updater *u, int param_id, int slot, float *mem)
 {
-    singa_tensor *t = &u->slots[slot][param_id], view = *t;
+    singa_tensor *t = &u->slots[slot][param_id];
     memcpy(mem, t->data, t->size * sizeof(float));
-    singa_tensor_free(t);
-    view.data = mem;
-    view.owns = false;
-    *t = view;
+    singa_tensor_rebind(t, mem);
 }
 
 int singa_updater_apply_history(singa_updater *u, int param_id, int step, singa_err *err)
