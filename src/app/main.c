@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "app/crash.h"
 #include "app/keygen.h"
 #include "app/plugin_cli.h"
 #include "app/procs.h"
@@ -116,6 +117,7 @@ int main(int argc, char **argv)
     const char *script = NULL, *metrics = NULL;
     int first_arg = argc, test_only = 0, dot = 0, procs = 0, procs_at = 0;
     singa_tui_args tui = {.argc = argc, .argv = argv, .first_arg = argc}; /* the workbench's */
+    singa_tui_crash_handlers();
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
