@@ -44,7 +44,7 @@ int singa_cluster_server_group(const singa_cluster *c, int worker_group);
 
 /* This process's rank and the job's number of processes, from `singa-tui --procs` (SINGA_RANK,
  * SINGA_SIZE) or a launcher (Open MPI, PMI, Slurm); 0 and 1 without one.  *from names the
- * variable the rank came from. */
+ * variable the rank came from ("no launcher" without one). */
 int singa_launch_rank(int *rank, int *size, const char **from, singa_err *err);
 
 extern const singa_field singa_cluster_fields[];

@@ -131,6 +131,12 @@ void singa_layer_metric(singa_layer *l, const char *name, double value);
 int singa_layer_err(const singa_layer *l, singa_err *err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* For a fault's signal handler (async-signal-safe): writes to fd which layer the calling thread
+ * was running, "in forward of layer 'fc1' (kInnerProduct, built in)" or "in backward of layer
+ * 'act' (kSwish) of plugin plugins/swish.so", or that it ran none.  The net records every
+ * layer's setup, forward and backward; a plugin's types are recorded wherever they are called. */
+void singa_layer_running_report(int fd);
+
 /* The set of known layer types: built-ins plus what plugins add. */
 typedef struct singa_registry singa_registry;
 singa_registry *singa_registry_new(void);

@@ -2,13 +2,20 @@
 -- returns a plain `cluster` table, so a job switches framework by changing one line:
 --   cluster = singa.cluster.downpour{ groups = 4, servers = 2 }
 -- Options: the sizes named below, plus `procs` (default 1: every thread in one process; n: the
--- layout for `singa-tui --procs n` or a launcher's n ranks), and any ClusterProto field, which is
--- copied through (sync_freq, share_memory, workspace, coordinator, bind, heartbeat_timeout,
--- join_timeout, shard_params).
+-- layout for `singa-tui --procs n` or a launcher's n ranks), and every other ClusterProto field
+-- (sync_freq, share_memory, workspace, coordinator, bind, heartbeat_timeout, join_timeout,
+-- curve, shard_params, ...), copied through.  The list comes from the engine, so a field added
+-- there passes through here too.
+local core = require "singa.core"
+
 local M = {}
 
-local passthrough = { "sync_freq", "share_memory", "workspace", "coordinator", "bind", "heartbeat_timeout",
-                      "join_timeout", "shard_params" }
+-- The fields a preset computes from its sizes: the topology itself.
+local topology = { framework = true, nworker_groups = true, nworkers_per_group = true, nserver_groups = true,
+                   nservers_per_group = true, server_worker_separate = true, nworkers_per_procs = true,
+                   nservers_per_procs = true }
+local passthrough = {}
+for _, f in ipairs(core.cluster_fields) do passthrough[f] = not topology[f] end
 
 local function count(opts, name, default)
   local v = opts[name] == nil and default or opts[name]
@@ -28,12 +35,16 @@ local function procs(opts, framework, n, what)
 end
 
 local function finish(opts, t, known)
-  for k in pairs(opts) do
-    local ok = known[k]
-    for _, f in ipairs(passthrough) do ok = ok or k == f end
-    if not ok then error(string.format("singa.cluster.%s: unknown option '%s'", t.framework, tostring(k)), 3) end
+  for k, v in pairs(opts) do
+    if topology[k] then
+      error(string.format("singa.cluster.%s: option '%s' is the preset's to compute (write a plain cluster table "
+                          .. "to set it)", t.framework, tostring(k)), 3)
+    elseif passthrough[k] and t[k] == nil then
+      t[k] = v
+    elseif not known[k] and not passthrough[k] then
+      error(string.format("singa.cluster.%s: unknown option '%s'", t.framework, tostring(k)), 3)
+    end
   end
-  for _, f in ipairs(passthrough) do t[f] = opts[f] end
   return t
 end
 

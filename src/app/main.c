@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "app/crash.h"
 #include "app/keygen.h"
 #include "app/plugin_cli.h"
 #include "app/procs.h"
@@ -37,7 +38,8 @@ static void usage(FILE *f)
             "  --check-plugin FILE  load the plugin FILE (a .so) and gradient-check every layer\n"
             "                  type it registers; exits non-zero when a check fails\n"
             "  --curve-keygen NAME  write a CURVE key pair for cluster.curve: NAME.key (secret, mode\n"
-            "                  600) and NAME.pub (public); existing files are not overwritten\n"
+            "                  600) and NAME.pub (public), making missing folders (mode 700);\n"
+            "                  existing files are not overwritten\n"
             "  --run           in the workbench, train at once instead of waiting for the r key\n"
             "  --procs N       run the job as N processes on this machine (ranks 0..N-1 over loopback\n"
             "                  tcp); the job's cluster must place its threads in N processes.  Without\n"
@@ -68,6 +70,18 @@ static void set_paths(lua_State *L)
     lua_pushcfunction(L, luaopen_singa_core);
     lua_setfield(L, -2, "singa.core");
     lua_pop(L, 2);
+}
+
+/* Progress redrawn in place (\r, ESC[K) only on a terminal of this process's own: under a
+ * launcher (mpirun, srun, --procs) the ranks' outputs are merged into one stream, often a log,
+ * even when each rank's stdout is a pty the launcher forwards. */
+static bool own_terminal(void)
+{
+    int rank, size;
+    const char *from;
+    singa_err err;
+    return isatty(STDOUT_FILENO) && singa_launch_rank(&rank, &size, &from, &err) == 0 &&
+           strcmp(from, "no launcher") == 0;
 }
 
 static int run_script(lua_State *L, const char *file, int argc, char **argv, int first)
@@ -103,6 +117,7 @@ int main(int argc, char **argv)
     const char *script = NULL, *metrics = NULL;
     int first_arg = argc, test_only = 0, dot = 0, procs = 0, procs_at = 0;
     singa_tui_args tui = {.argc = argc, .argv = argv, .first_arg = argc}; /* the workbench's */
+    singa_tui_crash_handlers();
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
@@ -158,7 +173,7 @@ int main(int argc, char **argv)
     if (procs > 1) /* the ranks run this program again, without --procs */
         return singa_tui_procs(procs, procs_at, script ? 0 : tui.first_arg - 1, argc, argv);
     pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-    singa_lua_opts opts = {.progress_line = isatty(STDOUT_FILENO), .test_only = test_only, .dot = dot,
+    singa_lua_opts opts = {.progress_line = own_terminal(), .test_only = test_only, .dot = dot,
                           .lock = &lock};
     char plugin_path[4 * PATH_MAX + 64];
     singa_tui_plugin_path(plugin_path, sizeof plugin_path);

@@ -1,7 +1,8 @@
 /* CURVE between processes (cluster.curve): every process's ROUTER is a CURVE server, its DEALERs
  * CURVE clients, and a ZAP handler lets in only clients whose public key is in public_keys_dir.
  * (CURVE alone would admit anyone who knows the server's public key.)  Keys are Z85 text, one
- * per file: the secret key file must be readable by its owner only. */
+ * per file: the secret key file must be readable by its owner only, and neither public_keys_dir
+ * nor a public key file may be writable by others (whoever can add a key there gets in). */
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
@@ -59,9 +60,27 @@ static int read_secret(dist_curve *c, const char *path, singa_err *err)
     return 0;
 }
 
+/* Refuses a public key, or the folder of them, that anyone may write: they decide who gets in. */
+static int check_not_writable(const char *path, const char *what, singa_err *err)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && (st.st_mode & S_IWOTH))
+        return singa_err_set(err, "cluster.curve: the %s %s has permissions %04o; anyone could add a key that gets "
+                                  "in, so it must not be writable by others (chmod o-w %s)",
+                             what, path, (unsigned)(st.st_mode & 07777), path);
+    return 0;
+}
+
+static int read_public(const char *path, const char *what, z85_key key, singa_err *err)
+{
+    return check_not_writable(path, what, err) < 0 ? -1 : read_key(path, what, key, err);
+}
+
 /* Every *.pub file of the folder: the clients let in. */
 static int read_allowed(dist_curve *c, const char *dir, singa_err *err)
 {
+    if (check_not_writable(dir, "public_keys_dir", err) < 0)
+        return -1;
     DIR *d = opendir(dir);
     if (!d)
         return singa_err_set(err, "cluster.curve: cannot read public_keys_dir %s: %s", dir, strerror(errno));
@@ -79,7 +98,7 @@ static int read_allowed(dist_curve *c, const char *dir, singa_err *err)
             break;
         }
         c->allowed = grown;
-        if ((rc = read_key(path, "public key file", key, err)) == 0)
+        if ((rc = read_public(path, "public key file", key, err)) == 0)
             zmq_z85_decode(c->allowed[c->nallowed++], key);
     }
     closedir(d);
@@ -158,7 +177,7 @@ int dist_curve_start(dist_rt *rt, dist_curve **out, singa_err *err)
         goto fail;
     memcpy(c->coordinator, c->public, sizeof c->coordinator);
     if (cl->curve_coordinator_key_file &&
-        read_key(cl->curve_coordinator_key_file, "coordinator's public key file", c->coordinator, err) < 0)
+        read_public(cl->curve_coordinator_key_file, "coordinator's public key file", c->coordinator, err) < 0)
         goto fail;
     sem_init(&c->bound, 0, 0);
     if (pthread_create(&c->zap, NULL, zap_main, c) != 0) {
@@ -170,6 +189,8 @@ int dist_curve_start(dist_rt *rt, dist_curve **out, singa_err *err)
     *out = c;
     if (c->bind_rc)
         return singa_err_set(err, "cluster.curve: cannot start the ZAP handler: %s", zmq_strerror(c->bind_rc));
+    dist_log(rt, "CURVE is on: traffic between processes is encrypted, and only the %d public key%s in %s may connect",
+             c->nallowed, c->nallowed == 1 ? "" : "s", cl->curve_public_keys_dir);
     return 0;
 fail:
     free(c->allowed);

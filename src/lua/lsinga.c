@@ -811,5 +811,12 @@ int luaopen_singa_core(lua_State *L)
     lua_setfield(L, -2, "version");
     lua_pushfstring(L, "%d.%d", SINGA_PLUGIN_ABI_MAJOR, SINGA_PLUGIN_ABI_MINOR);
     lua_setfield(L, -2, "plugin_abi");
+    /* The cluster's field names, so the presets (lua/singa/cluster.lua) pass every one through. */
+    lua_newtable(L);
+    for (int i = 0; singa_cluster_fields[i].name; i++) {
+        lua_pushstring(L, singa_cluster_fields[i].name);
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_setfield(L, -2, "cluster_fields");
     return 1;
 }

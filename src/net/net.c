@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "net/parts.h"
+#include "net/running.h"
 #include "singa/net.h"
 #include "singa/partition.h"
 
@@ -309,7 +310,10 @@ static int setup_layer(singa_layer *l, singa_err *err)
     singa_phase phase = l->net->phase;
     for (int k = 0; k < l->nsrc && phase == SINGA_PHASE_TRAIN; k++)
         l->needs_grad |= l->src[k]->needs_grad;
-    if (l->type->setup(l, err) < 0)
+    singa_running before = singa_running_enter(l, "setup", NULL);
+    int rc = l->type->setup(l, err);
+    singa_running_leave(before);
+    if (rc < 0)
         return -1;
     if (phase == SINGA_PHASE_TRAIN && l->nparams > 0 && !l->needs_grad) {
         l->needs_grad = true;
@@ -539,7 +543,10 @@ int singa_net_forward_layers(singa_net *net, singa_err *err)
         if (net->parts && singa_parts_wait(net->parts, net, i, false, err) < 0)
             return -1;
         double t0 = net->profile ? seconds() : 0;
-        if (l->type->forward(l, net->phase, err) < 0)
+        singa_running before = singa_running_enter(l, "forward", NULL);
+        int rc = l->type->forward(l, net->phase, err);
+        singa_running_leave(before);
+        if (rc < 0)
             return -1;
         if (net->profile)
             l->forward_seconds += seconds() - t0;
@@ -580,7 +587,9 @@ int singa_net_backward_layers(singa_net *net, singa_err *err)
             double t0 = net->profile ? seconds() : 0;
             if (!l->grad_written && !(l->type->flags & SINGA_LAYER_LOSS) && l->grad.data)
                 singa_tensor_fill(&l->grad, 0.0f); /* no destination contributed */
+            singa_running before = singa_running_enter(l, "backward", NULL);
             l->type->backward(l);
+            singa_running_leave(before);
             if (net->profile)
                 l->backward_seconds += seconds() - t0;
         }

@@ -4,11 +4,18 @@
 
 #include "singa/plugin.h"
 
-/* A registered type: the host's copy of the plugin's structs (see type_size in loader.c). */
+/* A registered type: the host's copy of the plugin's structs (see type_size in loader.c).  Its
+ * setup, forward and backward are guard.c's, which call the plugin's (`own`). */
 typedef struct singa_plugin_type {
-    singa_layer_type type;
+    singa_layer_type type; /* first: a layer's type points here */
     singa_plugin_example example;
+    singa_layer_type own;  /* as the plugin registered it */
+    const char *file;      /* the plugin's path, for a fault's report */
 } singa_plugin_type;
+
+/* Makes pt's setup, forward and backward record the layer they run as the plugin's (net/running.h)
+ * around the plugin's own, wherever they are called (guard.c). */
+void singa_plugin_guard(singa_plugin_type *pt, const char *file);
 
 struct singa_plugin {
     char *path;     /* as given */

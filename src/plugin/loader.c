@@ -104,6 +104,7 @@ static int add_layer(singa_plugin_ctx *ctx, const singa_layer_type *type,
         pt->example.ninputs = 1;
         pt->example.inputs[0] = (singa_gradcheck_input){.ndim = 2, .shape = {4, 6}};
     }
+    singa_plugin_guard(pt, p->path);
     if (singa_registry_add(ctx->reg, &pt->type, err) < 0) {
         free(pt);
         return -1;

@@ -5,7 +5,8 @@
  * tui_term_open computes the bytes that undo ncurses's modes (leave the alternate screen, show
  * the cursor, reset attributes, keypad off) and saves the terminal's modes; the handler writes
  * those bytes, sets the modes back with tcsetattr (both safe), says which signal it was on the
- * real stderr, and dies of the signal with its default action.  These, with the handlers they
+ * real stderr, calls the handler it replaced (singa-tui's report of which layer faulted), and
+ * dies of the signal with its default action.  These, with the handlers they
  * replace (put back on close), are the program's only mutable globals, because a signal
  * handler gets no argument to find them through. */
 #include <langinfo.h>
@@ -55,6 +56,14 @@ static void restore_and_die(int sig)
                           write(2, post, sizeof post - 1);
         (void)ignored;
     }
+    /* For a fault, the handler this one replaced (singa-tui's report of which layer faulted:
+     * src/app/crash.c) runs on the terminal given back.  Not for the others: the handler
+     * replaced there is ncurses's, which would exit(1). */
+    bool fault = sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL;
+    for (int i = 0; fault && i < NSIGNALS; i++)
+        if (g_signals[i] == sig && !(g_old[i].sa_flags & SA_SIGINFO) && g_old[i].sa_handler != SIG_DFL &&
+            g_old[i].sa_handler != SIG_IGN)
+            g_old[i].sa_handler(sig);
     signal(sig, SIG_DFL);
     raise(sig); /* delivered when the handler returns; a fault re-executes and dies anyway */
 }

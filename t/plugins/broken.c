@@ -118,6 +118,54 @@ static int init(singa_plugin_ctx *ctx, singa_err *err)
     return singa_plugin_add_layer(ctx, &nograd, NULL, err);
 }
 SINGA_PLUGIN("wrong-grad", "0.1", "kDouble, kWrongGrad with a wrong backward, kNoGrad", init);
+#elif defined BROKEN_SEGV
+/* kSegv: kDouble that dereferences NULL in the stage its field `at` names ("setup", "forward",
+ * "backward"), or, with at = "source", takes its source's feature blob away in forward so that
+ * the built-in source layer faults in its next forward. */
+#include <string.h>
+
+static const singa_field segv_fields[] = {{"at", SINGA_FIELD_STR}, {NULL, 0}};
+
+static void crash_if(const singa_layer *l, const char *stage)
+{
+    if (strcmp(singa_conf_str(l->conf, "at", "forward"), stage) == 0) {
+        volatile int *volatile nowhere = NULL; /* volatile: the compiler may not drop the store */
+        *nowhere = 1;
+    }
+}
+
+static int segv_setup(singa_layer *l, singa_err *err)
+{
+    crash_if(l, "setup");
+    return setup(l, err);
+}
+
+static int segv_forward(singa_layer *l, singa_phase phase, singa_err *err)
+{
+    crash_if(l, "forward");
+    forward(l, phase, err);
+    if (strcmp(singa_conf_str(l->conf, "at", "forward"), "source") == 0)
+        l->src[0]->data.data = NULL;
+    return 0;
+}
+
+static void segv_backward(singa_layer *l)
+{
+    crash_if(l, "backward");
+    backward(l);
+}
+
+static int init(singa_plugin_ctx *ctx, singa_err *err)
+{
+    singa_layer_type segv = doubler;
+    segv.name = "kSegv";
+    segv.fields = segv_fields;
+    segv.setup = segv_setup;
+    segv.forward = segv_forward;
+    segv.backward = segv_backward;
+    return singa_plugin_add_layer(ctx, &segv, NULL, err);
+}
+SINGA_PLUGIN("segv", "1", "kSegv: kDouble that faults where it is told", init);
 #else
 static int init(singa_plugin_ctx *ctx, singa_err *err)
 {
