@@ -163,6 +163,32 @@ for _, c in ipairs{
   end
 end
 
+-- Updater state with asynchronous groups, as in SINGA: a server group keeps its own (momentum
+-- history and the like) and applies it to its own copy; the worker groups of one server group
+-- (Downpour) share its one state.  An update whose history grows by lr at each call (h += lr;
+-- w += h) makes a server group's k-th update add k lr to every value, whatever the gradients and
+-- however the groups interleave, so the combined model is the initial one plus lr (1 + ... + u)
+-- for each server group's u updates.  A history shared among server groups, a delta applied
+-- twice or a merge that loses one is off by at least lr S.
+local grow = { type = "kLua", state = { "h" }, learning_rate = { type = "kFixed", base_lr = 1e-3 },
+               update = function(step, w, g, st, lr) st.h:add(lr); w:add(st.h) end }
+local grow_one = train(nil, { steps = S, updater = grow })
+for _, c in ipairs{
+  { "Downpour, 2 groups: one history", singa.cluster.downpour{ groups = 2 }, { 2 * S } },
+  { "Hogwild, 2 groups: a history each", singa.cluster.hogwild{ groups = 2 }, { S, S } },
+  { "Hogwild, 3 groups, sync every 4, values in messages",
+    singa.cluster.hogwild{ groups = 3, sync_freq = 4, share_memory = false }, { S, S, S } },
+  { "4 worker groups on 2 server groups", { nworker_groups = 4, nserver_groups = 2, sync_freq = 2 }, { 2 * S, 2 * S } },
+} do
+  local calls = -S * (S + 1) // 2 -- grow_one's
+  for _, u in ipairs(c[3]) do calls = calls + u * (u + 1) // 2 end
+  local want = {}
+  for name, t in pairs(grow_one and grow_one.params or {}) do want[name] = t:clone():add(1e-3 * calls) end
+  local r = train(c[2], { steps = S, updater = grow })
+  local d = r and grow_one and max_diff(r.params, want) or math.huge
+  tap.ok(d < 1e-4, string.format("updater state: %s (max difference %.2g)", c[1], d))
+end
+
 -- The same across processes: server groups in 3 processes flush through their stubs.
 local tui = os.getenv("SINGA_TUI")
 if tui then
