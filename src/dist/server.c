@@ -40,7 +40,8 @@ typedef struct pending {
     int step, count;
     const float *direct; /* the only non-empty contribution so far, covering the slice: used in
                           * place (a worker's buffer, or a frame that completes the step) */
-    bool summed;   /* contributions summed into the slice's buffer */
+    bool summed;   /* contributions summed into `acc` */
+    float *acc;    /* the group's own: groups' contributions to a slice interleave (Downpour) */
     uint8_t flags; /* MSG_F_STEP flags any contribution carried, for the answers */
     size_t (*span)[2]; /* per process: the elements its contribution covers, which it gets back */
 } pending;
@@ -54,7 +55,6 @@ typedef struct srv_slice {
     bool ready;         /* its values are in */
     bool loaded;        /* from a checkpoint: the put's values are not taken */
     int version;
-    float *acc;         /* summed contributions */
     pending *pend;      /* per worker group served */
     msg_addr *asked;    /* the stubs whose GET waits for the values */
     int nasked;
@@ -299,10 +299,11 @@ void dist_server_free(dist_server *s)
     singa_updater_free(s->upd);
     for (int i = 0; i < s->nsl; i++) {
         srv_slice *x = &s->sl[i];
-        free(x->acc);
         free(x->asked);
-        for (int g = 0; x->pend && g < s->ngroups; g++)
+        for (int g = 0; x->pend && g < s->ngroups; g++) {
+            free(x->pend[g].acc);
             free(x->pend[g].span);
+        }
         free(x->pend);
         free(x->last);
         free(x->snap);
@@ -433,23 +434,23 @@ static bool last_update(const dist_server *s, int g, int step)
     return step >= s->last_step || dist_last_step(s->rt, g, step);
 }
 
-static float *sum_buffer(srv_slice *x, size_t n)
+static float *sum_buffer(pending *p, size_t n)
 {
-    return x->acc ? x->acc : (x->acc = malloc(n * sizeof(float)));
+    return p->acc ? p->acc : (p->acc = malloc(n * sizeof(float)));
 }
 
-/* The step's contributions are summed in the slice's buffer from now on: it starts from the one
+/* The step's contributions are summed in the group's buffer from now on: it starts from the one
  * held in place, or from zero. */
-static int start_sum(srv_slice *x, pending *p, size_t n)
+static int start_sum(pending *p, size_t n)
 {
     if (p->summed)
         return 0;
-    if (!sum_buffer(x, n))
+    if (!sum_buffer(p, n))
         return -1;
     if (p->direct)
-        memcpy(x->acc, p->direct, n * sizeof(float));
+        memcpy(p->acc, p->direct, n * sizeof(float));
     else
-        memset(x->acc, 0, n * sizeof(float));
+        memset(p->acc, 0, n * sizeof(float));
     p->direct = NULL;
     p->summed = true;
     return 0;
@@ -460,7 +461,7 @@ static int start_sum(srv_slice *x, pending *p, size_t n)
  * completes the step) is used in place while the others are empty, as a cut group's processes
  * send when a slice lies within one process's elements: no sum buffer, so a process of a
  * sharded group holds no more than its part of the model. */
-static int add_contribution(srv_slice *x, pending *p, size_t n, const float *grad, size_t at, size_t len, bool lives)
+static int add_contribution(pending *p, size_t n, const float *grad, size_t at, size_t len, bool lives)
 {
     if (len == 0)
         return 0;
@@ -469,16 +470,16 @@ static int add_contribution(srv_slice *x, pending *p, size_t n, const float *gra
             p->direct = grad;
             return 0;
         }
-        if (!sum_buffer(x, n)) /* the first with anything: copied, not added to zeros */
+        if (!sum_buffer(p, n)) /* the first with anything: copied, not added to zeros */
             return -1;
-        memcpy(x->acc, grad, n * sizeof(float));
+        memcpy(p->acc, grad, n * sizeof(float));
         p->summed = true;
         return 0;
     }
-    if (start_sum(x, p, n) < 0)
+    if (start_sum(p, n) < 0)
         return -1;
     for (size_t i = 0; i < len; i++)
-        x->acc[at + i] += grad[i];
+        p->acc[at + i] += grad[i];
     return 0;
 }
 
@@ -511,7 +512,7 @@ static int on_update(dist_server *s, srv_slice *x, const msg *m, zmq_msg_t *payl
         p->direct = NULL;
     }
     bool lives = (m->flags & MSG_F_PTR) || p->count + (int)m->count == need;
-    if (add_contribution(x, p, n, grad, at, len, lives) < 0)
+    if (add_contribution(p, n, grad, at, len, lives) < 0)
         return singa_err_set(err, "server %d.%d: out of memory", s->group, s->id);
     p->count += (int)m->count;
     p->flags |= m->flags & MSG_F_STEP;
@@ -537,9 +538,9 @@ static int on_update(dist_server *s, srv_slice *x, const msg *m, zmq_msg_t *payl
         }
     } else {
         float scale = rt->cut ? 1.0f : 1.0f / (float)need; /* parts of the group's gradient, or replicas' */
-        if (!p->direct && start_sum(x, p, n) < 0) /* no contribution held anything: a zero gradient */
+        if (!p->direct && start_sum(p, n) < 0) /* no contribution held anything: a zero gradient */
             return singa_err_set(err, "server %d.%d: out of memory", s->group, s->id);
-        if (singa_updater_apply_one(s->upd, x->store, p->step, p->direct ? (float *)p->direct : x->acc, scale, err) < 0)
+        if (singa_updater_apply_one(s->upd, x->store, p->step, p->direct ? (float *)p->direct : p->acc, scale, err) < 0)
             return singa_err_prefix(err, "server %d.%d: ", s->group, s->id);
     }
     x->version++;
