@@ -6,7 +6,7 @@
 # Prints TAP.
 
 : "${SINGA_TUI:?SINGA_TUI is not set}"
-tmp=t/8110-async-procs.tmp
+tmp=t/8120-async-procs.tmp
 rm -rf "$tmp" && mkdir -p "$tmp" || exit 1
 . "$top_srcdir/t/tap.sh"
 . "$top_srcdir/t/procs.sh"
