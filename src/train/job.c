@@ -2,6 +2,7 @@
  * An action with frequency f and offset a fires at step s when f > 0, s >= a and
  * (s - a) % f == 0; at a step, checkpointing comes first, then validation, test, training and
  * display, so a run resumed from step s repeats exactly what the uninterrupted run did. */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,7 @@ const singa_field singa_job_fields[] = {
     {"checkpoint_after", SINGA_FIELD_INT},  {"checkpoint_path", SINGA_FIELD_STRS},
     {"checkpoint_keep", SINGA_FIELD_INT},   {"resume", SINGA_FIELD_BOOL},
     {"num_openblas_threads", SINGA_FIELD_INT}, {"profile", SINGA_FIELD_BOOL},
+    {"stop_on_nonfinite", SINGA_FIELD_BOOL},
     {"plugins", SINGA_FIELD_STRS}, /* loaded by the host before the job (singa/plugin.h) */
     {NULL, 0},
 };
@@ -66,6 +68,11 @@ struct singa_job {
     const char *ckpt_dir;
     size_t ninit; /* checkpoint_path entries after the first: where a fresh run's params come from */
     bool resume;
+    bool stop_nonfinite; /* a loss that is not finite stops training (stop_on_nonfinite) */
+    /* The two newest checkpoints written or resumed from ([0] newest) and their steps, for
+     * naming the last good one when the loss stops being finite. */
+    char ckpt_seen[2][4096];
+    int ckpt_seen_step[2];
     singa_params params;
     singa_params no_params; /* what a distributed worker's updater (for its rates) sees */
     singa_rng rng;
@@ -165,6 +172,7 @@ static int read_fields(singa_job *job, singa_err *err)
     job->ninit = nckpt ? nckpt - 1 : 0;
     job->keep = singa_conf_int(c, "checkpoint_keep", 3);
     job->resume = singa_conf_bool(c, "resume", false);
+    job->stop_nonfinite = singa_conf_bool(c, "stop_on_nonfinite", true);
     if (job->train_steps <= 0)
         return singa_err_set(err, "job: field 'train_steps' must be a positive integer");
     if (job->threads < 1 || job->threads > 256)
@@ -445,6 +453,60 @@ static int fill_checkpoint(singa_job *job, singa_ckpt *c, int step, singa_err *e
     return each_entry(job, add_entry, c, err);
 }
 
+/* ---- divergence: stop_on_nonfinite ---- */
+
+static void note_checkpoint(singa_job *job, int step, const char *path)
+{
+    memcpy(job->ckpt_seen[1], job->ckpt_seen[0], sizeof job->ckpt_seen[0]);
+    job->ckpt_seen_step[1] = job->ckpt_seen_step[0];
+    snprintf(job->ckpt_seen[0], sizeof job->ckpt_seen[0], "%s", path);
+    job->ckpt_seen_step[0] = step;
+}
+
+/* Names the first param whose value or gradient holds a NaN or an infinity, in `where`; returns
+ * whether there is one.  A full sweep: run on the way out and before a checkpoint only. */
+static bool find_nonfinite(const singa_job *job, char *where, size_t len)
+{
+    for (int i = 0; i < job->params.n; i++) {
+        const singa_param *p = job->params.items[i];
+        const singa_tensor *t[2] = {&p->data, &p->grad};
+        for (int k = 0; k < 2; k++)
+            for (size_t e = 0; t[k]->data && e < t[k]->size; e++)
+                if (!isfinite(t[k]->data[e])) {
+                    snprintf(where, len, "param '%s' (layer '%s') has a %s of %s at element %zu", p->name, p->layer,
+                             k ? "gradient" : "value", isnan(t[k]->data[e]) ? "NaN" : t[k]->data[e] > 0 ? "+inf" : "-inf", e);
+                    return true;
+                }
+    }
+    return false;
+}
+
+/* The error of a run that diverged at step s, after `what`. */
+static int nonfinite_error(const singa_job *job, int s, const char *what, const char *where, singa_err *err)
+{
+    /* A checkpoint of step s holds the values whose loss at s was not finite. */
+    int k = job->ckpt_seen[0][0] && job->ckpt_seen_step[0] < s ? 0 : 1;
+    return singa_err_set(err, "training step %d: %s; %s; the last good checkpoint is %s "
+                              "(stop_on_nonfinite = false trains on regardless)",
+                         s, what, where, job->ckpt_seen[k][0] ? job->ckpt_seen[k] : "none (this run has none yet)");
+}
+
+/* After training step s: a metric of the loss layers (the loss, accuracy...) that is not finite
+ * stops the job.  Only those few numbers are looked at every step; a param that went bad shows in
+ * the next step's loss, and the search for it runs once, on the way out. */
+static int check_finite(singa_job *job, int s, singa_err *err)
+{
+    const singa_metrics *m = &job->train->metrics;
+    for (int i = 0; i < m->n; i++)
+        if (!isfinite(m->sum[i])) {
+            char what[128], where[512] = "no param or gradient holds a non-finite value (the forward pass overflowed)";
+            snprintf(what, sizeof what, "the %s is %s", m->name[i], isnan(m->sum[i]) ? "NaN" : m->sum[i] > 0 ? "+inf" : "-inf");
+            find_nonfinite(job, where, sizeof where);
+            return nonfinite_error(job, s, what, where, err);
+        }
+    return 0;
+}
+
 /* The parts of a distributed checkpoint: this worker's own state, the servers' shards. */
 enum { CKPT_STATE = 1, CKPT_SERVERS = 2 };
 
@@ -453,6 +515,8 @@ static int save_dist(singa_job *job, int step, const singa_job_hooks *hooks, con
 {
     singa_ckpt c;
     bool complete = true;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/step%09d.*.ckpt", job->ckpt_dir, step);
     if (parts & CKPT_STATE) {
         int rc = fill_checkpoint(job, &c, step, err);
         if (rc == 0)
@@ -460,13 +524,12 @@ static int save_dist(singa_job *job, int step, const singa_job_hooks *hooks, con
         singa_ckpt_free(&c, 0);
         if (rc < 0)
             return -1;
+        note_checkpoint(job, step, path); /* every worker: whichever sees a bad loss names it */
     }
     if (!(parts & CKPT_SERVERS) || !x->save_servers)
         return 0;
     if (x->save_servers(x->ud, step, &complete, err) < 0)
         return -1;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/step%09d.*.ckpt", job->ckpt_dir, step);
     if (!complete) {
         singa_job_log(hooks, "checkpoint %s is incomplete: a server's process was lost", path);
         return 0;
@@ -482,6 +545,9 @@ static int save_checkpoint(singa_job *job, int step, const singa_job_hooks *hook
     singa_ckpt c;
     char path[4096];
     singa_ckpt_path(path, sizeof path, job->ckpt_dir, (uint64_t)step);
+    char where[512];
+    if (job->stop_nonfinite && find_nonfinite(job, where, sizeof where)) /* never a bad "last good" one */
+        return nonfinite_error(job, step, "checkpoint not written", where, err);
     int rc = fill_checkpoint(job, &c, step, err);
     if (rc == 0)
         rc = singa_ckpt_write(&c, path, err);
@@ -498,8 +564,10 @@ static int save_checkpoint(singa_job *job, int step, const singa_job_hooks *hook
         rc = singa_ckpt_dir_prune(job->ckpt_dir, job->keep, err);
     }
     singa_ckpt_free(&c, 0);
-    if (rc == 0)
+    if (rc == 0) {
         singa_job_log(hooks, "checkpoint written: %s", path);
+        note_checkpoint(job, step, path);
+    }
     if (rc == 0 && hooks && hooks->checkpoint)
         hooks->checkpoint(hooks->ud, step, path);
     return rc;
@@ -631,6 +699,7 @@ static int resume(singa_job *job, const singa_job_hooks *hooks, singa_err *err)
     switch (singa_ckpt_try_newest(job->ckpt_dir, resume_try, log_refused, &rc, err)) {
     case 0:
         singa_job_log(hooks, "resumed from %s (step %d)", rc.file, job->step);
+        note_checkpoint(job, job->step, rc.file);
         return 0;
     case 1:
         singa_job_log(hooks, "resume: no checkpoint in '%s', starting from step 0", job->ckpt_dir);
@@ -867,6 +936,8 @@ int singa_job_loop(singa_job *job, const singa_job_hooks *hooks, const singa_exc
         double ts = now();
         if (train_step(job, x, s, err) < 0)
             return singa_err_prefix(err, "training step %d: ", s);
+        if (job->stop_nonfinite && check_finite(job, s, err) < 0)
+            return -1;
         job->step = s + 1;
         double te = now();
         train_time += te - ts;
