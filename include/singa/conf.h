@@ -31,6 +31,7 @@ typedef enum singa_value_kind {
     SINGA_VALUE_STR,
     SINGA_VALUE_TENSOR,
     SINGA_VALUE_TENSORS, /* n tensors, tensors[i] named names[i] (a Lua table by name) */
+    SINGA_VALUE_FIELDS,  /* n values, fields[i] named names[i] (a Lua table by name) */
 } singa_value_kind;
 
 typedef struct singa_value {
@@ -41,6 +42,7 @@ typedef struct singa_value {
     int n;
     singa_tensor *const *tensors;
     const char *const *names;
+    const struct singa_value *fields;
 } singa_value;
 
 typedef struct singa_func singa_func;
@@ -51,6 +53,9 @@ struct singa_func {
     int (*call)(singa_func *f, const singa_value *args, int nargs, double *result, singa_err *err);
     void (*destroy)(singa_func *f); /* frees f; called when the last reference goes */
     int refs;                       /* the creator's reference counts as 1 */
+    /* Calls it for a word: the string it returns goes to text (at most len bytes with the NUL),
+     * nothing or nil gives "", anything else is an error.  NULL where the host has no such call. */
+    int (*call_text)(singa_func *f, const singa_value *args, int nargs, char *text, size_t len, singa_err *err);
 };
 
 /* Both accept NULL; retain returns f. */
