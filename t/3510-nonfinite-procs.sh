@@ -1,5 +1,6 @@
-# A diverging job (lr 1e30) across processes (--procs 3) stops with the error naming the step and
-# the param, exit status non-zero; and in the workbench the error shows in the log.  Prints TAP.
+# A diverging job (lr 1e30), alone and across processes (--procs 3), stops with the error naming
+# the step and the param, exit status non-zero; and in the workbench the error shows in the log.
+# Prints TAP.
 : "${SINGA_TUI:?SINGA_TUI is not set}"
 : "${top_srcdir:?top_srcdir is not set}"
 tmp=t/3510-nonfinite-procs.tmp
@@ -31,6 +32,12 @@ print("after training")
 LUA
 
 gen_data
+
+timeout 60 "$SINGA_TUI" -e "$tmp/job.lua" >"$tmp/plain.out" 2>&1
+rc=$?
+[ $rc -eq 1 ] && grep -q "training step 1: the loss is NaN; param 'fc1_weight' (layer 'fc1')" "$tmp/plain.out" &&
+    ! grep -q 'after training' "$tmp/plain.out"
+report $? "singa-tui -e: a diverging job exits 1 with the step and the param (status $rc)" "$tmp/plain.out"
 
 timeout 60 "$SINGA_TUI" --procs 3 -e "$tmp/job.lua" procs >"$tmp/procs.out" 2>&1
 rc=$?
