@@ -20,11 +20,11 @@ typedef enum singa_conf_kind {
 } singa_conf_kind;
 
 /* A function the host program put into a configuration (in singa-tui, a Lua function): the
- * engine stays free of Lua and calls it through `call`.  Arguments are numbers, strings, tensors
- * and named lists of tensors; tensors are lent for the call only, so the host must not keep
- * them (singa-tui's tensor objects expire when the call returns).  Functions are
- * reference-counted, so cloned trees share one.  The engine calls them on the thread that runs
- * the job. */
+ * engine stays free of Lua and calls it through `call`.  Arguments are numbers, strings, tensors,
+ * named lists of tensors and named lists of values (in Lua, tables by name); tensors are lent
+ * for the call only, so the host must not keep them (singa-tui's tensor objects expire when the
+ * call returns).  Functions are reference-counted, so cloned trees share one.  The engine calls
+ * them on the thread that runs the job. */
 typedef enum singa_value_kind {
     SINGA_VALUE_NUM,
     SINGA_VALUE_INT,     /* num holds a whole number (a Lua integer) */
