@@ -77,8 +77,8 @@ static singa_param *make_param(singa_params *ps)
 
 int main(void)
 {
-    test_func upd = {{sgd_call, destroy, 1}, 0, 0, -1, true, 0};
-    test_func sched = {{sched_call, destroy, 1}, 0, 0, -1, true, 0};
+    test_func upd = {{sgd_call, destroy, 1, NULL}, 0, 0, -1, true, 0};
+    test_func sched = {{sched_call, destroy, 1, NULL}, 0, 0, -1, true, 0};
     singa_params ps;
     singa_params_init(&ps);
     singa_param *p = make_param(&ps);
@@ -140,7 +140,7 @@ int main(void)
     ok(upd.destroyed == 1 && sched.destroyed == 1, "the last release destroys each function once");
 
     /* Errors in the configuration. */
-    test_func f2 = {{sgd_call, destroy, 1}, 0, 0, -1, true, 0};
+    test_func f2 = {{sgd_call, destroy, 1, NULL}, 0, 0, -1, true, 0};
     singa_conf *bad = updater_conf(&f2, &f2, "h");
     singa_conf_free(bad);
     bad = singa_conf_new(SINGA_CONF_TABLE);

@@ -52,8 +52,9 @@ void singa_ckpt_path(char *buf, size_t len, const char *dir, uint64_t step);
 typedef int (*singa_ckpt_try_fn)(void *ud, const char *file, singa_err *err);
 int singa_ckpt_try_newest(const char *path, singa_ckpt_try_fn try_one,
                           void (*refused)(void *ud, const char *reason), void *ud, singa_err *err);
-/* Removes all but the newest `keep` checkpoints, and "*.ckpt.tmp" files a crash left. */
-int singa_ckpt_dir_prune(const char *dir, int keep, singa_err *err);
+/* Removes all but the newest `keep` checkpoints and the one of step `spare` (-1: none), and
+ * "*.ckpt.tmp" files a crash left. */
+int singa_ckpt_dir_prune(const char *dir, int keep, int64_t spare, singa_err *err);
 /* Removes the "step*.ckpt.tmp" files a crash left (nothing may be writing one). */
 void singa_ckpt_dir_clean(const char *dir);
 

@@ -20,17 +20,18 @@ typedef enum singa_conf_kind {
 } singa_conf_kind;
 
 /* A function the host program put into a configuration (in singa-tui, a Lua function): the
- * engine stays free of Lua and calls it through `call`.  Arguments are numbers, strings, tensors
- * and named lists of tensors; tensors are lent for the call only, so the host must not keep
- * them (singa-tui's tensor objects expire when the call returns).  Functions are
- * reference-counted, so cloned trees share one.  The engine calls them on the thread that runs
- * the job. */
+ * engine stays free of Lua and calls it through `call`.  Arguments are numbers, strings, tensors,
+ * named lists of tensors and named lists of values (in Lua, tables by name); tensors are lent
+ * for the call only, so the host must not keep them (singa-tui's tensor objects expire when the
+ * call returns).  Functions are reference-counted, so cloned trees share one.  The engine calls
+ * them on the thread that runs the job. */
 typedef enum singa_value_kind {
     SINGA_VALUE_NUM,
     SINGA_VALUE_INT,     /* num holds a whole number (a Lua integer) */
     SINGA_VALUE_STR,
     SINGA_VALUE_TENSOR,
     SINGA_VALUE_TENSORS, /* n tensors, tensors[i] named names[i] (a Lua table by name) */
+    SINGA_VALUE_FIELDS,  /* n values, fields[i] named names[i] (a Lua table by name) */
 } singa_value_kind;
 
 typedef struct singa_value {
@@ -41,6 +42,7 @@ typedef struct singa_value {
     int n;
     singa_tensor *const *tensors;
     const char *const *names;
+    const struct singa_value *fields;
 } singa_value;
 
 typedef struct singa_func singa_func;
@@ -51,6 +53,9 @@ struct singa_func {
     int (*call)(singa_func *f, const singa_value *args, int nargs, double *result, singa_err *err);
     void (*destroy)(singa_func *f); /* frees f; called when the last reference goes */
     int refs;                       /* the creator's reference counts as 1 */
+    /* Calls it for a word: the string it returns goes to text (at most len bytes with the NUL),
+     * nothing or nil gives "", anything else is an error.  NULL where the host has no such call. */
+    int (*call_text)(singa_func *f, const singa_value *args, int nargs, char *text, size_t len, singa_err *err);
 };
 
 /* Both accept NULL; retain returns f. */

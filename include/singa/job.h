@@ -57,6 +57,11 @@ typedef struct singa_result {
     double seconds;
     singa_metrics train, test, validation; /* the last display window and the last runs */
     bool has_test, has_validation;
+    bool stopped_early;   /* on_validation returned "stop" (steps: the step it stopped before) */
+    /* checkpoint_keep_best: the best checkpoint so far (best_step < 0: none yet) */
+    int best_step;
+    double best_value;
+    char best_path[4096];
 } singa_result;
 
 int singa_job_create(singa_job **out, const singa_conf *conf, const singa_registry *reg,

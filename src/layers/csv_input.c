@@ -1,13 +1,12 @@
 /* kCSVInput (SINGA's CSVInputLayer): one record per line of a text file, the label in the first
  * column and the features after it, `separator` between columns (SINGA's store_conf fields
  * path, separator, batchsize, shuffle, random_skip and has_label).  The file is parsed once at
- * setup, every row checked (same number of columns, finite numbers, errors naming the file,
- * line and column), and kept as floats; blank lines are skipped.  The cursor is records.c's, as
+ * setup by datafile.c (which singa.read_csv shares), and kept as floats.  The cursor is records.c's, as
  * for kIDXData, so checkpoints continue the same sequence. */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "layers/datafile.h"
 #include "layers/layers.h"
 #include "layers/records.h"
 
@@ -24,86 +23,6 @@ static const singa_field fields[] = {
     {NULL, 0},
 };
 
-/* Appends value to a growing float array. */
-static int push(float **v, size_t *n, size_t *cap, float x)
-{
-    if (*n == *cap) {
-        size_t c = *cap ? 2 * *cap : 1024;
-        float *g = realloc(*v, c * sizeof *g);
-        if (!g)
-            return -1;
-        *v = g;
-        *cap = c;
-    }
-    (*v)[(*n)++] = x;
-    return 0;
-}
-
-/* Parses the text (NUL-terminated, len bytes) into rows of `ncols` numbers. */
-static int parse(singa_layer *l, const char *path, char *text, size_t len, char sep, float **vals,
-                 size_t *rows, int *ncols, singa_err *err)
-{
-    size_t n = 0, cap = 0, line = 0;
-    long first_line = 0;
-    *ncols = 0;
-    *rows = 0;
-    for (char *p = text, *end = text + len; p < end;) {
-        char *nl = memchr(p, '\n', (size_t)(end - p));
-        char *eol = nl ? nl : end;
-        line++;
-        if (eol > p && eol[-1] == '\r')
-            eol[-1] = '\0';
-        *eol = '\0';
-        char *s = p;
-        p = eol + 1;
-        while (*s == ' ' || *s == '\t')
-            s++;
-        if (!*s)
-            continue; /* a blank line */
-        int cols = 0;
-        for (char *field = s;; cols++) {
-            char *stop = strchr(field, sep);
-            if (stop)
-                *stop = '\0';
-            char *num_end;
-            float v = strtof(field, &num_end);
-            while (*num_end == ' ' || *num_end == '\t')
-                num_end++;
-            if (num_end == field || *num_end || !isfinite(v)) {
-                while (*field == ' ' || *field == '\t')
-                    field++;
-                free(*vals);
-                *vals = NULL;
-                if (!*field)
-                    return singa_layer_err(l, err, "file '%s' line %zu, column %d: empty field", path, line, cols + 1);
-                return singa_layer_err(l, err, "file '%s' line %zu, column %d: '%.40s' is not a finite number", path,
-                                       line, cols + 1, field);
-            }
-            if (push(vals, &n, &cap, v) < 0) {
-                free(*vals);
-                *vals = NULL;
-                return singa_layer_err(l, err, "file '%s': out of memory at line %zu", path, line);
-            }
-            if (!stop) {
-                cols++;
-                break;
-            }
-            field = stop + 1;
-        }
-        if (*ncols == 0) {
-            *ncols = cols;
-            first_line = (long)line;
-        } else if (cols != *ncols) {
-            free(*vals);
-            *vals = NULL;
-            return singa_layer_err(l, err, "file '%s' line %zu has %d columns but line %ld has %d", path, line, cols,
-                                   first_line, *ncols);
-        }
-        (*rows)++;
-    }
-    return 0;
-}
-
 static int setup(singa_layer *l, singa_err *err)
 {
     csv_state *s = l->state;
@@ -112,34 +31,15 @@ static int setup(singa_layer *l, singa_err *err)
     s->has_label = singa_conf_bool(l->conf, "has_label", true);
     if (!path)
         return singa_layer_err(l, err, "field 'path' is required");
-    if (strlen(sep) != 1 || strchr("0123456789.+-eE", sep[0]))
-        return singa_layer_err(l, err, "field 'separator' must be one character that cannot be part of a number, got \"%s\"", sep);
+    if (singa_csv_check_sep(sep, err) < 0)
+        return singa_layer_err(l, err, "field %s", err->msg);
     if (singa_records_conf(&s->rec, l, err) < 0)
         return -1;
-    uint8_t *bytes;
-    size_t len, rows;
-    if (singa_records_read_file(l, path, &bytes, &len, err) < 0)
-        return -1;
-    char *text = realloc(bytes, len + 1); /* room for the terminating NUL */
-    if (!text) {
-        free(bytes);
-        return singa_layer_err(l, err, "out of memory");
-    }
-    text[len] = '\0';
-    if (memchr(text, '\0', len)) {
-        free(text);
-        return singa_layer_err(l, err, "file '%s' is not a text file (it holds a NUL byte)", path);
-    }
-    float *vals = NULL;
+    float *vals;
+    size_t rows;
     int ncols;
-    int rc = parse(l, path, text, len, sep[0], &vals, &rows, &ncols, err);
-    free(text);
-    if (rc < 0)
-        return -1;
-    if (rows == 0) {
-        free(vals);
-        return singa_layer_err(l, err, "file '%s' holds no records (it is empty or blank)", path);
-    }
+    if (singa_csv_read(path, sep[0], 0, &vals, &rows, &ncols, err) < 0)
+        return singa_layer_err(l, err, "%s", err->msg);
     s->nfeat = ncols - (s->has_label ? 1 : 0);
     if (s->nfeat < 1) {
         free(vals);

@@ -1,25 +1,14 @@
-/* kIDXData: MNIST-format IDX files (plain or gzip).  The whole set stays in memory as bytes and
- * each batch is converted to floats on the way out, so a data set costs its file size, not four
- * times it.  Which record comes next (shuffling, random_skip, the checkpointed cursor) is
- * records.c's. */
-#include <errno.h>
-#include <stdlib.h>
-#include <string.h>
-#include <zlib.h>
-
+/* kIDXData: MNIST-format IDX files (plain or gzip), read by datafile.c as singa.read_idx reads
+ * them.  The whole set stays in memory as bytes and each batch is converted to floats on the way
+ * out, so a data set costs its file size, not four times it.  Which record comes next
+ * (shuffling, random_skip, the checkpointed cursor) is records.c's. */
+#include "layers/datafile.h"
 #include "layers/layers.h"
 #include "layers/records.h"
 #include "singa/net.h"
 
-typedef struct idx_file {
-    uint8_t *bytes;
-    int ndim;
-    int dims[4];
-    size_t count, record; /* number of records and bytes per record */
-} idx_file;
-
 typedef struct idx_state {
-    idx_file images, labels;
+    singa_idx images, labels;
     singa_records rec;
 } idx_state;
 
@@ -28,73 +17,9 @@ static const singa_field fields[] = {
     {"shuffle", SINGA_FIELD_BOOL}, {"random_skip", SINGA_FIELD_INT}, {NULL, 0},
 };
 
-static int read_full(gzFile f, void *buf, size_t n)
+static int idx_load(singa_layer *l, singa_idx *f, const char *field, const char *path, singa_err *err)
 {
-    size_t got = 0;
-    while (got < n) {
-        int r = gzread(f, (char *)buf + got, (unsigned)(n - got > (1u << 30) ? (1u << 30) : n - got));
-        if (r <= 0)
-            break;
-        got += (size_t)r;
-    }
-    return got == n ? 0 : -1;
-}
-
-static int idx_load(singa_layer *l, idx_file *f, const char *field, const char *path, singa_err *err)
-{
-    errno = 0;
-    gzFile gz = gzopen(path, "rb");
-    if (!gz)
-        return singa_layer_err(l, err, "%s file '%s': %s", field, path, strerror(errno ? errno : ENOENT));
-    uint8_t head[4], dimb[16];
-    int rc = -1;
-    if (read_full(gz, head, 4) < 0 || head[0] || head[1]) {
-        singa_layer_err(l, err, "%s file '%s': not an IDX file (bad magic)", field, path);
-        goto out;
-    }
-    if (head[2] != 0x08 || head[3] < 1 || head[3] > 4) {
-        singa_layer_err(l, err, "%s file '%s': unsupported IDX element type 0x%02x or %d dimensions (unsigned bytes, 1 to 4 dimensions supported)",
-                        field, path, head[2], head[3]);
-        goto out;
-    }
-    f->ndim = head[3];
-    if (read_full(gz, dimb, 4u * (unsigned)f->ndim) < 0) {
-        singa_layer_err(l, err, "%s file '%s': truncated header", field, path);
-        goto out;
-    }
-    f->record = 1;
-    for (int i = 0; i < f->ndim; i++) {
-        uint32_t d = (uint32_t)dimb[4 * i] << 24 | (uint32_t)dimb[4 * i + 1] << 16 |
-                     (uint32_t)dimb[4 * i + 2] << 8 | dimb[4 * i + 3];
-        if (d == 0 || d > (1u << 30)) {
-            singa_layer_err(l, err, "%s file '%s': dimension %d is %u", field, path, i, d);
-            goto out;
-        }
-        f->dims[i] = (int)d;
-        if (i && (f->record *= d) > (1u << 24)) /* checked each time, so it cannot wrap */
-            break;
-    }
-    f->count = (size_t)f->dims[0];
-    if (f->record > (1u << 24) || f->count * f->record > ((size_t)1 << 36)) {
-        singa_layer_err(l, err, "%s file '%s': implausible size", field, path);
-        goto out;
-    }
-    size_t bytes = f->count * f->record;
-    if (!(f->bytes = malloc(bytes ? bytes : 1))) {
-        singa_layer_err(l, err, "%s file '%s': out of memory for %zu bytes", field, path, bytes);
-        goto out;
-    }
-    if (read_full(gz, f->bytes, bytes) < 0) {
-        int zerr;
-        const char *zmsg = gzerror(gz, &zerr);
-        singa_layer_err(l, err, "%s file '%s': %s (expected %zu records of %zu bytes)", field, path,
-                        zerr < 0 ? zmsg : "truncated", f->count, f->record);
-        goto out;
-    }
-    rc = 0;
-out:
-    gzclose(gz);
-    return rc;
+    return singa_idx_read(f, path, err) < 0 ? singa_layer_err(l, err, "%s %s", field, err->msg) : 0;
 }
 
 static int setup(singa_layer *l, singa_err *err)
@@ -150,8 +75,8 @@ static int forward(singa_layer *l, singa_phase phase, singa_err *err)
 static void destroy(singa_layer *l)
 {
     idx_state *s = l->state;
-    free(s->images.bytes);
-    free(s->labels.bytes);
+    singa_idx_free(&s->images);
+    singa_idx_free(&s->labels);
     singa_records_free(&s->rec);
 }
 

@@ -4,11 +4,10 @@
  * position) is all a checkpoint needs to continue the same sequence.  `random_skip` starts at a
  * record drawn uniformly from [0, random_skip] (from the seed, so runs repeat).  Reading wraps at
  * the end of the set. */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
+#include "layers/datafile.h"
 #include "layers/layers.h"
 #include "layers/records.h"
 #include "singa/net.h"
@@ -130,47 +129,5 @@ int singa_records_set_cursor(singa_records *r, singa_layer *l, const int64_t c[S
 
 int singa_records_read_file(singa_layer *l, const char *path, uint8_t **out, size_t *len, singa_err *err)
 {
-    *out = NULL;
-    *len = 0;
-    errno = 0;
-    gzFile gz = gzopen(path, "rb");
-    if (!gz)
-        return singa_layer_err(l, err, "file '%s': %s", path, strerror(errno ? errno : ENOENT));
-    size_t cap = 1 << 16, n = 0;
-    uint8_t *buf = malloc(cap);
-    int rc = -1;
-    if (!buf) {
-        singa_layer_err(l, err, "file '%s': out of memory", path);
-        goto out;
-    }
-    for (;;) {
-        if (n == cap) {
-            uint8_t *grown = cap < ((size_t)1 << 40) ? realloc(buf, 2 * cap) : NULL;
-            if (!grown) {
-                singa_layer_err(l, err, "file '%s': out of memory after %zu bytes", path, n);
-                goto out;
-            }
-            buf = grown;
-            cap *= 2;
-        }
-        size_t want = cap - n > (1u << 30) ? (1u << 30) : cap - n;
-        int r = gzread(gz, buf + n, (unsigned)want);
-        if (r < 0) {
-            int zerr;
-            const char *zmsg = gzerror(gz, &zerr);
-            singa_layer_err(l, err, "file '%s': %s", path, zerr == Z_ERRNO ? strerror(errno) : zmsg);
-            goto out;
-        }
-        if (r == 0)
-            break;
-        n += (size_t)r;
-    }
-    *out = buf;
-    *len = n;
-    buf = NULL;
-    rc = 0;
-out:
-    free(buf);
-    gzclose(gz);
-    return rc;
+    return singa_file_read(path, out, len, err) < 0 ? singa_layer_err(l, err, "%s", err->msg) : 0;
 }

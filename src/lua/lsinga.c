@@ -513,7 +513,6 @@ static int l_train(lua_State *L)
     lua_pushvalue(L, -1);
     lua_setfield(L, LUA_REGISTRYINDEX, LAST_STATS_KEY);
     lua_setfield(L, -2, "stats");
-    singa_job_free(job);
     lua_pushinteger(L, res.steps);
     lua_setfield(L, -2, "steps");
     lua_pushnumber(L, res.seconds);
@@ -523,6 +522,21 @@ static int l_train(lua_State *L)
         push_metrics(L, &res.test, "test");
     if (res.has_validation)
         push_metrics(L, &res.validation, "validation");
+    if (res.stopped_early) {
+        lua_pushboolean(L, 1);
+        lua_setfield(L, -2, "stopped_early");
+    }
+    if (res.best_step >= 0 && res.best_path[0]) { /* checkpoint_keep_best */
+        lua_createtable(L, 0, 3);
+        lua_pushinteger(L, res.best_step);
+        lua_setfield(L, -2, "step");
+        lua_pushstring(L, res.best_path);
+        lua_setfield(L, -2, "checkpoint");
+        lua_pushnumber(L, res.best_value);
+        lua_setfield(L, -2, singa_conf_str(singa_job_conf(job), "checkpoint_keep_best", "value"));
+        lua_setfield(L, -2, "best");
+    }
+    singa_job_free(job);
     return 1;
 }
 
@@ -807,6 +821,7 @@ int luaopen_singa_core(lua_State *L)
     singa_lua_tensor_open(L);
     luaL_newlib(L, funcs);
     singa_lua_control_open(L);
+    singa_lua_data_open(L);
     lua_pushstring(L, SINGA_VERSION);
     lua_setfield(L, -2, "version");
     lua_pushfstring(L, "%d.%d", SINGA_PLUGIN_ABI_MAJOR, SINGA_PLUGIN_ABI_MINOR);

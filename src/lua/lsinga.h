@@ -51,5 +51,7 @@ const singa_lua_opts *singa_lua_get_opts(lua_State *L);
 /* singa.pause, singa.resume, singa.checkpoint and singa.lr_scale (lcontrol.c): sets them in the
  * table on top of the stack. */
 void singa_lua_control_open(lua_State *L);
+/* singa.read_idx and singa.read_csv (ldata.c): sets them in the table on top of the stack. */
+void singa_lua_data_open(lua_State *L);
 
 #endif

@@ -29,6 +29,8 @@ typedef struct call_ctx {
     const singa_value *args;
     int nargs;
     double *result;
+    char *text; /* call_text: where the word goes */
+    size_t textlen;
     singa_lua_tensor **views; /* anchored views, expired after the call */
     int nviews;
 } call_ctx;
@@ -41,6 +43,39 @@ static void push_view(lua_State *L, call_ctx *cx, int anchor, singa_tensor *t)
     lua_pushvalue(L, -1);
     lua_rawsetp(L, anchor, v);
     cx->views[cx->nviews++] = v;
+}
+
+static void push_value(lua_State *L, call_ctx *cx, int anchor, const singa_value *a)
+{
+    luaL_checkstack(L, 4, "calling a job function");
+    switch (a->kind) {
+    case SINGA_VALUE_NUM:
+        lua_pushnumber(L, a->num);
+        break;
+    case SINGA_VALUE_INT:
+        lua_pushinteger(L, (lua_Integer)a->num);
+        break;
+    case SINGA_VALUE_STR:
+        lua_pushstring(L, a->str);
+        break;
+    case SINGA_VALUE_TENSOR:
+        push_view(L, cx, anchor, a->tensor);
+        break;
+    case SINGA_VALUE_TENSORS:
+        lua_createtable(L, 0, a->n);
+        for (int k = 0; k < a->n; k++) {
+            push_view(L, cx, anchor, a->tensors[k]);
+            lua_setfield(L, -2, a->names[k]);
+        }
+        break;
+    case SINGA_VALUE_FIELDS:
+        lua_createtable(L, 0, a->n);
+        for (int k = 0; k < a->n; k++) {
+            push_value(L, cx, anchor, &a->fields[k]);
+            lua_setfield(L, -2, a->names[k]);
+        }
+        break;
+    }
 }
 
 /* Runs protected: pushes the function and its arguments and calls it. */
@@ -56,36 +91,19 @@ static int protected_call(lua_State *L)
     }
     int anchor = lua_gettop(L);
     lua_rawgeti(L, LUA_REGISTRYINDEX, cx->f->ref);
-    for (int i = 0; i < cx->nargs; i++) {
-        const singa_value *a = &cx->args[i];
-        switch (a->kind) {
-        case SINGA_VALUE_NUM:
-            lua_pushnumber(L, a->num);
-            break;
-        case SINGA_VALUE_INT:
-            lua_pushinteger(L, (lua_Integer)a->num);
-            break;
-        case SINGA_VALUE_STR:
-            lua_pushstring(L, a->str);
-            break;
-        case SINGA_VALUE_TENSOR:
-            push_view(L, cx, anchor, a->tensor);
-            break;
-        case SINGA_VALUE_TENSORS:
-            lua_createtable(L, 0, a->n);
-            for (int k = 0; k < a->n; k++) {
-                push_view(L, cx, anchor, a->tensors[k]);
-                lua_setfield(L, -2, a->names[k]);
-            }
-            break;
-        }
-    }
-    lua_call(L, cx->nargs, cx->result ? 1 : 0);
+    for (int i = 0; i < cx->nargs; i++)
+        push_value(L, cx, anchor, &cx->args[i]);
+    lua_call(L, cx->nargs, cx->result || cx->text ? 1 : 0);
     if (cx->result) {
         if (lua_type(L, -1) != LUA_TNUMBER)
             return luaL_error(L, "the function returned %s; it must return a number",
                               lua_isnil(L, -1) ? "nothing" : luaL_typename(L, -1));
         *cx->result = lua_tonumber(L, -1);
+    }
+    if (cx->text) {
+        if (!lua_isnil(L, -1) && lua_type(L, -1) != LUA_TSTRING)
+            return luaL_error(L, "the function returned a %s; it must return a string or nothing", luaL_typename(L, -1));
+        snprintf(cx->text, cx->textlen, "%s", lua_isnil(L, -1) ? "" : lua_tostring(L, -1));
     }
     return 0;
 }
@@ -119,13 +137,24 @@ static int traceback(lua_State *L)
     return 1;
 }
 
-static int locked_call(lua_func *lf, const singa_value *args, int nargs, double *result, singa_err *err)
+/* The tensors among n values (fields included), which become views. */
+static int count_tensors(const singa_value *v, int n)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        k += v[i].kind == SINGA_VALUE_TENSOR    ? 1
+             : v[i].kind == SINGA_VALUE_TENSORS ? v[i].n
+             : v[i].kind == SINGA_VALUE_FIELDS  ? count_tensors(v[i].fields, v[i].n)
+                                                : 0;
+    return k;
+}
+
+static int locked_call(lua_func *lf, const singa_value *args, int nargs, double *result, char *text, size_t textlen,
+                       singa_err *err)
 {
     lua_State *L = lf->L;
-    int ntensors = 0;
-    for (int i = 0; i < nargs; i++)
-        ntensors += args[i].kind == SINGA_VALUE_TENSOR ? 1 : args[i].kind == SINGA_VALUE_TENSORS ? args[i].n : 0;
-    call_ctx cx = {lf, args, nargs, result, NULL, 0};
+    int ntensors = count_tensors(args, nargs);
+    call_ctx cx = {lf, args, nargs, result, text, textlen, NULL, 0};
     if ((ntensors && !(cx.views = malloc((size_t)ntensors * sizeof *cx.views))) || !lua_checkstack(L, 4)) {
         free(cx.views);
         return singa_err_set(err, "out of memory calling a Lua function");
@@ -159,7 +188,18 @@ static int lua_func_call(singa_func *f, const singa_value *args, int nargs, doub
     lua_func *lf = (lua_func *)f;
     if (lf->lock)
         pthread_mutex_lock(lf->lock);
-    int rc = locked_call(lf, args, nargs, result, err);
+    int rc = locked_call(lf, args, nargs, result, NULL, 0, err);
+    if (lf->lock)
+        pthread_mutex_unlock(lf->lock);
+    return rc;
+}
+
+static int lua_func_call_text(singa_func *f, const singa_value *args, int nargs, char *text, size_t len, singa_err *err)
+{
+    lua_func *lf = (lua_func *)f;
+    if (lf->lock)
+        pthread_mutex_lock(lf->lock);
+    int rc = locked_call(lf, args, nargs, NULL, text, len, err);
     if (lf->lock)
         pthread_mutex_unlock(lf->lock);
     return rc;
@@ -181,6 +221,7 @@ static singa_conf *convert_func(lua_State *L, int idx, const char *path, singa_e
     }
     f->base.call = lua_func_call;
     f->base.destroy = lua_func_destroy;
+    f->base.call_text = lua_func_call_text;
     f->base.refs = 1;
     f->L = L;
     lua_getfield(L, LUA_REGISTRYINDEX, SINGA_LUA_LOCK_KEY);

@@ -384,13 +384,15 @@ int singa_ckpt_try_newest(const char *path, singa_ckpt_try_fn try_one,
     return -1;
 }
 
-int singa_ckpt_dir_prune(const char *dir, int keep, singa_err *err)
+int singa_ckpt_dir_prune(const char *dir, int keep, int64_t spare, singa_err *err)
 {
     uint64_t *steps;
     size_t n;
     if (singa_ckpt_dir_list(dir, &steps, &n, err) < 0)
         return -1;
     for (size_t i = (size_t)(keep > 0 ? keep : 1); i < n; i++) {
+        if (spare >= 0 && steps[i] == (uint64_t)spare)
+            continue;
         char path[4096];
         singa_ckpt_path(path, sizeof path, dir, steps[i]);
         unlink(path);

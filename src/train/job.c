@@ -2,6 +2,7 @@
  * An action with frequency f and offset a fires at step s when f > 0, s >= a and
  * (s - a) % f == 0; at a step, checkpointing comes first, then validation, test, training and
  * display, so a run resumed from step s repeats exactly what the uninterrupted run did. */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,8 @@ const singa_field singa_job_fields[] = {
     {"checkpoint_after", SINGA_FIELD_INT},  {"checkpoint_path", SINGA_FIELD_STRS},
     {"checkpoint_keep", SINGA_FIELD_INT},   {"resume", SINGA_FIELD_BOOL},
     {"num_openblas_threads", SINGA_FIELD_INT}, {"profile", SINGA_FIELD_BOOL},
+    {"stop_on_nonfinite", SINGA_FIELD_BOOL},
+    {"on_validation", SINGA_FIELD_FUNC},    {"checkpoint_keep_best", SINGA_FIELD_STR},
     {"plugins", SINGA_FIELD_STRS}, /* loaded by the host before the job (singa/plugin.h) */
     {NULL, 0},
 };
@@ -66,6 +69,20 @@ struct singa_job {
     const char *ckpt_dir;
     size_t ninit; /* checkpoint_path entries after the first: where a fresh run's params come from */
     bool resume;
+    bool stop_nonfinite; /* a loss that is not finite stops training (stop_on_nonfinite) */
+    /* The two newest checkpoints written or resumed from ([0] newest) and their steps, for
+     * naming the last good one when the loss stops being finite. */
+    char ckpt_seen[2][4096];
+    int ckpt_seen_step[2];
+    /* Watching the results of one phase (validation, else test): on_validation and
+     * checkpoint_keep_best, the best so far (best_step -1: none) and its checkpoint form. */
+    singa_func *on_eval;
+    singa_phase watch;
+    const char *best_metric; /* "accuracy" (higher is better) or "loss", or NULL */
+    int best_step;
+    double best_value;
+    uint8_t best_blob[16]; /* i64 step, f64 value */
+    bool early;              /* on_validation said "stop" */
     singa_params params;
     singa_params no_params; /* what a distributed worker's updater (for its rates) sees */
     singa_rng rng;
@@ -123,6 +140,34 @@ static bool cut_among_workers(const singa_job *job)
     return false;
 }
 
+/* on_validation and checkpoint_keep_best watch the validation results, or the test results of a
+ * job that does not validate, as they come during training. */
+static int read_watch(singa_job *job, singa_err *err)
+{
+    static const char *const metrics[] = {"accuracy", "loss"};
+    const singa_conf *c = job->conf;
+    job->on_eval = singa_conf_func(c, "on_validation");
+    job->best_metric = singa_conf_str(c, "checkpoint_keep_best", NULL);
+    job->best_step = -1;
+    if (!job->on_eval && !job->best_metric)
+        return 0;
+    const char *what = job->on_eval ? "on_validation" : "checkpoint_keep_best";
+    if (job->best_metric && strcmp(job->best_metric, "accuracy") != 0 && strcmp(job->best_metric, "loss") != 0)
+        return singa_err_unknown(err, "job: field 'checkpoint_keep_best'", "metric", job->best_metric, metrics, 2);
+    if (job->best_metric && !job->ckpt_dir)
+        return singa_err_set(err, "job: checkpoint_keep_best is set but checkpoint_path is not");
+    if (job->dist)
+        return singa_err_set(err, "job: %s: not for a job with a cluster (distributed) yet; it works in a plain job", what);
+    if (job->validate.steps > 0 && job->validate.freq > 0)
+        job->watch = SINGA_PHASE_VALIDATION;
+    else if (job->test.steps > 0 && job->test.freq > 0)
+        job->watch = SINGA_PHASE_TEST;
+    else
+        return singa_err_set(err, "job: %s watches the validation (or test) results during training, but the job has none: "
+                                  "set validate_freq and validate_steps (or test_freq and test_steps)", what);
+    return 0;
+}
+
 static int read_fields(singa_job *job, singa_err *err)
 {
     const singa_conf *c = job->conf;
@@ -165,6 +210,7 @@ static int read_fields(singa_job *job, singa_err *err)
     job->ninit = nckpt ? nckpt - 1 : 0;
     job->keep = singa_conf_int(c, "checkpoint_keep", 3);
     job->resume = singa_conf_bool(c, "resume", false);
+    job->stop_nonfinite = singa_conf_bool(c, "stop_on_nonfinite", true);
     if (job->train_steps <= 0)
         return singa_err_set(err, "job: field 'train_steps' must be a positive integer");
     if (job->threads < 1 || job->threads > 256)
@@ -184,6 +230,8 @@ static int read_fields(singa_job *job, singa_err *err)
     if (job->cluster.shard_params && job->ninit > 0)
         return singa_err_set(err, "cluster: shard_params: checkpoint_path lists checkpoints to initialise params from, "
                                   "which a sharded job does not read, so far");
+    if (read_watch(job, err) < 0)
+        return -1;
     if (!singa_conf_get(c, "neuralnet"))
         return singa_err_set(err, "job: field 'neuralnet' is required");
     if (!singa_conf_get(c, "updater"))
@@ -442,7 +490,69 @@ static int fill_checkpoint(singa_job *job, singa_ckpt *c, int step, singa_err *e
     window_pack(job);
     for (int k = 0; k < job->ninputs; k++)
         job->inputs[k]->type->get_cursor(job->inputs[k], job->cursors[k]);
-    return each_entry(job, add_entry, c, err);
+    if (each_entry(job, add_entry, c, err) < 0)
+        return -1;
+    if (job->best_step < 0)
+        return 0;
+    int64_t bs = job->best_step;
+    int sixteen = 16;
+    memcpy(job->best_blob, &bs, 8);
+    memcpy(job->best_blob + 8, &job->best_value, 8);
+    return singa_ckpt_add(c, "best", SINGA_CKPT_U8, 1, &sixteen, job->best_blob, err);
+}
+
+/* ---- divergence: stop_on_nonfinite ---- */
+
+static void note_checkpoint(singa_job *job, int step, const char *path)
+{
+    memcpy(job->ckpt_seen[1], job->ckpt_seen[0], sizeof job->ckpt_seen[0]);
+    job->ckpt_seen_step[1] = job->ckpt_seen_step[0];
+    snprintf(job->ckpt_seen[0], sizeof job->ckpt_seen[0], "%s", path);
+    job->ckpt_seen_step[0] = step;
+}
+
+/* Names the first param whose value or gradient holds a NaN or an infinity, in `where`; returns
+ * whether there is one.  A full sweep: run on the way out and before a checkpoint only. */
+static bool find_nonfinite(const singa_job *job, char *where, size_t len)
+{
+    for (int i = 0; i < job->params.n; i++) {
+        const singa_param *p = job->params.items[i];
+        const singa_tensor *t[2] = {&p->data, &p->grad};
+        for (int k = 0; k < 2; k++)
+            for (size_t e = 0; t[k]->data && e < t[k]->size; e++)
+                if (!isfinite(t[k]->data[e])) {
+                    snprintf(where, len, "param '%s' (layer '%s') has a %s of %s at element %zu", p->name, p->layer,
+                             k ? "gradient" : "value", isnan(t[k]->data[e]) ? "NaN" : t[k]->data[e] > 0 ? "+inf" : "-inf", e);
+                    return true;
+                }
+    }
+    return false;
+}
+
+/* The error of a run that diverged at step s, after `what`. */
+static int nonfinite_error(const singa_job *job, int s, const char *what, const char *where, singa_err *err)
+{
+    /* A checkpoint of step s holds the values whose loss at s was not finite. */
+    int k = job->ckpt_seen[0][0] && job->ckpt_seen_step[0] < s ? 0 : 1;
+    return singa_err_set(err, "training step %d: %s; %s; the last good checkpoint is %s "
+                              "(stop_on_nonfinite = false trains on regardless)",
+                         s, what, where, job->ckpt_seen[k][0] ? job->ckpt_seen[k] : "none (this run has none yet)");
+}
+
+/* After training step s: a metric of the loss layers (the loss, accuracy...) that is not finite
+ * stops the job.  Only those few numbers are looked at every step; a param that went bad shows in
+ * the next step's loss, and the search for it runs once, on the way out. */
+static int check_finite(singa_job *job, int s, singa_err *err)
+{
+    const singa_metrics *m = &job->train->metrics;
+    for (int i = 0; i < m->n; i++)
+        if (!isfinite(m->sum[i])) {
+            char what[128], where[512] = "no param or gradient holds a non-finite value (the forward pass overflowed)";
+            snprintf(what, sizeof what, "the %s is %s", m->name[i], isnan(m->sum[i]) ? "NaN" : m->sum[i] > 0 ? "+inf" : "-inf");
+            find_nonfinite(job, where, sizeof where);
+            return nonfinite_error(job, s, what, where, err);
+        }
+    return 0;
 }
 
 /* The parts of a distributed checkpoint: this worker's own state, the servers' shards. */
@@ -453,6 +563,8 @@ static int save_dist(singa_job *job, int step, const singa_job_hooks *hooks, con
 {
     singa_ckpt c;
     bool complete = true;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/step%09d.*.ckpt", job->ckpt_dir, step);
     if (parts & CKPT_STATE) {
         int rc = fill_checkpoint(job, &c, step, err);
         if (rc == 0)
@@ -460,13 +572,12 @@ static int save_dist(singa_job *job, int step, const singa_job_hooks *hooks, con
         singa_ckpt_free(&c, 0);
         if (rc < 0)
             return -1;
+        note_checkpoint(job, step, path); /* every worker: whichever sees a bad loss names it */
     }
     if (!(parts & CKPT_SERVERS) || !x->save_servers)
         return 0;
     if (x->save_servers(x->ud, step, &complete, err) < 0)
         return -1;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/step%09d.*.ckpt", job->ckpt_dir, step);
     if (!complete) {
         singa_job_log(hooks, "checkpoint %s is incomplete: a server's process was lost", path);
         return 0;
@@ -482,6 +593,9 @@ static int save_checkpoint(singa_job *job, int step, const singa_job_hooks *hook
     singa_ckpt c;
     char path[4096];
     singa_ckpt_path(path, sizeof path, job->ckpt_dir, (uint64_t)step);
+    char where[512];
+    if (job->stop_nonfinite && find_nonfinite(job, where, sizeof where)) /* never a bad "last good" one */
+        return nonfinite_error(job, step, "checkpoint not written", where, err);
     int rc = fill_checkpoint(job, &c, step, err);
     if (rc == 0)
         rc = singa_ckpt_write(&c, path, err);
@@ -495,11 +609,13 @@ static int save_checkpoint(singa_job *job, int step, const singa_job_hooks *hook
         free(job->stale);
         job->stale = NULL;
         job->nstale = 0;
-        rc = singa_ckpt_dir_prune(job->ckpt_dir, job->keep, err);
+        rc = singa_ckpt_dir_prune(job->ckpt_dir, job->keep, job->best_step, err);
     }
     singa_ckpt_free(&c, 0);
-    if (rc == 0)
+    if (rc == 0) {
         singa_job_log(hooks, "checkpoint written: %s", path);
+        note_checkpoint(job, step, path);
+    }
     if (rc == 0 && hooks && hooks->checkpoint)
         hooks->checkpoint(hooks->ud, step, path);
     return rc;
@@ -546,13 +662,23 @@ static int load_checkpoint(singa_job *job, const singa_ckpt *ck, const char *pat
     load_ctx lc = {ck, path, false, calloc(ck->n + 1, sizeof(bool))};
     int rc = lc.seen ? each_entry(job, load_entry, &lc, err) : singa_err_set(err, "out of memory");
     for (size_t i = 0; rc == 0 && i < ck->n; i++)
-        if (!lc.seen[i] && !(job->dist && (strcmp(ck->entries[i].name, "topology") == 0 ||
-                                           strcmp(ck->entries[i].name, "worker") == 0)))
+        if (!lc.seen[i] && strcmp(ck->entries[i].name, "best") != 0 &&
+            !(job->dist && (strcmp(ck->entries[i].name, "topology") == 0 || strcmp(ck->entries[i].name, "worker") == 0)))
             rc = singa_err_set(err, "checkpoint '%s': tensor '%s' is not in the job (the file belongs to another net)",
                                path, ck->entries[i].name);
-    const singa_ckpt_entry *w = singa_ckpt_find(ck, "window");
+    const singa_ckpt_entry *w = singa_ckpt_find(ck, "window"), *b = singa_ckpt_find(ck, "best");
     if (rc == 0 && w)
         rc = window_unpack(job, w->data, path, err); /* checked before anything is applied */
+    int64_t best_step = -1;
+    double best_value = 0;
+    if (rc == 0 && b) { /* checkpoint_keep_best's best so far */
+        if (b->bytes == 16) {
+            memcpy(&best_step, b->data, 8);
+            memcpy(&best_value, (const uint8_t *)b->data + 8, 8);
+        }
+        if (b->bytes != 16 || best_step < 0 || (uint64_t)best_step > ck->step)
+            rc = singa_err_set(err, "checkpoint '%s': tensor 'best' holds impossible values", path);
+    }
     if (rc == 0 && ck->step > (uint64_t)job->train_steps)
         rc = singa_err_set(err, "checkpoint '%s': step %llu is beyond train_steps %d", path,
                            (unsigned long long)ck->step, job->train_steps);
@@ -562,6 +688,10 @@ static int load_checkpoint(singa_job *job, const singa_ckpt *ck, const char *pat
         for (int k = 0; k < job->ninputs && rc == 0; k++)
             rc = job->inputs[k]->type->set_cursor(job->inputs[k], job->cursors[k], err);
         job->step = (int)ck->step;
+        if (job->best_metric && best_step >= 0) {
+            job->best_step = (int)best_step;
+            job->best_value = best_value;
+        }
     }
     free(lc.seen);
     return rc;
@@ -631,6 +761,7 @@ static int resume(singa_job *job, const singa_job_hooks *hooks, singa_err *err)
     switch (singa_ckpt_try_newest(job->ckpt_dir, resume_try, log_refused, &rc, err)) {
     case 0:
         singa_job_log(hooks, "resumed from %s (step %d)", rc.file, job->step);
+        note_checkpoint(job, job->step, rc.file);
         return 0;
     case 1:
         singa_job_log(hooks, "resume: no checkpoint in '%s', starting from step 0", job->ckpt_dir);
@@ -795,6 +926,55 @@ static int evaluate(singa_job *job, singa_net *net, int nsteps, int step, double
     return 0;
 }
 
+/* After an evaluation of the watched phase at step s, with its results m: a better result than
+ * any before is checkpointed (checkpoint_keep_best; written after the evaluation, so the file of
+ * step s holds it), then on_validation decides whether training goes on. */
+static int watch(singa_job *job, int s, const singa_job_hooks *hooks, const singa_metrics *m, singa_err *err)
+{
+    const char *phase = job->watch == SINGA_PHASE_VALIDATION ? "validation" : "test";
+    if (job->best_metric) {
+        double v = singa_metrics_avg(m, job->best_metric, NAN);
+        if (isnan(v) && singa_metrics_avg(m, job->best_metric, 0) == 0)
+            return singa_err_set(err, "checkpoint_keep_best = \"%s\": the %s net reports no %s (no loss layer such as kSoftmaxLoss)",
+                                 job->best_metric, phase, job->best_metric);
+        bool higher = strcmp(job->best_metric, "accuracy") == 0;
+        if (job->best_step < 0 || (higher ? v > job->best_value : v < job->best_value)) {
+            job->best_step = s;
+            job->best_value = v;
+            char path[4096];
+            singa_ckpt_path(path, sizeof path, job->ckpt_dir, (uint64_t)s);
+            if (save_checkpoint(job, s, hooks, err) < 0)
+                return -1;
+            singa_job_log(hooks, "best so far: %s (step %d, %s %s %.4f)", path, s, phase, job->best_metric, v);
+        }
+    }
+    if (!job->on_eval)
+        return 0;
+    singa_value fields[2 + SINGA_METRICS_MAX];
+    const char *names[2 + SINGA_METRICS_MAX] = {"step", "phase"};
+    fields[0] = (singa_value){.kind = SINGA_VALUE_INT, .num = s};
+    fields[1] = (singa_value){.kind = SINGA_VALUE_STR, .str = phase};
+    int n = 2;
+    for (int i = 0; i < m->n; i++) {
+        names[n] = m->name[i];
+        fields[n++] = (singa_value){.kind = SINGA_VALUE_NUM, .num = singa_metrics_avg(m, m->name[i], 0)};
+    }
+    singa_value r = {.kind = SINGA_VALUE_FIELDS, .n = n, .fields = fields, .names = names};
+    char word[64];
+    if (!job->on_eval->call_text)
+        return singa_err_set(err, "on_validation: this host cannot call it");
+    if (job->on_eval->call_text(job->on_eval, &r, 1, word, sizeof word, err) < 0)
+        return singa_err_prefix(err, "on_validation at step %d: ", s);
+    if (strcmp(word, "stop") == 0) {
+        job->early = true;
+        singa_job_log(hooks, "on_validation stopped training at step %d", s);
+    } else if (word[0]) {
+        return singa_err_set(err, "on_validation at step %d returned \"%s\": return \"stop\" to end training, or nothing to go on",
+                             s, word);
+    }
+    return 0;
+}
+
 int singa_job_begin(singa_job *job, const singa_job_hooks *hooks, singa_err *err)
 {
     /* Find an unusable checkpoint_path now, not after hours of training. */
@@ -857,16 +1037,24 @@ int singa_job_loop(singa_job *job, const singa_job_hooks *hooks, const singa_exc
             if (evaluate(job, job->val_net, job->validate.steps, s, t0, hooks, &res->validation, err) < 0)
                 return singa_err_prefix(err, "validation at step %d: ", s);
             res->has_validation = true;
+            if (job->watch == SINGA_PHASE_VALIDATION && watch(job, s, hooks, &res->validation, err) < 0)
+                return -1;
         }
         if (job->test_net && fires(&job->test, s)) {
             if (evaluate(job, job->test_net, job->test.steps, s, t0, hooks, &res->test, err) < 0)
                 return singa_err_prefix(err, "test at step %d: ", s);
             res->has_test = true;
             last_test = s;
+            if (job->watch == SINGA_PHASE_TEST && watch(job, s, hooks, &res->test, err) < 0)
+                return -1;
         }
+        if (job->early)
+            break;
         double ts = now();
         if (train_step(job, x, s, err) < 0)
             return singa_err_prefix(err, "training step %d: ", s);
+        if (job->stop_nonfinite && check_finite(job, s, err) < 0)
+            return -1;
         job->step = s + 1;
         double te = now();
         train_time += te - ts;
@@ -899,7 +1087,8 @@ int singa_job_loop(singa_job *job, const singa_job_hooks *hooks, const singa_exc
         res->train = job->window.metrics;
     /* Distributed, a worker's state is final before it says it is done, and the servers' once
      * every worker's last update is in. */
-    bool final = !stopped && job->ckpt_dir && job->step > start;
+    bool final = !stopped && job->ckpt_dir && job->step > start &&
+                 !(job->early && job->ckpt_seen[0][0] && job->ckpt_seen_step[0] == job->step); /* written at it */
     if (x && final && save_dist(job, job->step, hooks, x, CKPT_STATE, err) < 0)
         return -1;
     if (x && x->after_training(x->ud, err) < 0)
@@ -908,13 +1097,21 @@ int singa_job_loop(singa_job *job, const singa_job_hooks *hooks, const singa_exc
         return -1;
     if (final && !x && save_checkpoint(job, job->step, hooks, err) < 0)
         return -1;
-    if (!stopped && job->test_net && last_test != job->train_steps) {
-        if (evaluate(job, job->test_net, job->test.steps, job->train_steps, t0, hooks, &res->test, err) < 0)
+    if (!stopped && job->test_net && last_test != job->step) {
+        if (evaluate(job, job->test_net, job->test.steps, job->step, t0, hooks, &res->test, err) < 0)
             return singa_err_prefix(err, "final test: ");
         res->has_test = true;
     }
     res->steps = job->step;
     res->seconds = now() - t0;
+    res->stopped_early = job->early;
+    res->best_step = job->best_step;
+    res->best_value = job->best_value;
+    if (job->best_step >= 0) {
+        singa_ckpt_path(res->best_path, sizeof res->best_path, job->ckpt_dir, (uint64_t)job->best_step);
+        singa_job_log(hooks, "best checkpoint: %s (step %d, %s %s %.4f)", res->best_path, job->best_step,
+                      job->watch == SINGA_PHASE_VALIDATION ? "validation" : "test", job->best_metric, job->best_value);
+    }
     return 0;
 }
 
