@@ -1,16 +1,23 @@
 /* kAccuracy: the top-k accuracy of predictions (scores, one row per instance) against integer
  * labels, reported as the metric "accuracy"; no gradient passes through it.  Its output holds,
  * per instance, 1 for a hit and 0 for a miss.  The top-k rule is the one kSoftmaxLoss uses too:
- * a label is among the top k when fewer than k classes score strictly higher (ties go to the
- * label). */
+ * classes rank as argmax and kArgSort order them (higher score first, of equal scores the lower
+ * index first), and a label is among the top k when fewer than k classes rank ahead of it.  So
+ * all-equal scores (a dead net) hit only label 0, not every label; a NaN score at the label is a
+ * miss, and a NaN elsewhere ranks ahead of the label, so NaN never scores. */
+#include <math.h>
+
 #include "layers/layers.h"
 
 bool singa_layer_topk_hit(const float *scores, int k, int label, int topk)
 {
-    int above = 0;
+    float v = scores[label];
+    if (isnan(v))
+        return false;
+    int ahead = 0;
     for (int c = 0; c < k; c++)
-        above += scores[c] > scores[label];
-    return above < topk;
+        ahead += scores[c] > v || isnan(scores[c]) || (c < label && scores[c] == v);
+    return ahead < topk;
 }
 
 int singa_layer_check_labels(singa_layer *l, singa_err *err)
