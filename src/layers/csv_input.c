@@ -17,6 +17,7 @@ typedef struct csv_state {
     bool has_label;
     float *feat, *label; /* count x nfeat, count */
 } csv_state;
+SINGA_RECORDS_FIRST(csv_state);
 
 static const singa_field fields[] = {
     {"path", SINGA_FIELD_STR},       {"separator", SINGA_FIELD_STR}, {"batchsize", SINGA_FIELD_INT},
@@ -39,9 +40,10 @@ static int push(float **v, size_t *n, size_t *cap, float x)
     return 0;
 }
 
-/* Parses the text (NUL-terminated, len bytes) into rows of `ncols` numbers. */
-static int parse(singa_layer *l, const char *path, char *text, size_t len, char sep, float **vals,
-                 size_t *rows, int *ncols, singa_err *err)
+/* Parses the text (NUL-terminated, len bytes) into rows of `ncols` numbers; with `labels`, each
+ * row's first number is a label, taken with the line it is on. */
+static int parse(singa_layer *l, const char *path, char *text, size_t len, char sep, singa_records *labels,
+                 float **vals, size_t *rows, int *ncols, singa_err *err)
 {
     size_t n = 0, cap = 0, line = 0;
     long first_line = 0;
@@ -78,6 +80,11 @@ static int parse(singa_layer *l, const char *path, char *text, size_t len, char 
                     return singa_layer_err(l, err, "file '%s' line %zu, column %d: empty field", path, line, cols + 1);
                 return singa_layer_err(l, err, "file '%s' line %zu, column %d: '%.40s' is not a finite number", path,
                                        line, cols + 1, field);
+            }
+            if (labels && cols == 0 && singa_records_label(labels, l, v, path, "line", line, err) < 0) {
+                free(*vals);
+                *vals = NULL;
+                return -1;
             }
             if (push(vals, &n, &cap, v) < 0) {
                 free(*vals);
@@ -132,7 +139,7 @@ static int setup(singa_layer *l, singa_err *err)
     }
     float *vals = NULL;
     int ncols;
-    int rc = parse(l, path, text, len, sep[0], &vals, &rows, &ncols, err);
+    int rc = parse(l, path, text, len, sep[0], s->has_label ? &s->rec : NULL, &vals, &rows, &ncols, err);
     free(text);
     if (rc < 0)
         return -1;
