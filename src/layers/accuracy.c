@@ -9,6 +9,7 @@
 
 #include "layers/layers.h"
 #include "layers/records.h"
+#include "singa/net.h"
 
 bool singa_layer_topk_hit(const float *scores, int k, int label, int topk)
 {
@@ -23,15 +24,17 @@ bool singa_layer_topk_hit(const float *scores, int k, int label, int topk)
 
 /* The input layer whose data set the labels in `from` come from: back through one-column layers
  * (connection layers a partitioned net puts in) to a kLabel, and from its source through the
- * layers that hand their source's labels on.  NULL when they come from elsewhere. */
+ * layers that hand their source's labels on.  NULL when they come from elsewhere.  At most a
+ * walk through every layer, should a back edge close a loop. */
 static const singa_records *label_records(const singa_layer *from, const singa_layer **input)
 {
     const singa_layer *in = from;
-    while (in->type != &singa_label_layer && in->nsrc == 1 && singa_tensor_cols(&in->data) == 1)
+    int left = from->net->nlayers;
+    while (in->type != &singa_label_layer && in->nsrc == 1 && singa_tensor_cols(&in->data) == 1 && left-- > 0)
         in = in->src[0];
     if (in->type != &singa_label_layer)
         return NULL;
-    for (in = in->src[0]; in->nsrc == 1 && in->aux.data;)
+    for (in = in->src[0]; in->nsrc == 1 && in->aux.data && left-- > 0;)
         in = in->src[0];
     *input = in;
     return singa_records_of(in);
