@@ -29,17 +29,8 @@ static int setup(singa_layer *l, singa_err *err)
     bool shared = singa_conf_bool(l->conf, "channel_shared", false);
     s->inner = cols / channels;
     s->channels = shared ? 1 : channels;
-    singa_param *a = singa_layer_param(l, 0, "slope", 1, &s->channels, 0, 0, "kConstant", err);
-    if (!a)
+    if (!singa_layer_param_value(l, 0, "slope", 1, &s->channels, -1, 0, 0, "kConstant", DEFAULT_SLOPE, err))
         return -1;
-    /* The default init (kConstant with no init table) gives zeros; the paper starts at 0.25.
-     * Zeros without an init table mean this declaration created the param just now: a second
-     * net declaring it finds the 0.25 the first one set (or the checkpoint's values). */
-    bool zero = true;
-    for (size_t i = 0; i < a->data.size; i++)
-        zero = zero && a->data.data[i] == 0.0f;
-    if (zero && !a->init && !a->owner)
-        singa_tensor_fill(&a->data, DEFAULT_SLOPE);
     if (!(s->sums = calloc((size_t)s->channels, sizeof *s->sums)))
         return singa_layer_err(l, err, "out of memory");
     return singa_layer_shape(l, x->ndim, x->shape, err);

@@ -35,8 +35,8 @@ values(fwd({ type = "kArgSort", topk = 2 }, { { shape = { 2, 1, 2, 2 }, data = {
 local labels = { shape = { 3 }, classes = 4, data = { 1, 3, 2 } }
 do
   local r = fwd({ type = "kAccuracy" }, { scores, labels })
-  values(r[1], { 3, 1 }, { 1, 0, 1 }, "kAccuracy top-1 hits (a tie at the top counts for the label)")
-  tap.near(r.metrics.accuracy, 2 / 3, 1e-9, "kAccuracy top-1 metric")
+  values(r[1], { 3, 1 }, { 1, 0, 0 }, "kAccuracy top-1 hits (of tied top scores the lower index ranks first)")
+  tap.near(r.metrics.accuracy, 1 / 3, 1e-9, "kAccuracy top-1 metric")
   r = fwd({ type = "kAccuracy", topk = 3 }, { scores, labels })
   values(r[1], { 3, 1 }, { 1, 0, 1 }, "kAccuracy top-3 hits")
   r = fwd({ type = "kAccuracy", topk = 4 }, { scores, labels })
@@ -44,6 +44,28 @@ do
   r = fwd({ type = "kAccuracy", topk = 2 }, { scores, { shape = { 3, 1 }, classes = 4, data = { 2, 1, 3 } } })
   tap.near(r.metrics.accuracy, 1 / 3, 1e-9, "kAccuracy top-2 metric with labels as a column")
   tap.is(r.metrics.loss, nil, "kAccuracy reports no loss")
+end
+
+-- Ties and NaN rank as argmax does: all-equal scores (a dead net) hit label 0 alone, and a NaN
+-- score never hits; kSoftmaxLoss shares the rule.
+do
+  local nan = 0 / 0
+  local flat = { shape = { 4, 3 }, data = { 0, 0, 0,   0, 0, 0,   0, 0, 0,   0, 0, 0 } }
+  local flat_labels = { shape = { 4 }, classes = 3, data = { 0, 1, 2, 1 } }
+  for _, t in ipairs({ "kAccuracy", "kSoftmaxLoss" }) do
+    local r = fwd({ type = t }, { flat, flat_labels })
+    tap.near(r.metrics.accuracy, 1 / 4, 1e-9, t .. ": all-equal scores hit label 0 only (top-1)")
+    r = fwd({ type = t, topk = 2 }, { flat, flat_labels })
+    tap.near(r.metrics.accuracy, 3 / 4, 1e-9, t .. ": all-equal scores, top-2 holds labels 0 and 1")
+    local nans = { shape = { 3, 3 }, data = { nan, nan, nan,   0.1, nan, 0.2,   nan, 0.5, 0.1 } }
+    r = fwd({ type = t }, { nans, { shape = { 3 }, classes = 3, data = { 0, 1, 1 } } })
+    tap.near(r.metrics.accuracy, 0, 1e-9, t .. ": a NaN score is a miss, at the label or ahead of it")
+    r = fwd({ type = t, topk = 2 }, { nans, { shape = { 3 }, classes = 3, data = { 0, 2, 1 } } })
+    tap.near(r.metrics.accuracy, 2 / 3, 1e-9, t .. ": top-2 with a NaN ahead still holds the best finite score")
+  end
+  local r = fwd({ type = "kAccuracy", topk = 2 }, { { shape = { 2, 4 }, data = { 5, 9, 9, 9,   1, 3, 2, 3 } },
+                                                     { shape = { 2 }, classes = 4, data = { 3, 3 } } })
+  values(r[1], { 2, 1 }, { 0, 1 }, "kAccuracy top-2 with ties: two equal scores at lower indices push a label out")
 end
 
 -- kOneHot

@@ -24,15 +24,17 @@ write(JOB, string.format([[
 local img, lab = %q, %q
 return function(o)
   local j = {
-    name = "ckpt", seed = 7, train_steps = o.steps, disp_freq = 10, test_freq = 25, test_steps = 2,
+    name = "ckpt", seed = 7, train_steps = o.steps, disp_freq = 10, test_freq = 25, test_steps = o.test_steps or 2,
+    validate_freq = 20, validate_steps = o.validate_steps or 0,
     checkpoint_freq = o.freq or 10, checkpoint_path = o.path, checkpoint_keep = o.keep or 3,
     resume = o.resume or false,
     updater = { type = o.updater or "kSGD", momentum = o.momentum or 0.9, weight_decay = 1e-4,
                 learning_rate = { type = "kFixed", base_lr = 0.05 } },
     neuralnet = { layer = {
       { name = "data", type = "kIDXData", batchsize = 16, images = o.images or img, labels = o.labels or lab,
-        shuffle = true, exclude = "kTest" },
-      { name = "data", type = "kIDXData", batchsize = 20, images = img, labels = lab, exclude = "kTrain" },
+        shuffle = true, exclude = { "kTest", "kValidation" } },
+      { name = "data", type = "kIDXData", batchsize = 20, images = o.test_images or img, labels = o.test_labels or lab,
+        exclude = "kTrain" },
       { name = "image", type = "kMnist", srclayer = "data", norm_a = 255 },
       { name = "label", type = "kLabel", srclayer = "data" },
       { name = "fc1", type = "kInnerProduct", srclayer = "image", num_output = o.hidden or 16 },
@@ -214,6 +216,31 @@ local small_img, small_lab = td.idx(dir .. "/small", 120, 4)
 local moved = fresh("other-data")
 tap.raises("layer 'data'", "a data set of another size is refused naming the layer", train,
            { steps = 60, path = moved, resume = true, images = small_img, labels = small_lab })
+
+-- test_steps and validate_steps may change between runs: the kTest and kValidation nets are built
+-- only when they are above 0, and their cursors come and go with them.
+local function resumes(name, first, second)
+  local d = dir .. "/" .. name
+  first.steps, first.path = 30, d
+  train(first)
+  second.steps, second.path, second.resume = 40, d, true
+  local ok, r = pcall(train, second)
+  tap.ok(ok and r.steps == 40, name .. ": resumes from its own checkpoint", not ok and r or nil)
+  return ok and r
+end
+resumes("no-test", { test_steps = 0 }, { test_steps = 0 })
+local dropped = resumes("test-dropped", {}, { test_steps = 0 })
+local plain = train{ steps = 40, path = dir .. "/test-dropped-whole" }
+tap.is(dropped and string.format("%.17g", dropped.train.loss), string.format("%.17g", plain.train.loss),
+       "test_steps 2 -> 0: training goes on exactly as the uninterrupted run's")
+local added = resumes("test-added", { test_steps = 0 }, { test_steps = 2 })
+tap.ok(added and added.test.loss, "test_steps 0 -> 2: the resumed run tests from the first test batch")
+resumes("validation", { validate_steps = 2 }, { validate_steps = 2 })
+resumes("validation-dropped", { validate_steps = 2 }, { validate_steps = 0 })
+resumes("validation-added", { test_steps = 0 }, { validate_steps = 2 })
+local test_small = fresh("other-test-data")
+tap.raises("layer 'data'", "a kTest net kept from run to run still has its cursor checked", train,
+           { steps = 60, path = test_small, resume = true, test_images = small_img, test_labels = small_lab })
 
 tap.raises("checkpoint_keep", "checkpoint_keep = 0 is refused", train, { steps = 10, path = dir .. "/k0", keep = 0 })
 

@@ -102,9 +102,16 @@ int singa_layer_shape(singa_layer *l, int ndim, const int *shape, singa_err *err
  * destinations add up their gradients without a separate zeroing pass. */
 float singa_layer_grad_beta(singa_layer *src);
 /* Declares the index-th param of l; `suffix` names it "<layer>_<suffix>" unless the layer's
- * param list names it.  default_init is the init type used when the user gives none.  In a part
- * of a partitioned layer, l gets a view of the whole param all the parts share (a replica's
- * gradient is added to the others'). */
+ * param list names it.  Without an init table in the param list the param gets the layer's
+ * default: init type default_init with its `value` default_value (kConstant's constant,
+ * kUniform's and kGaussian's scale); an init table replaces both, its fields defaulting as
+ * documented (kConstant: value 1).  In a part of a partitioned layer, l gets a view of the whole
+ * param all the parts share (a replica's gradient is added to the others').  axis as in
+ * singa_layer_param_split, or -1.  (Plugin ABI 1.3.) */
+singa_param *singa_layer_param_value(singa_layer *l, int index, const char *suffix, int ndim,
+                                     const int *shape, int axis, int fan_in, int fan_out,
+                                     const char *default_init, double default_value, singa_err *err);
+/* singa_layer_param_value with the init table's own default value, 1. */
 singa_param *singa_layer_param(singa_layer *l, int index, const char *suffix, int ndim,
                                const int *shape, int fan_in, int fan_out, const char *default_init,
                                singa_err *err);
@@ -114,6 +121,13 @@ singa_param *singa_layer_param(singa_layer *l, int index, const char *suffix, in
 singa_param *singa_layer_param_split(singa_layer *l, int index, const char *suffix, int ndim,
                                      const int *shape, int axis, int fan_in, int fan_out,
                                      const char *default_init, singa_err *err);
+/* Before ABI 1.3 the two above gave a default value of 0; plugins built then still call the
+ * functions of those names and still get 0, while code built now calls them through these
+ * macros (as zlib's deflateInit passes its version), which give 1. */
+#define singa_layer_param(l, index, suffix, ndim, shape, fan_in, fan_out, default_init, err) \
+    singa_layer_param_value(l, index, suffix, ndim, shape, -1, fan_in, fan_out, default_init, 1.0, err)
+#define singa_layer_param_split(l, index, suffix, ndim, shape, axis, fan_in, fan_out, default_init, err) \
+    singa_layer_param_value(l, index, suffix, ndim, shape, axis, fan_in, fan_out, default_init, 1.0, err)
 /* The layer's output features: `total`, or its part's share of them in a part on the features
  * (-1 with err set when total does not divide). */
 int singa_layer_part_size(const singa_layer *l, const char *field, int total, singa_err *err);

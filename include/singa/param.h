@@ -50,6 +50,8 @@ struct singa_param {
     singa_grad_turn_fn grad_turn;
     int grad_parts; /* with grad_turn: the row blocks singa_param_grad_gemm writes in turn */
     bool turn_held; /* with grad_turn: every part's turn is taken (singa_param_grad_begin) */
+    /* Since plugin ABI 1.3. */
+    double default_value; /* default_init's `value` when the user gives no init table */
 };
 
 typedef struct singa_params {

@@ -32,7 +32,10 @@
  * _WHOLE_BATCH (a 1.0 plugin sets none: its layers read one-to-all and stay whole on dim 1).
  * 1.2 added SINGA_LAYER_GRAD_TURNS with singa_param_grad_begin and singa_param's grad_turn,
  * grad_parts and turn_held (a 1.1 plugin sets no such flag: its params' gradients are its
- * workers' own, summed by the stub).
+ * workers' own, summed by the stub).  1.3 added singa_layer_param_value (a layer's default init
+ * value) and singa_param's default_value, and singa_layer_param and singa_layer_param_split
+ * became macros over it that give kConstant the documented value 1; the functions of those names
+ * remain for older plugins and give 0, as before.
  *
  * Ownership.  A plugin is loaded into a registry (in singa-tui, the one of the Lua state) and
  * belongs to it: singa_registry_free drops its types and then dlcloses it.  Nothing is global,
@@ -45,7 +48,7 @@
 #include "singa/layer.h"
 
 #define SINGA_PLUGIN_ABI_MAJOR 1
-#define SINGA_PLUGIN_ABI_MINOR 2
+#define SINGA_PLUGIN_ABI_MINOR 3
 
 /* The name of the exported entry object, for dlsym. */
 #define SINGA_PLUGIN_ENTRY_SYMBOL "singa_plugin_entry"

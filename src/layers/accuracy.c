@@ -1,27 +1,63 @@
 /* kAccuracy: the top-k accuracy of predictions (scores, one row per instance) against integer
  * labels, reported as the metric "accuracy"; no gradient passes through it.  Its output holds,
  * per instance, 1 for a hit and 0 for a miss.  The top-k rule is the one kSoftmaxLoss uses too:
- * a label is among the top k when fewer than k classes score strictly higher (ties go to the
- * label). */
+ * classes rank as argmax and kArgSort order them (higher score first, of equal scores the lower
+ * index first), and a label is among the top k when fewer than k classes rank ahead of it.  So
+ * all-equal scores (a dead net) hit only label 0, not every label; a NaN score at the label is a
+ * miss, and a NaN elsewhere ranks ahead of the label, so NaN never scores. */
+#include <math.h>
+
 #include "layers/layers.h"
+#include "layers/records.h"
+#include "singa/net.h"
 
 bool singa_layer_topk_hit(const float *scores, int k, int label, int topk)
 {
-    int above = 0;
+    float v = scores[label];
+    if (isnan(v))
+        return false;
+    int ahead = 0;
     for (int c = 0; c < k; c++)
-        above += scores[c] > scores[label];
-    return above < topk;
+        ahead += scores[c] > v || isnan(scores[c]) || (c < label && scores[c] == v);
+    return ahead < topk;
+}
+
+/* The input layer whose data set the labels in `from` come from: back through one-column layers
+ * (connection layers a partitioned net puts in) to a kLabel, and from its source through the
+ * layers that hand their source's labels on.  NULL when they come from elsewhere.  At most a
+ * walk through every layer, should a back edge close a loop. */
+static const singa_records *label_records(const singa_layer *from, const singa_layer **input)
+{
+    const singa_layer *in = from;
+    int left = from->net->nlayers;
+    while (in->type != &singa_label_layer && in->nsrc == 1 && singa_tensor_cols(&in->data) == 1 && left-- > 0)
+        in = in->src[0];
+    if (in->type != &singa_label_layer)
+        return NULL;
+    for (in = in->src[0]; in->nsrc == 1 && in->aux.data && left-- > 0;)
+        in = in->src[0];
+    *input = in;
+    return singa_records_of(in);
 }
 
 int singa_layer_check_labels(singa_layer *l, singa_err *err)
 {
     const singa_tensor *x = &l->src[0]->data, *y = &l->src[1]->data;
-    if (singa_tensor_rows(y) == singa_tensor_rows(x) && singa_tensor_cols(y) == 1)
-        return 0;
     char a[64], b[64];
-    return singa_layer_err(l, err, "labels from '%s' have shape %s but predictions from '%s' have shape %s (want one label per row)",
-                           l->src[1]->name, singa_tensor_shape_str(y, a, sizeof a), l->src[0]->name,
-                           singa_tensor_shape_str(x, b, sizeof b));
+    if (singa_tensor_rows(y) != singa_tensor_rows(x) || singa_tensor_cols(y) != 1)
+        return singa_layer_err(l, err, "labels from '%s' have shape %s but predictions from '%s' have shape %s (want one label per row)",
+                               l->src[1]->name, singa_tensor_shape_str(y, a, sizeof a), l->src[0]->name,
+                               singa_tensor_shape_str(x, b, sizeof b));
+    /* The whole data set now, rather than a batch that happens to hold a bad label steps later. */
+    const singa_layer *input;
+    const singa_records *r = label_records(l->src[1], &input);
+    int classes = singa_tensor_cols(x);
+    char where[4200];
+    if (r && r->labelled && r->label_max >= (float)classes)
+        return singa_layer_err(l, err, "label %g at %s (layer '%s') is out of range: '%s' gives %d classes, 0..%d",
+                               r->label_max, singa_records_label_where(r, where, sizeof where), input->name,
+                               l->src[0]->name, classes, classes - 1);
+    return 0;
 }
 
 typedef struct accuracy_state {

@@ -51,15 +51,8 @@ static int setup(singa_layer *l, singa_err *err)
     s->eps = (float)eps;
     s->c = in->shape[1];
     s->plane = in->ndim == 4 ? in->shape[2] * in->shape[3] : 1;
-    /* Scale defaults to 1, which a kConstant init without a table (0) does not give. */
-    singa_params *ps = l->net->params;
-    int before = ps->n;
-    singa_param *scale = singa_layer_param(l, 0, "scale", 1, &s->c, s->c, s->c, "kConstant", err);
-    if (!scale)
-        return -1;
-    if (ps->n > before && !scale->init && !scale->owner)
-        singa_tensor_fill(&scale->data, 1.0f);
-    if (!singa_layer_param(l, 1, "bias", 1, &s->c, s->c, s->c, "kConstant", err) ||
+    if (!singa_layer_param_value(l, 0, "scale", 1, &s->c, -1, s->c, s->c, "kConstant", 1.0, err) ||
+        !singa_layer_param_value(l, 1, "bias", 1, &s->c, -1, s->c, s->c, "kConstant", 0.0, err) ||
         !singa_layer_state(l, 2, "running_mean", 1, &s->c, 0.0f, err) ||
         !singa_layer_state(l, 3, "running_invvar", 1, &s->c, 1.0f, err))
         return -1;

@@ -54,7 +54,7 @@ static int setup(singa_layer *l, singa_err *err)
     int wshape[2] = {all, ckk};
     if (!singa_layer_param_split(l, 0, "weight", 2, wshape, 0, ckk, all * s->ky * s->kx, "kUniformSqrtFanIn", err))
         return -1;
-    if (s->bias && !singa_layer_param_split(l, 1, "bias", 1, &all, 0, ckk, all, "kConstant", err))
+    if (s->bias && !singa_layer_param_value(l, 1, "bias", 1, &all, 0, ckk, all, "kConstant", 0.0, err))
         return -1;
     if (singa_tensor_init2(&s->col, ckk, cols, err) < 0 || singa_tensor_init2(&s->tmp, s->f, cols, err) < 0 ||
         (l->src[0]->needs_grad && singa_tensor_init2(&s->dcol, ckk, cols, err) < 0))

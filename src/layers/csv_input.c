@@ -36,25 +36,30 @@ static int setup(singa_layer *l, singa_err *err)
     if (singa_records_conf(&s->rec, l, err) < 0)
         return -1;
     float *vals;
-    size_t rows;
+    size_t rows, *lines;
     int ncols;
-    if (singa_csv_read(path, sep[0], 0, &vals, &rows, &ncols, err) < 0)
+    if (singa_csv_read(path, sep[0], 0, &vals, &rows, &ncols, s->has_label ? &lines : NULL, err) < 0)
         return singa_layer_err(l, err, "%s", err->msg);
     s->nfeat = ncols - (s->has_label ? 1 : 0);
     if (s->nfeat < 1) {
         free(vals);
+        if (s->has_label)
+            free(lines);
         return singa_layer_err(l, err, "file '%s' has %d column%s: a label and at least one feature are needed "
                                        "(has_label = false reads features only)", path, ncols, ncols == 1 ? "" : "s");
     }
     /* Split the label column off so a batch of features is a plain copy of rows. */
     if (s->has_label) {
-        if (!(s->label = malloc(rows * sizeof *s->label))) {
-            free(vals);
-            return singa_layer_err(l, err, "out of memory");
-        }
-        for (size_t r = 0; r < rows; r++) {
+        int rc = (s->label = malloc(rows * sizeof *s->label)) ? 0 : singa_layer_err(l, err, "out of memory");
+        for (size_t r = 0; rc == 0 && r < rows; r++) {
             s->label[r] = vals[r * (size_t)ncols];
+            rc = singa_records_label(&s->rec, l, s->label[r], path, "line", lines[r], err);
             memmove(vals + r * (size_t)s->nfeat, vals + r * (size_t)ncols + 1, (size_t)s->nfeat * sizeof *vals);
+        }
+        free(lines);
+        if (rc < 0) {
+            free(vals);
+            return -1;
         }
     }
     s->feat = vals;

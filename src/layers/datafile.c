@@ -164,9 +164,9 @@ static int push(float **v, size_t *n, size_t *cap, float x)
 
 /* Parses the text (NUL-terminated, len bytes) into rows of `ncols` numbers. */
 static int parse(const char *path, char *text, size_t len, char sep, int skip, float **vals, size_t *rows,
-                 int *ncols, singa_err *err)
+                 int *ncols, size_t **lines, singa_err *err)
 {
-    size_t n = 0, cap = 0, line = 0;
+    size_t n = 0, cap = 0, line = 0, lines_cap = 0;
     long first_line = 0;
     *ncols = 0;
     *rows = 0;
@@ -224,16 +224,32 @@ static int parse(const char *path, char *text, size_t len, char sep, int skip, f
             return singa_err_set(err, "file '%s' line %zu has %d columns but line %ld has %d", path, line, cols,
                                  first_line, *ncols);
         }
+        if (lines && *rows == lines_cap) {
+            size_t c = lines_cap ? 2 * lines_cap : 1024;
+            size_t *g = realloc(*lines, c * sizeof *g);
+            if (!g) {
+                free(*vals);
+                *vals = NULL;
+                return singa_err_set(err, "file '%s': out of memory at line %zu", path, line);
+            }
+            *lines = g;
+            lines_cap = c;
+        }
+        if (lines)
+            (*lines)[*rows] = line;
         (*rows)++;
     }
     return 0;
 }
 
-int singa_csv_read(const char *path, char sep, int skip, float **vals, size_t *rows, int *ncols, singa_err *err)
+int singa_csv_read(const char *path, char sep, int skip, float **vals, size_t *rows, int *ncols, size_t **lines,
+                   singa_err *err)
 {
     uint8_t *bytes;
     size_t len;
     *vals = NULL;
+    if (lines)
+        *lines = NULL;
     if (singa_file_read(path, &bytes, &len, err) < 0)
         return -1;
     char *text = realloc(bytes, len + 1); /* room for the terminating NUL */
@@ -246,12 +262,16 @@ int singa_csv_read(const char *path, char sep, int skip, float **vals, size_t *r
         free(text);
         return singa_err_set(err, "file '%s' is not a text file (it holds a NUL byte)", path);
     }
-    int rc = parse(path, text, len, sep, skip, vals, rows, ncols, err);
+    int rc = parse(path, text, len, sep, skip, vals, rows, ncols, lines, err);
     free(text);
     if (rc == 0 && *rows == 0) {
         free(*vals);
         *vals = NULL;
-        return singa_err_set(err, "file '%s' holds no records (it is empty or blank%s)", path, skip ? " after its header" : "");
+        rc = singa_err_set(err, "file '%s' holds no records (it is empty or blank%s)", path, skip ? " after its header" : "");
+    }
+    if (rc < 0 && lines) {
+        free(*lines);
+        *lines = NULL;
     }
     return rc;
 }

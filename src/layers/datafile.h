@@ -26,8 +26,10 @@ void singa_idx_free(singa_idx *f);
 
 /* A text file of numbers, `sep` between columns, blank lines skipped, after its first `skip`
  * lines (a header): every row must have as many columns as the first and only finite numbers.
- * *vals (malloc'd) holds rows x ncols numbers; a file without rows is an error. */
-int singa_csv_read(const char *path, char sep, int skip, float **vals, size_t *rows, int *ncols, singa_err *err);
+ * *vals (malloc'd) holds rows x ncols numbers; a file without rows is an error.  With `lines`,
+ * *lines (malloc'd) gives each row's line in the file (from 1), for messages about a row. */
+int singa_csv_read(const char *path, char sep, int skip, float **vals, size_t *rows, int *ncols, size_t **lines,
+                   singa_err *err);
 /* Whether `sep` can separate numbers: one character that is no part of one (the message starts
  * with "'separator'"). */
 int singa_csv_check_sep(const char *sep, singa_err *err);

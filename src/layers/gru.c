@@ -53,7 +53,7 @@ static int setup(singa_layer *l, singa_err *err)
     for (int g = 0; g < GATES; g++)
         if (!singa_layer_param(l, 3 * g, names[g][0], 2, wx, in, s->hidden, "kUniformSqrtFanIn", err) ||
             !singa_layer_param(l, 3 * g + 1, names[g][1], 2, wh, s->hidden, s->hidden, "kUniformSqrtFanIn", err) ||
-            !singa_layer_param(l, 3 * g + 2, names[g][2], 1, &s->hidden, in, s->hidden, "kConstant", err))
+            !singa_layer_param_value(l, 3 * g + 2, names[g][2], 1, &s->hidden, -1, in, s->hidden, "kConstant", 0.0, err))
             return -1;
     int shape[2] = {batch, s->hidden};
     for (int g = 0; g < GATES; g++)

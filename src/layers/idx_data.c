@@ -8,9 +8,10 @@
 #include "singa/net.h"
 
 typedef struct idx_state {
-    singa_idx images, labels;
     singa_records rec;
+    singa_idx images, labels;
 } idx_state;
+SINGA_RECORDS_FIRST(idx_state);
 
 static const singa_field fields[] = {
     {"images", SINGA_FIELD_STR},  {"labels", SINGA_FIELD_STR},      {"batchsize", SINGA_FIELD_INT},
@@ -41,6 +42,9 @@ static int setup(singa_layer *l, singa_err *err)
                                    labels, s->labels.count, images, s->images.count);
         if (s->labels.record != 1)
             return singa_layer_err(l, err, "labels file '%s' must hold one byte per record", labels);
+        for (size_t i = 0; i < s->labels.count; i++)
+            if (singa_records_label(&s->rec, l, s->labels.bytes[i], labels, "record", i + 1, err) < 0)
+                return -1;
     }
     int shape[4] = {s->rec.batch}, nd = s->images.ndim;
     for (int i = 1; i < nd; i++)

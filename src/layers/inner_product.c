@@ -26,7 +26,7 @@ static int setup(singa_layer *l, singa_err *err)
     int wshape[2] = {s->transpose ? in : all, s->transpose ? all : in};
     if (!singa_layer_param_split(l, 0, "weight", 2, wshape, s->transpose, in, all, "kUniformSqrtFanIn", err))
         return -1;
-    if (s->bias && !singa_layer_param_split(l, 1, "bias", 1, &all, 0, in, all, "kConstant", err))
+    if (s->bias && !singa_layer_param_value(l, 1, "bias", 1, &all, 0, in, all, "kConstant", 0.0, err))
         return -1;
     int shape[2] = {batch, out};
     return singa_layer_shape(l, 2, shape, err);

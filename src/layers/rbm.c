@@ -90,7 +90,7 @@ static int vis_setup(singa_layer *l, singa_err *err)
     int wshape[2] = {s->hdim, s->vdim};
     if (!singa_layer_param(l, 0, "weight", 2, wshape, s->vdim, s->hdim, "kUniformSqrtFanIn", err))
         return -1;
-    if (s->bias && !singa_layer_param(l, 1, "bias", 1, &s->vdim, s->vdim, s->hdim, "kConstant", err))
+    if (s->bias && !singa_layer_param_value(l, 1, "bias", 1, &s->vdim, -1, s->vdim, s->hdim, "kConstant", 0.0, err))
         return -1;
     int shape[2] = {s->batch, s->vdim};
     if (singa_layer_shape(l, 2, shape, err) < 0)
@@ -192,7 +192,7 @@ static int hid_setup(singa_layer *l, singa_err *err)
         return singa_layer_err(l, err, "field 'param' lists %zu params but kRBMHid has %s: it uses the weight of "
                                        "its kRBMVis layer '%s' (SINGA's share_from copy of it is not needed)",
                                plist->n, s->bias ? "one, its bias" : "none (bias_term = false)", vis->name);
-    if (s->bias && !singa_layer_param(l, 0, "bias", 1, &s->hdim, s->vdim, s->hdim, "kConstant", err))
+    if (s->bias && !singa_layer_param_value(l, 0, "bias", 1, &s->hdim, -1, s->vdim, s->hdim, "kConstant", 0.0, err))
         return -1;
     int shape[2] = {s->batch, s->hdim};
     if (singa_layer_shape(l, 2, shape, err) < 0 || singa_tensor_init_like(&s->neg, &l->data, err) < 0)

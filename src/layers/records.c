@@ -4,6 +4,8 @@
  * position) is all a checkpoint needs to continue the same sequence.  `random_skip` starts at a
  * record drawn uniformly from [0, random_skip] (from the seed, so runs repeat).  Reading wraps at
  * the end of the set. */
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +13,35 @@
 #include "layers/layers.h"
 #include "layers/records.h"
 #include "singa/net.h"
+
+int singa_records_label(singa_records *r, singa_layer *l, float v, const char *file, const char *unit, size_t n,
+                        singa_err *err)
+{
+    if (!(v >= 0 && v == floorf(v))) /* NaN fails too */
+        return singa_layer_err(l, err, "file '%s' %s %zu: label %g is not a class index (a whole number >= 0)", file,
+                               unit, n, v);
+    if (!r->labelled || v > r->label_max) {
+        r->labelled = true;
+        r->label_max = v;
+        r->label_file = file;
+        r->label_unit = unit;
+        r->label_n = n;
+    }
+    return 0;
+}
+
+const singa_records *singa_records_of(const singa_layer *l)
+{
+    bool user = l->type == &singa_idx_data_layer || l->type == &singa_csv_input_layer ||
+                l->type == &singa_rgb_image_layer;
+    return user ? l->state : NULL;
+}
+
+const char *singa_records_label_where(const singa_records *r, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%s %zu of file '%s'", r->label_unit, r->label_n, r->label_file);
+    return buf;
+}
 
 int singa_records_conf(singa_records *r, singa_layer *l, singa_err *err)
 {

@@ -1,8 +1,11 @@
 /* The record cursor shared by the input layers that hold a data set in memory (records.c):
  * kIDXData, kCSVInput and kRGBImage read fields `batchsize`, `shuffle` and `random_skip` through
- * it and checkpoint its cursor. */
+ * it and checkpoint its cursor.  They keep it as the first member of their state, so a loss layer
+ * finds the labels' largest value and its place from the input layer (singa_records_of). */
 #ifndef SINGA_LAYERS_RECORDS_H
 #define SINGA_LAYERS_RECORDS_H
+
+#include <stddef.h>
 
 #include "singa/layer.h"
 
@@ -14,7 +17,17 @@ typedef struct singa_records {
     size_t count;
     uint32_t *perm; /* shuffle: this epoch's order */
     int64_t epoch, pos;
+    /* The data set's labels, checked as they are read: the largest and where it is (`unit` n of
+     * `file`), for a loss layer to check against its classes at setup. */
+    bool labelled;
+    float label_max;
+    const char *label_file, *label_unit;
+    size_t label_n;
 } singa_records;
+
+/* After each state struct of the layers above: `rec` comes first (singa_records_of). */
+#define SINGA_RECORDS_FIRST(state) \
+    _Static_assert(offsetof(state, rec) == 0, #state ": singa_records_of finds rec first in the state")
 
 /* Reads batchsize, shuffle and random_skip (before the data is loaded, so a bad field is
  * reported first).  With the net split over workers, batch becomes this worker's rows. */
@@ -24,6 +37,14 @@ int singa_records_start(singa_records *r, singa_layer *l, size_t count, singa_er
 /* The index of the next record; advances, wrapping (and reshuffling) at the end. */
 size_t singa_records_next(singa_records *r, const singa_layer *l);
 void singa_records_free(singa_records *r);
+/* Takes one label as the layer reads its data set: a class index (a whole number >= 0), else an
+ * error naming `file` and where in it: `unit` ("line", "record") n, counting from 1. */
+int singa_records_label(singa_records *r, singa_layer *l, float v, const char *file, const char *unit, size_t n,
+                        singa_err *err);
+/* The records of l when it is one of the layers above, else NULL. */
+const singa_records *singa_records_of(const singa_layer *l);
+/* Where r's largest label is, as "line 3 of file 'x'", into buf. */
+const char *singa_records_label_where(const singa_records *r, char *buf, size_t cap);
 void singa_records_get_cursor(const singa_records *r, int64_t c[SINGA_CURSOR_LEN]);
 int singa_records_set_cursor(singa_records *r, singa_layer *l, const int64_t c[SINGA_CURSOR_LEN],
                              singa_err *err);

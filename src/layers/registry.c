@@ -229,16 +229,26 @@ int singa_layer_batch(const singa_layer *l)
     return singa_tensor_rows(&l->data) * (l->part.dim == 0 && l->part.count > 1 ? l->part.count : 1);
 }
 
+/* The symbols plugins built before ABI 1.3 call (singa/layer.h): their default value was 0. */
+#undef singa_layer_param
+#undef singa_layer_param_split
 singa_param *singa_layer_param(singa_layer *l, int index, const char *suffix, int ndim,
                                const int *shape, int fan_in, int fan_out, const char *default_init,
                                singa_err *err)
 {
-    return singa_layer_param_split(l, index, suffix, ndim, shape, -1, fan_in, fan_out, default_init, err);
+    return singa_layer_param_value(l, index, suffix, ndim, shape, -1, fan_in, fan_out, default_init, 0.0, err);
 }
 
 singa_param *singa_layer_param_split(singa_layer *l, int index, const char *suffix, int ndim,
                                      const int *shape, int axis, int fan_in, int fan_out,
                                      const char *default_init, singa_err *err)
+{
+    return singa_layer_param_value(l, index, suffix, ndim, shape, axis, fan_in, fan_out, default_init, 0.0, err);
+}
+
+singa_param *singa_layer_param_value(singa_layer *l, int index, const char *suffix, int ndim,
+                                     const int *shape, int axis, int fan_in, int fan_out,
+                                     const char *default_init, double default_value, singa_err *err)
 {
     const singa_conf *list = singa_conf_get(l->conf, "param");
     const singa_conf *pc = list && (size_t)index < list->n ? list->items[index] : NULL;
@@ -309,6 +319,7 @@ singa_param *singa_layer_param_split(singa_layer *l, int index, const char *suff
         p->fan_in = fan_in;
         p->fan_out = fan_out;
         p->default_init = default_init;
+        p->default_value = default_value;
         const singa_conf *init = singa_conf_get(pc, "init");
         if (init) {
             const singa_field *const schemas[] = {singa_init_fields, NULL};

@@ -29,6 +29,7 @@ typedef struct rgb_state {
     float scale;
     float mean[PIXELS];
 } rgb_state;
+SINGA_RECORDS_FIRST(rgb_state);
 
 static const singa_field fields[] = {
     {"path", SINGA_FIELD_STRS},      {"batchsize", SINGA_FIELD_INT}, {"shuffle", SINGA_FIELD_BOOL},
@@ -81,6 +82,9 @@ static int load_records(singa_layer *l, rgb_state *s, const char *path, size_t *
         s->bytes = all;
         free(b);
     }
+    for (size_t i = 0; i < len / RECORD; i++)
+        if (singa_records_label(&s->rec, l, s->bytes[(*count + i) * RECORD], path, "record", i + 1, err) < 0)
+            return -1;
     *count += len / RECORD;
     return 0;
 }

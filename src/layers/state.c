@@ -19,7 +19,7 @@ singa_param *singa_layer_state(singa_layer *l, int index, const char *suffix, in
     }
     singa_params *ps = l->net->params;
     int before = ps->n;
-    singa_param *p = singa_layer_param(l, index, suffix, ndim, shape, 0, 0, "kConstant", err);
+    singa_param *p = singa_layer_param_value(l, index, suffix, ndim, shape, -1, 0, 0, "kConstant", value, err);
     if (!p)
         return NULL;
     bool created = ps->n > before;
@@ -36,8 +36,6 @@ singa_param *singa_layer_state(singa_layer *l, int index, const char *suffix, in
     if (created) {
         p->state = true;
         singa_tensor_free(&p->grad);
-        if (!p->init && !p->owner)
-            singa_tensor_fill(&p->data, value);
     }
     return p;
 }

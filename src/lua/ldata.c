@@ -109,7 +109,7 @@ static int l_read_csv(lua_State *L)
     float *vals;
     size_t rows;
     int ncols;
-    if (singa_csv_read(path, sep[0], header ? 1 : 0, &vals, &rows, &ncols, &err) < 0)
+    if (singa_csv_read(path, sep[0], header ? 1 : 0, &vals, &rows, &ncols, NULL, &err) < 0)
         return luaL_error(L, "%s: %s", fn, err.msg);
     lua_Integer col = label < 0 ? ncols + label + 1 : label; /* 1-based; 0: none */
     int nfeat = ncols - (label ? 1 : 0), rc = 0;

@@ -169,8 +169,8 @@ int singa_param_init_held(singa_param *p, singa_rng *rng, const size_t (*held)[2
 {
     const singa_conf *c = p->init;
     const char *type = singa_conf_str(c, "type", p->default_init);
-    /* Without an init table a param gets its layer's default: value 0 for a kConstant bias. */
-    double value = singa_conf_num(c, "value", c ? 1.0 : 0.0), mean = singa_conf_num(c, "mean", 0.0);
+    /* Without an init table a param gets its layer's default type and value (0 for a bias). */
+    double value = c ? singa_conf_num(c, "value", 1.0) : p->default_value, mean = singa_conf_num(c, "mean", 0.0);
     double sd = singa_conf_num(c, "std", 1.0), low = singa_conf_num(c, "low", -1.0);
     double high = singa_conf_num(c, "high", 1.0);
     double fan_in = p->fan_in > 0 ? p->fan_in : 1, fan_out = p->fan_out > 0 ? p->fan_out : 1;

@@ -630,11 +630,40 @@ typedef struct load_ctx {
     bool *seen; /* per entry of the file: the job has it */
 } load_ctx;
 
+/* The kTest or kValidation net whose data cursor `name` is, else NULL.  A job builds those nets
+ * only with test_steps or validate_steps above 0, so a run that changed them finds that net's
+ * cursors in the file and not in the job, or the other way round: neither is another net. */
+static const char *eval_cursor_phase(const char *name)
+{
+    static const singa_phase eval[] = {SINGA_PHASE_TEST, SINGA_PHASE_VALIDATION};
+    for (size_t i = 0; i < sizeof eval / sizeof *eval; i++) {
+        const char *phase = singa_phase_name(eval[i]);
+        size_t n = strlen(phase);
+        if (strncmp(name, "cursor/", 7) == 0 && strncmp(name + 7, phase, n) == 0 && name[7 + n] == '/')
+            return phase;
+    }
+    return NULL;
+}
+
+/* Whether the file holds cursors of the net of `phase` (it was written by a job that built it). */
+static bool ckpt_has_net(const singa_ckpt *ck, const char *phase)
+{
+    for (size_t i = 0; i < ck->n; i++) {
+        const char *p = eval_cursor_phase(ck->entries[i].name);
+        if (p && strcmp(p, phase) == 0)
+            return true;
+    }
+    return false;
+}
+
 static int load_entry(void *ud, const char *name, int dtype, int ndim, const int *dims, void *data,
                       singa_err *err)
 {
     load_ctx *lc = ud;
     const singa_ckpt_entry *e = singa_ckpt_find(lc->ck, name);
+    const char *phase = e ? NULL : eval_cursor_phase(name);
+    if (phase && !ckpt_has_net(lc->ck, phase))
+        return 0; /* that net starts from its first batch, as in a fresh run */
     if (!e)
         return singa_err_set(err, "checkpoint '%s': tensor '%s' is missing (the file belongs to another net or updater)", lc->path, name);
     bool same = e->dtype == dtype && e->ndim == ndim;
@@ -661,11 +690,14 @@ static int load_checkpoint(singa_job *job, const singa_ckpt *ck, const char *pat
 {
     load_ctx lc = {ck, path, false, calloc(ck->n + 1, sizeof(bool))};
     int rc = lc.seen ? each_entry(job, load_entry, &lc, err) : singa_err_set(err, "out of memory");
-    for (size_t i = 0; rc == 0 && i < ck->n; i++)
-        if (!lc.seen[i] && strcmp(ck->entries[i].name, "best") != 0 &&
-            !(job->dist && (strcmp(ck->entries[i].name, "topology") == 0 || strcmp(ck->entries[i].name, "worker") == 0)))
+    for (size_t i = 0; rc == 0 && i < ck->n; i++) {
+        const char *name = ck->entries[i].name, *phase = eval_cursor_phase(name);
+        bool unbuilt = phase && !(strcmp(phase, singa_phase_name(SINGA_PHASE_TEST)) == 0 ? job->test_net : job->val_net);
+        if (!lc.seen[i] && !unbuilt && strcmp(name, "best") != 0 &&
+            !(job->dist && (strcmp(name, "topology") == 0 || strcmp(name, "worker") == 0)))
             rc = singa_err_set(err, "checkpoint '%s': tensor '%s' is not in the job (the file belongs to another net)",
-                               path, ck->entries[i].name);
+                               path, name);
+    }
     const singa_ckpt_entry *w = singa_ckpt_find(ck, "window"), *b = singa_ckpt_find(ck, "best");
     if (rc == 0 && w)
         rc = window_unpack(job, w->data, path, err); /* checked before anything is applied */
@@ -684,6 +716,8 @@ static int load_checkpoint(singa_job *job, const singa_ckpt *ck, const char *pat
                            (unsigned long long)ck->step, job->train_steps);
     if (rc == 0) {
         lc.apply = true;
+        for (int k = 0; k < job->ninputs; k++) /* a cursor the file lacks stays where it is */
+            job->inputs[k]->type->get_cursor(job->inputs[k], job->cursors[k]);
         each_entry(job, load_entry, &lc, err);
         for (int k = 0; k < job->ninputs && rc == 0; k++)
             rc = job->inputs[k]->type->set_cursor(job->inputs[k], job->cursors[k], err);
