@@ -21,6 +21,7 @@
 
 #define MIN_W 60
 #define MIN_H 16
+#define MAX_TOO_SMALL_LINES 12
 
 typedef struct rect {
     int x, y, w, h;
@@ -120,9 +121,17 @@ static void layout(int W, int H, int traffic_rows, rect r[TUI_P_COUNT])
     r[TUI_P_PLOT] = (rect){0, top, lw, ph};
     r[TUI_P_TRAFFIC] = (rect){0, top + ph, lw, th};
     r[TUI_P_LOG] = (rect){0, top + ph + th, lw, lh};
-    int gh = H >= 30 ? 10 : 9, toph = (bh - gh) * 2 / 5;
+    /* The right column: the console keeps at least its prompt and a line of transcript, the
+     * topology a line, and the progress its five lines of numbers (MIN_H leaves room for all). */
+    enum { CONSOLE_MIN = 4, TOPO_MIN = 3, PROGRESS_MIN = 7 };
+    int gh = H >= 30 ? 10 : 9;
+    if (gh > bh - TOPO_MIN - CONSOLE_MIN)
+        gh = bh - TOPO_MIN - CONSOLE_MIN < PROGRESS_MIN ? PROGRESS_MIN : bh - TOPO_MIN - CONSOLE_MIN;
+    int toph = (bh - gh) * 2 / 5;
     if (toph < 5)
         toph = 5;
+    if (toph > bh - gh - CONSOLE_MIN)
+        toph = bh - gh - CONSOLE_MIN < TOPO_MIN ? TOPO_MIN : bh - gh - CONSOLE_MIN;
     r[TUI_P_PROGRESS] = (rect){lw, top, rw, gh};
     r[TUI_P_TOPOLOGY] = (rect){lw, top + gh, rw, toph};
     r[TUI_P_CONSOLE] = (rect){lw, top + gh + toph, rw, bh - gh - toph};
@@ -682,16 +691,39 @@ static void draw_quit(tui_app *a)
     text(a, y, in.x + used + 1, in.w - used - 1, TUI_R_DEFAULT, "keep training (Esc)");
 }
 
+/* The size needed comes first and the words wrap, so it shows on the smallest terminal. */
+static void draw_too_small(tui_app *a, int W, int H)
+{
+    char msg[128];
+    snprintf(msg, sizeof msg, "singa-tui needs %dx%d; this terminal is %dx%d. q quits", MIN_W, MIN_H, W, H);
+    char line[MAX_TOO_SMALL_LINES][128];
+    int n = 0, len = 0;
+    line[0][0] = 0;
+    char *save;
+    for (char *w = strtok_r(msg, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+        int wl = (int)strlen(w);
+        if (len > 0 && len + 1 + wl > W) {
+            if (++n == MAX_TOO_SMALL_LINES)
+                break;
+            len = 0;
+            line[n][0] = 0;
+        }
+        len += snprintf(line[n] + len, sizeof line[n] - (size_t)len, "%s%s", len ? " " : "", w);
+    }
+    if (n < MAX_TOO_SMALL_LINES && len > 0)
+        n++;
+    int y = n < H ? (H - n) / 2 : 0;
+    for (int i = 0; i < n && y + i < H; i++)
+        text(a, y + i, 0, W, TUI_R_WARN, line[i]);
+}
+
 void tui_draw(tui_app *a)
 {
     int W = COLS, H = LINES;
     erase();
     curs_set(0);
     if (W < MIN_W || H < MIN_H) {
-        char msg[128];
-        snprintf(msg, sizeof msg, "terminal too small: %dx%d (the workbench needs %dx%d)", W, H, MIN_W, MIN_H);
-        text(a, H / 2, 0, W, TUI_R_WARN, msg);
-        text(a, H / 2 + 1, 0, W, TUI_R_DIM, "q quits");
+        draw_too_small(a, W, H);
         refresh();
         return;
     }
