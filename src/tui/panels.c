@@ -717,6 +717,26 @@ static void draw_too_small(tui_app *a, int W, int H)
         text(a, y + i, 0, W, TUI_R_WARN, line[i]);
 }
 
+static void draw_replace(tui_app *a)
+{
+    const tui_job_info *info = &a->status.info;
+    rect in = dialog_box(a, 64, 10, "Replace an earlier run's checkpoints?");
+    char msg[768];
+    snprintf(msg, sizeof msg, "%s holds %d checkpoint%s of an earlier run (newest: step %llu). This run does not "
+             "resume them (resume = true would) and replaces them once it writes its first checkpoint.",
+             info->ckpt_dir, info->stale, info->stale == 1 ? "" : "s", info->stale_newest);
+    int starts[8], n = wrap(msg, in.w, starts, 8), y = in.y;
+    for (int k = 0; k < n && y < in.y + in.h - 3; k++) {
+        int end = k + 1 < n ? starts[k + 1] : (int)strlen(msg);
+        textf(a, y++, in.x, in.w, TUI_R_DEFAULT, "%.*s", end - starts[k], msg + starts[k]);
+    }
+    y = in.y + in.h - 2;
+    int used = text(a, y, in.x, in.w, TUI_R_KEY, " y ");
+    text(a, y++, in.x + used + 1, in.w - used - 1, TUI_R_DEFAULT, "train, replacing them");
+    used = text(a, y, in.x, in.w, TUI_R_KEY, " n ");
+    text(a, y, in.x + used + 1, in.w - used - 1, TUI_R_DEFAULT, "do not train (Esc); q quits");
+}
+
 void tui_draw(tui_app *a)
 {
     int W = COLS, H = LINES;
@@ -741,6 +761,8 @@ void tui_draw(tui_app *a)
         draw_help(a);
     else if (a->dialog == TUI_DIALOG_QUIT)
         draw_quit(a);
+    else if (a->dialog == TUI_DIALOG_REPLACE)
+        draw_replace(a);
     if (a->dialog != TUI_DIALOG_NONE)
         curs_set(0);
     refresh();
