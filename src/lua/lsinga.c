@@ -67,6 +67,7 @@ static int raise(lua_State *L, const char *msg)
 
 typedef struct reporter {
     const singa_lua_opts *opts;
+    int groups; /* worker groups: with several, each line says whose it is */
     double last_draw;
     int line_open; /* a progress line is on screen */
 } reporter;
@@ -96,8 +97,9 @@ static void on_record(void *ud, const singa_record *r)
     double loss = singa_metrics_avg(r->metrics, "loss", NAN);
     double acc = singa_metrics_avg(r->metrics, "accuracy", NAN);
     const char *phase = r->phase == SINGA_PHASE_TRAIN ? "train" : r->phase == SINGA_PHASE_TEST ? "test" : "validation";
-    char line[256];
-    int n = snprintf(line, sizeof line, "step %-6d %-10s loss %.4f", r->step, phase, loss);
+    char line[256], who[32];
+    snprintf(who, sizeof who, rp->groups > 1 ? "%s g%d" : "%s", phase, r->group);
+    int n = snprintf(line, sizeof line, "step %-6d %-10s loss %.4f", r->step, who, loss);
     if (!isnan(acc))
         n += snprintf(line + n, sizeof line - (size_t)n, "  accuracy %.4f", acc);
     if (r->phase == SINGA_PHASE_TRAIN)
@@ -478,7 +480,7 @@ static int l_train(lua_State *L)
     singa_conf_free(conf);
     if (rc < 0)
         return raise(L, err.msg);
-    reporter rp = {.opts = get_opts(L)};
+    reporter rp = {.opts = get_opts(L), .groups = singa_job_cluster(job) ? singa_job_cluster(job)->nworker_groups : 1};
     singa_job_hooks hooks = {.ud = &rp, .record = on_record, .step = on_step, .log = on_log};
     const singa_lua_host *host = rp.opts->host; /* the workbench: it may hold the start, and steers */
     if (host) {

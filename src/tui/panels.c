@@ -222,6 +222,12 @@ static void draw_plot(tui_app *a, rect r)
         snprintf(extra, sizeof extra, "(zoom %dx%s)", 1 << a->zoom, a->pan > 0 ? ", panned" : "");
     frame(a, TUI_P_PLOT, r, extra);
     rect in = {r.x + 1, r.y + 1, r.w - 2, r.h - 2};
+    if (!a->status.info.seq) { /* a script may work a long time before (or without) a job */
+        text(a, in.y, in.x + 1, in.w - 1, TUI_R_DIM, "no metrics: the script has not started a job (singa.train)");
+        if (in.h > 1)
+            text(a, in.y + 1, in.x + 1, in.w - 1, TUI_R_DIM, "what it prints shows in the log");
+        return;
+    }
     tui_canvas c;
     if (tui_canvas_init(&c, in.w, in.h) < 0)
         return;
@@ -258,12 +264,30 @@ static void draw_traffic(tui_app *a, rect r)
     bool multi = false;
     for (int i = 0; i < t->n; i++)
         multi = multi || t->rows[i].row.process != t->rows[0].row.process;
-    /* Numbers (human() writes at most 6 characters) first, then the totals and the history
-     * when they fit. */
-    bool wide = in.w - (multi ? 5 : 0) >= 63;
-    int spark = in.w - (multi ? 5 : 0) - (wide ? 63 : 47); /* columns left after the numbers */
-    char head[160];
-    snprintf(head, sizeof head, "%s%-12s %-12s %6s %7s", multi ? "proc " : "", "type", "peer", "msg/s", "bytes/s");
+    /* The type and peer as wide as the longest (down to 12 columns each when room is short),
+     * the rates (human() writes at most 6 characters), then the totals and the history when
+     * they fit. */
+    enum { RATES = 15, TOTALS = 16, QUEUE = 7, NAME_MIN = 12 };
+    int tw = 4, pw = 4, avail = in.w - (multi ? 5 : 0);
+    for (int i = 0; i < t->n; i++) {
+        int a1 = (int)strlen(t->rows[i].row.type), a2 = (int)strlen(t->rows[i].row.peer);
+        tw = a1 > tw ? a1 : tw;
+        pw = a2 > pw ? a2 : pw;
+    }
+    tw = tw < NAME_MIN ? NAME_MIN : tw;
+    pw = pw < NAME_MIN ? NAME_MIN : pw;
+    int over = tw + 1 + pw + RATES + QUEUE - avail;
+    for (; over > 0 && pw > NAME_MIN; over--)
+        pw--;
+    for (; over > 0 && tw > NAME_MIN; over--)
+        tw--;
+    int names = tw + 1 + pw;
+    bool wide = avail >= names + RATES + TOTALS + QUEUE;
+    int spark = avail - names - RATES - QUEUE - (wide ? TOTALS : 0); /* columns left after the numbers */
+    if (spark > TUI_SPARK)
+        spark = TUI_SPARK;
+    char head[256];
+    snprintf(head, sizeof head, "%s%-*s %-*s %6s %7s", multi ? "proc " : "", tw, "type", pw, "peer", "msg/s", "bytes/s");
     if (wide)
         singa_appendf(head, sizeof head, " %7s %7s", "sent", "recv");
     singa_appendf(head, sizeof head, " %5s%s", "queue", spark >= 7 ? " history" : "");
@@ -282,7 +306,7 @@ static void draw_traffic(tui_app *a, rect r)
         human(recv, sizeof recv, (double)s->row.msgs_recv);
         if (multi)
             singa_appendf(line, sizeof line, "%-4d ", s->row.process);
-        singa_appendf(line, sizeof line, "%-12.12s %-12.12s %6s %7s", s->row.type, s->row.peer, rate, bytes);
+        singa_appendf(line, sizeof line, "%-*.*s %-*.*s %6s %7s", tw, tw, s->row.type, pw, pw, s->row.peer, rate, bytes);
         if (wide)
             singa_appendf(line, sizeof line, " %7s %7s", sent, recv);
         singa_appendf(line, sizeof line, " %5d ", s->row.queue);
@@ -390,7 +414,7 @@ static const char *state_word(const tui_app *a, int *role)
         return "finished";
     }
     *role = TUI_R_DIM;
-    return s->job == TUI_JOB_NONE ? "loading" : "running the script";
+    return s->job == TUI_JOB_NONE ? "running the script: no job yet" : "running the script";
 }
 
 static void bar(char *buf, size_t len, int width, double frac, bool unicode)
@@ -417,7 +441,10 @@ static void draw_progress(tui_app *a, rect r)
         text(a, y++, in.x + used, in.w - used, role, word);
     }
     int step = a->has_latest ? x->step : 0, total = info->train_steps;
-    used = textf(a, y, in.x, in.w, TUI_R_DEFAULT, "step   %d/%d ", step, total);
+    if (info->seq)
+        used = textf(a, y, in.x, in.w, TUI_R_DEFAULT, "step   %d/%d ", step, total);
+    else
+        used = text(a, y, in.x, in.w, TUI_R_DIM, "step   - (no job yet)");
     if (total > 0 && in.w - used >= 8) {
         double frac = step < total ? (double)step / total : 1;
         int bw = in.w - used - 5;
@@ -462,15 +489,21 @@ static void draw_progress(tui_app *a, rect r)
         text(a, y, in.x, in.w, TUI_R_DEFAULT, "test   -");
     }
     y++;
+    /* Paused, the last step's speed and ETA would go stale: they say so instead. */
+    bool paused = a->status.job == TUI_JOB_TRAINING && atomic_load(&a->script.control.paused);
     double scale = atomic_load(&a->script.control.lr_scale);
     tui_plot_num(b1, sizeof b1, a->has_latest ? x->lr : NAN);
     human(b2, sizeof b2, a->has_latest ? x->images_per_sec : 0);
-    used = textf(a, y, in.x, in.w, TUI_R_DEFAULT, "speed  %s img/s  lr %s", b2, a->has_latest ? b1 : "-");
+    if (paused)
+        snprintf(b2, sizeof b2, "paused");
+    used = textf(a, y, in.x, in.w, TUI_R_DEFAULT, "speed  %s%s  lr %s", b2, paused ? "" : " img/s", a->has_latest ? b1 : "-");
     if (scale != 1)
         textf(a, y, in.x + used, in.w - used, TUI_R_WARN, " (x%g)", scale);
     y++;
     duration(b1, sizeof b1, a->has_latest ? x->elapsed : 0);
     duration(b2, sizeof b2, a->has_latest && a->status.job == TUI_JOB_TRAINING ? x->eta : NAN);
+    if (paused)
+        snprintf(b2, sizeof b2, "paused");
     textf(a, y++, in.x, in.w, TUI_R_DEFAULT, "time   %s  ETA %s", b1, b2);
     if (y < in.y + in.h) {
         if (!info->ckpt_dir[0])
@@ -616,7 +649,10 @@ static void draw_title(tui_app *a, int W)
     snprintf(left, sizeof left, " singa-tui %s | %s | %s", SINGA_VERSION, a->status.info.seq ? a->status.info.name : "-",
              a->file);
     char right[96];
-    snprintf(right, sizeof right, "%s  step %d/%d ", word, a->has_latest ? a->latest.step : 0, a->status.info.train_steps);
+    if (a->status.info.seq)
+        snprintf(right, sizeof right, "%s  step %d/%d ", word, a->has_latest ? a->latest.step : 0, a->status.info.train_steps);
+    else
+        snprintf(right, sizeof right, "%s ", word);
     int rw = (int)strlen(right);
     text(a, 0, 0, W - rw - 1, TUI_R_KEY, left);
     text(a, 0, W - rw, rw, TUI_R_KEY, right);
