@@ -368,8 +368,8 @@ static void draw_topology(tui_app *a, rect r)
     if (lr)
         LINE(TUI_R_DEFAULT, "  lr %s", lr + 5);
     LINE(TUI_R_TITLE, "net of worker 0, group 0: %d layers", info->nlayers);
-    for (int i = 0; i < info->nlayers && i < TUI_MAX_LAYERS; i++)
-        LINE(TUI_R_DIM, "  %s", info->layer[i]);
+    for (int i = 0; i < info->nsummary; i++)
+        LINE(i == 0 || i == info->nsummary - 1 ? TUI_R_DEFAULT : TUI_R_DIM, "  %s", info->summary[i]);
 #undef LINE
     if (a->topo_scroll > n - in.h)
         a->topo_scroll = n - in.h > 0 ? n - in.h : 0;

@@ -11,6 +11,7 @@
 
 #include "singa/checkpoint.h"
 #include "singa/net.h"
+#include "singa/summary.h"
 #include "tui/script.h"
 #include "tui/term.h"
 
@@ -92,6 +93,14 @@ static void describe_updater(const singa_conf *job, char *buf, size_t len)
         singa_appendf(buf, len, ", lr %s base %g", singa_conf_str(lr, "type", "kFixed"), singa_conf_num(lr, "base_lr", 0));
 }
 
+static void add_summary_line(void *ud, const char *text)
+{
+    tui_job_info *in = ud;
+    int at = in->nsummary < TUI_MAX_LAYERS + 1 ? in->nsummary : TUI_MAX_LAYERS + 1; /* the total stays last */
+    in->nsummary = at + 1;
+    snprintf(in->summary[at], sizeof in->summary[at], "%s", text);
+}
+
 /* A fresh run of one process replaces the checkpoints it finds in its folder once it writes
  * its own (a distributed one refuses to start): the workbench asks first. */
 static void count_stale(tui_job_info *in, const singa_conf *conf, const singa_job *job)
@@ -130,8 +139,7 @@ static int job_start(void *ud, const singa_job *job)
     if (singa_conf_get(conf, "checkpoint_path") && singa_conf_strs_len(conf, "checkpoint_path") > 0)
         snprintf(in->ckpt_dir, sizeof in->ckpt_dir, "%s", singa_conf_strs_at(conf, "checkpoint_path", 0));
     in->nlayers = net->nlayers;
-    for (int i = 0; i < net->nlayers && i < TUI_MAX_LAYERS; i++)
-        snprintf(in->layer[i], sizeof in->layer[i], "%s %s", net->layers[i]->name, net->layers[i]->type->name);
+    singa_summary_lines(net, add_summary_line, in);
     snprintf(in->plugins, sizeof in->plugins, "%s", plugins);
     count_stale(in, conf, job);
     s->st.ckpt_count = 0;

@@ -40,8 +40,11 @@ typedef struct tui_job_info {
     int train_steps, batch;
     char updater[192];  /* e.g. "kSGD momentum 0.9, lr kStep base 0.04" */
     char ckpt_dir[512]; /* "" without checkpoint_path */
-    int nlayers;        /* of the training net (at most TUI_MAX_LAYERS kept) */
-    char layer[TUI_MAX_LAYERS][48]; /* "fc1 kInnerProduct" */
+    int nlayers;        /* of the training net */
+    /* Its summary (singa/summary.h): a header, a line per layer, the total; the lines past
+     * TUI_MAX_LAYERS + 1 are not kept, but the total always is. */
+    int nsummary;
+    char summary[TUI_MAX_LAYERS + 2][96]; /* "fc1   kInnerProduct 64x512       401,920" */
     char plugins[256];  /* the plugins loaded when it was built (tui_plugins_describe) */
     /* A fresh run of one process: the checkpoints of an earlier run in ckpt_dir, which its first
      * checkpoint replaces; it trains only once the user agrees (tui_script_replace). */
