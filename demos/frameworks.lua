@@ -9,7 +9,8 @@
 --     max_steps  steps each run trains (default 4000; the cap when the target is not reached)
 --     target     test accuracy to reach (default 0.85)
 --     test_freq  test the whole test set (10,000 images) every this many steps (default 250)
--- About a minute and a half on 2 cores with the defaults.
+-- About a minute and a half on 2 cores with the defaults; each run's tests are printed as they come
+-- (in the workbench, which has no job of its own to show for this script, they go to its log).
 --
 -- The net: Fashion-MNIST MLP 784-512-256-10 with ReLU, batch 64 per worker group (a group of
 -- two workers gives each 32 rows of every batch).  Every worker uses one BLAS thread; the
@@ -117,7 +118,9 @@ end
 local exe = program()
 
 -- Runs framework i in a child process; returns its row: throughput, the test curve
--- { {step, accuracy, seconds since the step 0 test}, ... }, and the child's final line.
+-- { {step, accuracy, seconds since the step 0 test}, ... }, and the child's final line.  Its
+-- progress is printed as it arrives (the workbench shows no job of its own for this script:
+-- the jobs train in the children).
 local function run(i)
   local cmd = string.format("exec %s -e %s --one %d %d %d 2>&1", quote(exe), quote(arg[0]), i, max_steps, test_freq)
   local child = io.popen(cmd)
@@ -132,8 +135,12 @@ local function run(i)
       if step == 0 then t0 = t end
       row.curve[#row.curve + 1] = { step = step, acc = acc, t = t - (t0 or t) }
       if not row.reached and acc >= target then row.reached = row.curve[#row.curve] end
+      print(string.format("  %s: step %d/%d, test accuracy %.4f, %.1f s", row.fw.name, step, max_steps, acc, t - t0))
     end
-    row.ips = row.ips or tonumber(line:match("^THROUGHPUT (%S+)"))
+    if not row.ips and line:match("^THROUGHPUT") then
+      row.ips = tonumber(line:match("^THROUGHPUT (%S+)"))
+      print(string.format("  %s: %.0f images/s; now training to test accuracy %.2f", row.fw.name, row.ips, target))
+    end
     local steps, secs, final = line:match("^DONE (%d+) (%S+) (%S+)")
     if steps then row.steps, row.seconds, row.final = tonumber(steps), tonumber(secs), tonumber(final) end
   end
@@ -151,9 +158,10 @@ print(string.format("tested every %d steps, at most %d steps per run.  Each run 
 print()
 local rows = {}
 for i, fw in ipairs(frameworks) do
-  io.write(string.format("%-12s %-42s ", fw.name, fw.what))
-  io.flush()
+  print(string.format("%s (%s): measuring images/s over %d steps in a child process", fw.name, fw.what,
+                      THROUGHPUT_STEPS))
   local row = run(i)
+  io.write(string.format("%-12s %-42s ", fw.name, fw.what))
   rows[i] = row
   local best = 0
   for _, c in ipairs(row.curve) do best = math.max(best, c.acc) end

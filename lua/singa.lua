@@ -20,6 +20,8 @@ local singa = {
   plugins = core.plugins,       -- singa.plugins() -> the loaded plugins, in load order
   plugin_abi = core.plugin_abi, -- "major.minor" of the plugin ABI (singa/plugin.h)
   graph = core.graph,           -- singa.graph(job [, phase]) -> { workers, layers, nodes }: the net partitioned over a group
+  summary = core.summary,       -- singa.summary(job) -> text, { layers = { {name, type, shape, params} }, params, trained }
+  params = core.params,         -- singa.params() -> { name = tensor }: the running job's params, else the last job's
   -- Steering the running job (the workbench's console): effective before the job's next step.
   pause = core.pause, resume = core.resume, checkpoint = core.checkpoint,
   lr_scale = core.lr_scale,     -- singa.lr_scale([x]) -> x: lr = schedule(step) * x

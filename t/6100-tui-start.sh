@@ -33,7 +33,7 @@ done
 keys Enter
 wait_for 'ready: r starts training' 60
 report $? "Enter opens the demo: the job is built and waits for r" "$tmp/screen.txt"
-grep -q 'data kIDXData' "$tmp/screen.txt" && grep -q 'updater kSGD' "$tmp/screen.txt" &&
+grep -q 'data  *kIDXData  *64x28x28  *0' "$tmp/screen.txt" && grep -q 'updater kSGD' "$tmp/screen.txt" &&
     grep -q 'worker 0, group 0: waiting' "$tmp/screen.txt"
 report $? "... showing its net, updater and topology" "$tmp/screen.txt"
 

@@ -148,8 +148,12 @@ report $? "... after writing a checkpoint ($n_ckpt in ckpt/)"
 ! grep -q 'hello from the job\|after training' "$tmp/screen.txt"
 report $? "nothing the job printed reached the terminal" "$tmp/screen.txt"
 
+# From here on each --run starts with an empty ckpt/: one that holds an earlier run's
+# checkpoints asks before training (t/6140).
+start_fresh() { rm -rf "$tmp/ckpt"; start_tui "$@"; }
+
 # A job that ends: the workbench stays, q quits at once.
-start_tui -- --run tiny.lua 300
+start_fresh -- --run tiny.lua 300
 wait_for 'finished' 60 && grep -q 'after training' "$tmp/screen.txt"
 rc=$?
 if [ $rc -ne 0 ]; then # it once drew nothing for 30 s under load: keep what was going on
@@ -186,7 +190,7 @@ report $? "a script's os.exit(3): exit 3, the terminal restored" "$tmp/screen.tx
 
 # Signals restore the terminal.
 for sig in TERM SEGV; do
-    start_tui -- --run tiny.lua
+    start_fresh -- --run tiny.lua
     wait_for 'state  training' 30
     kill -s "$sig" "$(tui_pid)"
     num=15
@@ -200,20 +204,20 @@ done
 rm -f "$tmp"/asan* # the sanitizer's report of the deliberate SIGSEGV
 
 # NO_COLOR and the ASCII fallback
-start_tui -- --run tiny.lua
+start_fresh -- --run tiny.lua
 wait_for 'state  training' 30 && sleep 0.5
 screen >"$tmp/screen-unicode.txt"
 T capture-pane -p -e >"$tmp/color.txt"
 grep -q "$(printf '\033')\[3[1-6]m\|$(printf '\033')\[3[1-6];" "$tmp/color.txt"
 report $? "colours by default" "$tmp/color.txt"
 keys q y
-start_tui NO_COLOR=1 -- --run tiny.lua
+start_fresh NO_COLOR=1 -- --run tiny.lua
 wait_for 'state  training' 30
 T capture-pane -p -e >"$tmp/nocolor.txt"
 ! grep -q "$(printf '\033')\[3[0-7]m\|$(printf '\033')\[4[0-7]m\|38;5\|$(printf '\033')\[3[0-7];" "$tmp/nocolor.txt"
 report $? "NO_COLOR: no colours" "$tmp/nocolor.txt"
 keys q y
-start_tui LC_ALL=C -- --run tiny.lua
+start_fresh LC_ALL=C -- --run tiny.lua
 wait_for 'state  training' 30 && sleep 0.5 && screen >"$tmp/ascii.txt"
 braille="$(printf '\342\240')\|$(printf '\342\241')\|$(printf '\342\242')\|$(printf '\342\243')"
 ! LC_ALL=C grep -q "$braille" "$tmp/ascii.txt" && LC_ALL=C grep -q "$braille" "$tmp/screen-unicode.txt" && grep -q "[-.'|]" "$tmp/ascii.txt" && grep -q 'step   [0-9]' "$tmp/ascii.txt"

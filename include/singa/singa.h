@@ -16,6 +16,7 @@
 #include "singa/pool.h"
 #include "singa/predict.h"
 #include "singa/rng.h"
+#include "singa/summary.h"
 #include "singa/tensor.h"
 #include "singa/updater.h"
 #include "singa/gradcheck.h"

@@ -13,7 +13,7 @@ typedef struct singa_stats singa_stats;
 
 typedef struct singa_traffic {
     int rank;              /* the process that counted it */
-    char type[16];         /* message type: "update", "get-reply", ... */
+    char type[24];         /* message type: "update", "checkpoint-reply", ... */
     char peer[24];         /* "worker 0.1", "server 0.0", "rank 2" */
     uint64_t sent, received, bytes_sent, bytes_received;
     int64_t pending;       /* requests sent and not yet answered */

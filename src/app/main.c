@@ -35,6 +35,8 @@ static void usage(FILE *f)
             "                  the kTest net, prints the test metrics and ends the script\n"
             "  --dot FILE      do not train: print the net of the script's first singa.train(job) as\n"
             "                  Graphviz DOT, partitioned over a worker group (singa.graph), and end\n"
+            "  --summary FILE  do not train: print the summary of the net of the script's first\n"
+            "                  singa.train(job) (layers, output shapes, param counts) and end\n"
             "  --check-plugin FILE  load the plugin FILE (a .so) and gradient-check every layer\n"
             "                  type it registers; exits non-zero when a check fails\n"
             "  --curve-keygen NAME  write a CURVE key pair for cluster.curve: NAME.key (secret, mode\n"
@@ -115,7 +117,7 @@ static int run_script(lua_State *L, const char *file, int argc, char **argv, int
 int main(int argc, char **argv)
 {
     const char *script = NULL, *metrics = NULL;
-    int first_arg = argc, test_only = 0, dot = 0, procs = 0, procs_at = 0;
+    int first_arg = argc, test_only = 0, dot = 0, summary = 0, procs = 0, procs_at = 0;
     singa_tui_args tui = {.argc = argc, .argv = argv, .first_arg = argc}; /* the workbench's */
     singa_tui_crash_handlers();
     for (int i = 1; i < argc; i++) {
@@ -148,8 +150,10 @@ int main(int argc, char **argv)
             tui.file = argv[i];
             tui.first_arg = i + 1;
             break;
-        } else if ((strcmp(argv[i], "-e") == 0 || strcmp(argv[i], "--dot") == 0) && i + 1 < argc) {
-            dot = argv[i][1] == '-';
+        } else if ((strcmp(argv[i], "-e") == 0 || strcmp(argv[i], "--dot") == 0 || strcmp(argv[i], "--summary") == 0) &&
+                   i + 1 < argc) {
+            dot = strcmp(argv[i], "--dot") == 0;
+            summary = strcmp(argv[i], "--summary") == 0;
             script = argv[++i];
             first_arg = i + 1;
             break;
@@ -174,7 +178,7 @@ int main(int argc, char **argv)
         return singa_tui_procs(procs, procs_at, script ? 0 : tui.first_arg - 1, argc, argv);
     pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
     singa_lua_opts opts = {.progress_line = own_terminal(), .test_only = test_only, .dot = dot,
-                          .lock = &lock};
+                          .summary = summary, .lock = &lock};
     char plugin_path[4 * PATH_MAX + 64];
     singa_tui_plugin_path(plugin_path, sizeof plugin_path);
     opts.plugin_path = plugin_path;

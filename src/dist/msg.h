@@ -157,7 +157,7 @@ size_t msg_record_encode(const singa_record *r, uint8_t out[MSG_RECORD_MAX]);
 int msg_record_decode(singa_record *r, singa_metrics *metrics, const void *buf, size_t len);
 
 /* Another process's traffic rows, which its heartbeats carry to rank 0. */
-enum { MSG_TRAFFIC_ROW = 16 + 24 + 6 * 8 };
+enum { MSG_TRAFFIC_ROW = 24 + 24 + 6 * 8 };
 size_t msg_traffic_encode(const singa_traffic *rows, int n, uint8_t *out);
 /* At most max rows; -1 for anything that is not whole rows. */
 int msg_traffic_decode(const void *buf, size_t len, singa_traffic *rows, int max);

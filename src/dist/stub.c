@@ -145,13 +145,32 @@ static void peer_name(char *buf, size_t len, const msg_addr *a, int rank)
         snprintf(buf, len, "%s %d.%d (rank %d)", a->kind == ENT_WORKER ? "worker" : "server", a->group, a->id, a->proc);
 }
 
+/* The bytes a message delivers, counted the same however its values travel: its header and
+ * payload frame, or the values it hands over by address in this process (a worker's gradient,
+ * an update to a server here), or already in place in the group's replica (a server's reply to a
+ * group sharing its values, the stub telling a worker that its param is fresh).  Without this a
+ * reply's two legs disagreed by the values' size: the server's counted them, the worker's not. */
+static size_t carried(const dist_rt *rt, const msg *m, size_t nbytes)
+{
+    size_t values = 0;
+    if (m->src.kind == ENT_WORKER && m->type == MSG_UPDATE && (m->flags & MSG_F_PTR))
+        values = m->slice >= 0 && m->slice < rt->nparams ? rt->params[m->slice].size : 0; /* the whole gradient */
+    else if (m->flags & MSG_F_PTR)
+        values = m->len;
+    else if (m->src.kind == ENT_SERVER && (m->type == MSG_UPDATE_REPLY || m->type == MSG_GET_REPLY))
+        values = m->len; /* in the frame, or written into the shared replica */
+    else if (m->src.kind == ENT_STUB && m->dst.kind == ENT_WORKER && m->type == MSG_UPDATE_REPLY)
+        values = m->slice >= 0 && m->slice < rt->nparams ? rt->params[m->slice].size : 0;
+    return MSG_HEADER_BYTES + (values ? values * sizeof(float) : nbytes);
+}
+
 /* Sends m where it is addressed: a thread here, or the stub of its process. */
 static void route(dist_stub *s, const msg *m, const void *payload, size_t nbytes)
 {
     char id[32], peer[32];
     peer_name(peer, sizeof peer, &m->dst, s->rt->rank);
     int pending = m->type == MSG_UPDATE || m->type == MSG_GET ? 1 : 0;
-    dist_stats_count(s->rt->stats, msg_type_name(m->type), peer, true, MSG_HEADER_BYTES + nbytes, pending, 0);
+    dist_stats_count(s->rt->stats, msg_type_name(m->type), peer, true, carried(s->rt, m, nbytes), pending, 0);
     if (m->dst.proc != s->rt->rank) {
         if (s->peers)
             dist_peers_send(s->peers, m->dst.proc, m, payload, nbytes);
@@ -724,7 +743,7 @@ static void handle(dist_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
     void *data = zmq_msg_data(payload);
     size_t len = zmq_msg_size(payload);
     peer_name(peer, sizeof peer, &m->src, s->rt->rank);
-    dist_stats_count(s->rt->stats, msg_type_name(m->type), peer, false, MSG_HEADER_BYTES + len, 0, 0);
+    dist_stats_count(s->rt->stats, msg_type_name(m->type), peer, false, carried(s->rt, m, len), 0, 0);
     if (m->type == MSG_UPDATE_REPLY || m->type == MSG_GET_REPLY) /* answers a request: pending on its row */
         dist_stats_count(s->rt->stats, msg_type_name(m->type == MSG_UPDATE_REPLY ? MSG_UPDATE : MSG_GET), peer,
                          true, 0, -1, 0);

@@ -18,6 +18,8 @@
 #define OPTS_KEY "singa.opts"
 #define LIVE_STATS_KEY "singa.stats.live" /* the running job's counters */
 #define LAST_STATS_KEY "singa.stats.last" /* the last job's, as a table */
+#define LIVE_JOB_KEY "singa.job.live"     /* the running job, for singa.params() */
+#define LAST_PARAMS_KEY "singa.params.last" /* the last job's params, as singa.train returned them */
 
 static int registry_gc(lua_State *L)
 {
@@ -67,6 +69,7 @@ static int raise(lua_State *L, const char *msg)
 
 typedef struct reporter {
     const singa_lua_opts *opts;
+    int groups; /* worker groups: with several, each line says whose it is */
     double last_draw;
     int line_open; /* a progress line is on screen */
 } reporter;
@@ -96,8 +99,9 @@ static void on_record(void *ud, const singa_record *r)
     double loss = singa_metrics_avg(r->metrics, "loss", NAN);
     double acc = singa_metrics_avg(r->metrics, "accuracy", NAN);
     const char *phase = r->phase == SINGA_PHASE_TRAIN ? "train" : r->phase == SINGA_PHASE_TEST ? "test" : "validation";
-    char line[256];
-    int n = snprintf(line, sizeof line, "step %-6d %-10s loss %.4f", r->step, phase, loss);
+    char line[256], who[32];
+    snprintf(who, sizeof who, rp->groups > 1 ? "%s g%d" : "%s", phase, r->group);
+    int n = snprintf(line, sizeof line, "step %-6d %-10s loss %.4f", r->step, who, loss);
     if (!isnan(acc))
         n += snprintf(line + n, sizeof line - (size_t)n, "  accuracy %.4f", acc);
     if (r->phase == SINGA_PHASE_TRAIN)
@@ -366,9 +370,9 @@ static void push_profile(lua_State *L, const singa_net *net)
     lua_setfield(L, -2, "profile");
 }
 
-/* r.params: a copy of every param's final values by name (worker group 0's, distributed), but
- * of one held here only in part (cluster.shard_params). */
-static void push_params(lua_State *L, const singa_params *ps)
+/* A copy of every param's values by name (worker group 0's, distributed), but of one held
+ * here only in part (cluster.shard_params). */
+static void push_param_table(lua_State *L, const singa_params *ps)
 {
     lua_createtable(L, 0, ps->n);
     for (int i = 0; i < ps->n; i++) {
@@ -379,7 +383,99 @@ static void push_params(lua_State *L, const singa_params *ps)
         singa_tensor_copy(t, &p->data);
         lua_setfield(L, -2, p->name);
     }
+}
+
+/* r.params, the final values; singa.params() gives copies of them once the job has ended. */
+static void push_params(lua_State *L, const singa_params *ps)
+{
+    push_param_table(L, ps);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, LAST_PARAMS_KEY);
     lua_setfield(L, -2, "params");
+}
+
+/* singa.params() -> { name = tensor, ... }: copies of the running job's params (worker group
+ * 0's net in this process; read between two of its steps only when it is paused), else of the
+ * last job's final values; an error before any job ran. */
+static int l_params(lua_State *L)
+{
+    lua_getfield(L, LUA_REGISTRYINDEX, LIVE_JOB_KEY);
+    const singa_job *live = lua_touserdata(L, -1);
+    if (live) {
+        push_param_table(L, singa_job_train_net(live)->params);
+        return 1;
+    }
+    lua_getfield(L, LUA_REGISTRYINDEX, LAST_PARAMS_KEY);
+    if (lua_isnil(L, -1))
+        return raise(L, "singa.params: no job is running or has run yet (call it while singa.train runs, or after)");
+    lua_newtable(L);
+    for (lua_pushnil(L); lua_next(L, -3); lua_pop(L, 1)) {
+        const singa_tensor *from = singa_lua_tensor_check(L, -1);
+        singa_tensor *t = singa_lua_tensor_new(L, from->ndim, from->shape);
+        singa_tensor_copy(t, from);
+        lua_pushvalue(L, -3);
+        lua_insert(L, -2);
+        lua_settable(L, -5);
+    }
+    return 1;
+}
+
+static void add_line(void *ud, const char *text)
+{
+    luaL_Buffer *b = ud;
+    luaL_addstring(b, text);
+    luaL_addchar(b, '\n');
+}
+
+/* The summary of the job at index 1 (singa/summary.h): its text, and as a table
+ * { layers = { {name, type, shape = {...}, params}, ... }, params = n, trained = n }.  Builds
+ * the job (reading its data) without training it. */
+static int l_summary(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    load_job_plugins(L, 1);
+    singa_err err = {{0}};
+    singa_conf *conf = singa_lua_toconf(L, 1, "job", &err);
+    if (!conf)
+        return raise(L, err.msg);
+    singa_job *job = NULL;
+    int rc = singa_job_create(&job, conf, get_registry(L), &err);
+    singa_conf_free(conf);
+    if (rc < 0)
+        return raise(L, err.msg);
+    const singa_net *net = singa_job_train_net(job);
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    singa_summary_lines(net, add_line, &b);
+    luaL_pushresult(&b);
+    lua_createtable(L, 0, 3);
+    lua_createtable(L, net->nlayers, 0);
+    for (int i = 0; i < net->nlayers; i++) {
+        const singa_layer *l = net->layers[i];
+        lua_createtable(L, 0, 4);
+        lua_pushstring(L, l->name);
+        lua_setfield(L, -2, "name");
+        lua_pushstring(L, l->type->name);
+        lua_setfield(L, -2, "type");
+        lua_createtable(L, l->data.ndim, 0);
+        for (int d = 0; d < l->data.ndim; d++) {
+            lua_pushinteger(L, l->data.shape[d]);
+            lua_rawseti(L, -2, d + 1);
+        }
+        lua_setfield(L, -2, "shape");
+        lua_pushinteger(L, (lua_Integer)singa_summary_layer_params(l));
+        lua_setfield(L, -2, "params");
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_setfield(L, -2, "layers");
+    size_t all, trained;
+    singa_summary_totals(net, &all, &trained);
+    lua_pushinteger(L, (lua_Integer)all);
+    lua_setfield(L, -2, "params");
+    lua_pushinteger(L, (lua_Integer)trained);
+    lua_setfield(L, -2, "trained");
+    singa_job_free(job);
+    return 2;
 }
 
 /* The runtime's traffic: { rank, dropped, traffic = { {type, peer, sent, received, bytes_sent,
@@ -454,8 +550,12 @@ static void build_graph(lua_State *L, singa_graph *g, const char *phase)
 static int l_train(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
-    if (get_opts(L)->test_only || get_opts(L)->dot) { /* evaluate or draw, then end the script */
-        if (get_opts(L)->dot) {
+    if (get_opts(L)->test_only || get_opts(L)->dot || get_opts(L)->summary) { /* then end the script */
+        if (get_opts(L)->summary) {
+            l_summary(L);
+            if (fputs(lua_tostring(L, -2), stdout) < 0 || fflush(stdout) != 0)
+                return raise(L, "singa-tui --summary: cannot write to standard output");
+        } else if (get_opts(L)->dot) {
             singa_graph g;
             build_graph(L, &g, "kTrain");
             int rc = singa_graph_dot(&g, stdout);
@@ -478,7 +578,7 @@ static int l_train(lua_State *L)
     singa_conf_free(conf);
     if (rc < 0)
         return raise(L, err.msg);
-    reporter rp = {.opts = get_opts(L)};
+    reporter rp = {.opts = get_opts(L), .groups = singa_job_cluster(job) ? singa_job_cluster(job)->nworker_groups : 1};
     singa_job_hooks hooks = {.ud = &rp, .record = on_record, .step = on_step, .log = on_log};
     const singa_lua_host *host = rp.opts->host; /* the workbench: it may hold the start, and steers */
     if (host) {
@@ -489,6 +589,8 @@ static int l_train(lua_State *L)
     pthread_mutex_t *lock = get_opts(L)->lock;
     lua_pushlightuserdata(L, singa_job_stats(job)); /* for singa.stats() while the job runs */
     lua_setfield(L, LUA_REGISTRYINDEX, LIVE_STATS_KEY);
+    lua_pushlightuserdata(L, job); /* and singa.params() */
+    lua_setfield(L, LUA_REGISTRYINDEX, LIVE_JOB_KEY);
     if (lock)
         pthread_mutex_unlock(lock);
     if (host && host->job_start && host->job_start(host->hooks.ud, job) < 0)
@@ -501,6 +603,8 @@ static int l_train(lua_State *L)
         pthread_mutex_lock(lock);
     lua_pushnil(L);
     lua_setfield(L, LUA_REGISTRYINDEX, LIVE_STATS_KEY);
+    lua_pushnil(L);
+    lua_setfield(L, LUA_REGISTRYINDEX, LIVE_JOB_KEY);
     clear_line(&rp);
     if (rc < 0) {
         singa_job_free(job);
@@ -804,6 +908,8 @@ int luaopen_singa_core(lua_State *L)
         {"load_plugin", l_load_plugin},
         {"plugins", l_plugins},
         {"graph", l_graph},
+        {"params", l_params},
+        {"summary", l_summary},
         {NULL, NULL},
     };
     singa_registry **reg = lua_newuserdatauv(L, sizeof *reg, 0);

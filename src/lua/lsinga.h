@@ -27,6 +27,7 @@ typedef struct singa_lua_opts {
     int progress_line; /* stdout is a terminal: redraw one progress line */
     int test_only;     /* --test: singa.train evaluates the job's checkpoint, then ends the script */
     int dot;           /* --dot: singa.train prints the job's partitioned graph as DOT, then ends it */
+    int summary;       /* --summary: singa.train prints the job's net summary, then ends it */
     /* Which OS thread may run Lua code on the state: the host holds it while its script runs;
      * singa.train lets it go for the length of the job, and the job's callbacks (kLua updaters
      * and schedules, called from worker and server threads) take it for each call, as does an

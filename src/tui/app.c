@@ -180,6 +180,14 @@ static void pump(tui_app *a)
         a->stats_time = t;
         a->dirty = true;
     }
+    /* --run starts every job at once, but one that would replace an earlier run's checkpoints
+     * asks first. */
+    if (a->args->run && a->status.job == TUI_JOB_LOADED && a->status.info.stale &&
+        a->asked_seq != a->status.info.seq && a->dialog == TUI_DIALOG_NONE) {
+        a->asked_seq = a->status.info.seq;
+        a->dialog = TUI_DIALOG_REPLACE;
+        a->dirty = true;
+    }
     if (memcmp(&before, &a->status, offsetof(tui_status, error)) != 0) /* the fields a frame shows */
         a->dirty = true;
 }

@@ -26,7 +26,8 @@ typedef enum tui_panel {
     TUI_P_COUNT,
 } tui_panel;
 
-typedef enum tui_dialog { TUI_DIALOG_NONE, TUI_DIALOG_HELP, TUI_DIALOG_QUIT } tui_dialog;
+/* REPLACE: a fresh run would replace an earlier run's checkpoints; train anyway? */
+typedef enum tui_dialog { TUI_DIALOG_NONE, TUI_DIALOG_HELP, TUI_DIALOG_QUIT, TUI_DIALOG_REPLACE } tui_dialog;
 
 /* Which plots the loss panel shows (`m` cycles). */
 typedef enum tui_plots { TUI_PLOTS_BOTH, TUI_PLOTS_LOSS, TUI_PLOTS_ACC } tui_plots;
@@ -77,6 +78,7 @@ typedef struct tui_app {
 
     bool dirty;
     double last_draw;
+    int asked_seq;         /* the last job --run asked about replacing checkpoints */
     bool quitting;         /* the user quit; waiting for the script to end */
     double quit_deadline;
     bool done;

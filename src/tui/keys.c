@@ -51,7 +51,9 @@ static void cmd_checkpoint(tui_app *a, int key)
 
 static void cmd_run(tui_app *a, int key)
 {
-    if (a->status.job == TUI_JOB_LOADED) {
+    if (a->status.job == TUI_JOB_LOADED && a->status.info.stale) {
+        a->dialog = TUI_DIALOG_REPLACE;
+    } else if (a->status.job == TUI_JOB_LOADED) {
         tui_script_go(&a->script);
         tui_app_note(a, false, "training");
     } else {
@@ -207,6 +209,21 @@ static bool dialog_key(tui_app *a, int key)
 {
     if (a->dialog == TUI_DIALOG_HELP) {
         a->dialog = TUI_DIALOG_NONE;
+        return true;
+    }
+    if (a->dialog == TUI_DIALOG_REPLACE) {
+        if (key == 'y' && a->status.job == TUI_JOB_LOADED) {
+            a->dialog = TUI_DIALOG_NONE;
+            tui_script_replace(&a->script, a->status.info.seq);
+            tui_app_note(a, true, "training: this run replaces the checkpoints in %s with its first one",
+                         a->status.info.ckpt_dir);
+        } else if (key == 'n' || key == 27) {
+            a->dialog = TUI_DIALOG_NONE;
+            tui_app_note(a, false, "not started: r asks again, q quits");
+        } else if (key == 'q') {
+            a->dialog = TUI_DIALOG_NONE;
+            tui_app_quit(a, false);
+        }
         return true;
     }
     if (a->dialog != TUI_DIALOG_QUIT)

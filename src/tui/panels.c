@@ -21,6 +21,7 @@
 
 #define MIN_W 60
 #define MIN_H 16
+#define MAX_TOO_SMALL_LINES 12
 
 typedef struct rect {
     int x, y, w, h;
@@ -120,9 +121,17 @@ static void layout(int W, int H, int traffic_rows, rect r[TUI_P_COUNT])
     r[TUI_P_PLOT] = (rect){0, top, lw, ph};
     r[TUI_P_TRAFFIC] = (rect){0, top + ph, lw, th};
     r[TUI_P_LOG] = (rect){0, top + ph + th, lw, lh};
-    int gh = H >= 30 ? 10 : 9, toph = (bh - gh) * 2 / 5;
+    /* The right column: the console keeps at least its prompt and a line of transcript, the
+     * topology a line, and the progress its five lines of numbers (MIN_H leaves room for all). */
+    enum { CONSOLE_MIN = 4, TOPO_MIN = 3, PROGRESS_MIN = 7 };
+    int gh = H >= 30 ? 10 : 9;
+    if (gh > bh - TOPO_MIN - CONSOLE_MIN)
+        gh = bh - TOPO_MIN - CONSOLE_MIN < PROGRESS_MIN ? PROGRESS_MIN : bh - TOPO_MIN - CONSOLE_MIN;
+    int toph = (bh - gh) * 2 / 5;
     if (toph < 5)
         toph = 5;
+    if (toph > bh - gh - CONSOLE_MIN)
+        toph = bh - gh - CONSOLE_MIN < TOPO_MIN ? TOPO_MIN : bh - gh - CONSOLE_MIN;
     r[TUI_P_PROGRESS] = (rect){lw, top, rw, gh};
     r[TUI_P_TOPOLOGY] = (rect){lw, top + gh, rw, toph};
     r[TUI_P_CONSOLE] = (rect){lw, top + gh + toph, rw, bh - gh - toph};
@@ -213,6 +222,12 @@ static void draw_plot(tui_app *a, rect r)
         snprintf(extra, sizeof extra, "(zoom %dx%s)", 1 << a->zoom, a->pan > 0 ? ", panned" : "");
     frame(a, TUI_P_PLOT, r, extra);
     rect in = {r.x + 1, r.y + 1, r.w - 2, r.h - 2};
+    if (!a->status.info.seq) { /* a script may work a long time before (or without) a job */
+        text(a, in.y, in.x + 1, in.w - 1, TUI_R_DIM, "no metrics: the script has not started a job (singa.train)");
+        if (in.h > 1)
+            text(a, in.y + 1, in.x + 1, in.w - 1, TUI_R_DIM, "what it prints shows in the log");
+        return;
+    }
     tui_canvas c;
     if (tui_canvas_init(&c, in.w, in.h) < 0)
         return;
@@ -249,12 +264,30 @@ static void draw_traffic(tui_app *a, rect r)
     bool multi = false;
     for (int i = 0; i < t->n; i++)
         multi = multi || t->rows[i].row.process != t->rows[0].row.process;
-    /* Numbers (human() writes at most 6 characters) first, then the totals and the history
-     * when they fit. */
-    bool wide = in.w - (multi ? 5 : 0) >= 63;
-    int spark = in.w - (multi ? 5 : 0) - (wide ? 63 : 47); /* columns left after the numbers */
-    char head[160];
-    snprintf(head, sizeof head, "%s%-12s %-12s %6s %7s", multi ? "proc " : "", "type", "peer", "msg/s", "bytes/s");
+    /* The type and peer as wide as the longest (down to 12 columns each when room is short),
+     * the rates (human() writes at most 6 characters), then the totals and the history when
+     * they fit. */
+    enum { RATES = 15, TOTALS = 16, QUEUE = 7, NAME_MIN = 12 };
+    int tw = 4, pw = 4, avail = in.w - (multi ? 5 : 0);
+    for (int i = 0; i < t->n; i++) {
+        int a1 = (int)strlen(t->rows[i].row.type), a2 = (int)strlen(t->rows[i].row.peer);
+        tw = a1 > tw ? a1 : tw;
+        pw = a2 > pw ? a2 : pw;
+    }
+    tw = tw < NAME_MIN ? NAME_MIN : tw;
+    pw = pw < NAME_MIN ? NAME_MIN : pw;
+    int over = tw + 1 + pw + RATES + QUEUE - avail;
+    for (; over > 0 && pw > NAME_MIN; over--)
+        pw--;
+    for (; over > 0 && tw > NAME_MIN; over--)
+        tw--;
+    int names = tw + 1 + pw;
+    bool wide = avail >= names + RATES + TOTALS + QUEUE;
+    int spark = avail - names - RATES - QUEUE - (wide ? TOTALS : 0); /* columns left after the numbers */
+    if (spark > TUI_SPARK)
+        spark = TUI_SPARK;
+    char head[256];
+    snprintf(head, sizeof head, "%s%-*s %-*s %6s %7s", multi ? "proc " : "", tw, "type", pw, "peer", "msg/s", "bytes/s");
     if (wide)
         singa_appendf(head, sizeof head, " %7s %7s", "sent", "recv");
     singa_appendf(head, sizeof head, " %5s%s", "queue", spark >= 7 ? " history" : "");
@@ -273,7 +306,7 @@ static void draw_traffic(tui_app *a, rect r)
         human(recv, sizeof recv, (double)s->row.msgs_recv);
         if (multi)
             singa_appendf(line, sizeof line, "%-4d ", s->row.process);
-        singa_appendf(line, sizeof line, "%-12.12s %-12.12s %6s %7s", s->row.type, s->row.peer, rate, bytes);
+        singa_appendf(line, sizeof line, "%-*.*s %-*.*s %6s %7s", tw, tw, s->row.type, pw, pw, s->row.peer, rate, bytes);
         if (wide)
             singa_appendf(line, sizeof line, " %7s %7s", sent, recv);
         singa_appendf(line, sizeof line, " %5d ", s->row.queue);
@@ -335,8 +368,8 @@ static void draw_topology(tui_app *a, rect r)
     if (lr)
         LINE(TUI_R_DEFAULT, "  lr %s", lr + 5);
     LINE(TUI_R_TITLE, "net of worker 0, group 0: %d layers", info->nlayers);
-    for (int i = 0; i < info->nlayers && i < TUI_MAX_LAYERS; i++)
-        LINE(TUI_R_DIM, "  %s", info->layer[i]);
+    for (int i = 0; i < info->nsummary; i++)
+        LINE(i == 0 || i == info->nsummary - 1 ? TUI_R_DEFAULT : TUI_R_DIM, "  %s", info->summary[i]);
 #undef LINE
     if (a->topo_scroll > n - in.h)
         a->topo_scroll = n - in.h > 0 ? n - in.h : 0;
@@ -381,7 +414,7 @@ static const char *state_word(const tui_app *a, int *role)
         return "finished";
     }
     *role = TUI_R_DIM;
-    return s->job == TUI_JOB_NONE ? "loading" : "running the script";
+    return s->job == TUI_JOB_NONE ? "running the script: no job yet" : "running the script";
 }
 
 static void bar(char *buf, size_t len, int width, double frac, bool unicode)
@@ -408,7 +441,10 @@ static void draw_progress(tui_app *a, rect r)
         text(a, y++, in.x + used, in.w - used, role, word);
     }
     int step = a->has_latest ? x->step : 0, total = info->train_steps;
-    used = textf(a, y, in.x, in.w, TUI_R_DEFAULT, "step   %d/%d ", step, total);
+    if (info->seq)
+        used = textf(a, y, in.x, in.w, TUI_R_DEFAULT, "step   %d/%d ", step, total);
+    else
+        used = text(a, y, in.x, in.w, TUI_R_DIM, "step   - (no job yet)");
     if (total > 0 && in.w - used >= 8) {
         double frac = step < total ? (double)step / total : 1;
         int bw = in.w - used - 5;
@@ -453,15 +489,21 @@ static void draw_progress(tui_app *a, rect r)
         text(a, y, in.x, in.w, TUI_R_DEFAULT, "test   -");
     }
     y++;
+    /* Paused, the last step's speed and ETA would go stale: they say so instead. */
+    bool paused = a->status.job == TUI_JOB_TRAINING && atomic_load(&a->script.control.paused);
     double scale = atomic_load(&a->script.control.lr_scale);
     tui_plot_num(b1, sizeof b1, a->has_latest ? x->lr : NAN);
     human(b2, sizeof b2, a->has_latest ? x->images_per_sec : 0);
-    used = textf(a, y, in.x, in.w, TUI_R_DEFAULT, "speed  %s img/s  lr %s", b2, a->has_latest ? b1 : "-");
+    if (paused)
+        snprintf(b2, sizeof b2, "paused");
+    used = textf(a, y, in.x, in.w, TUI_R_DEFAULT, "speed  %s%s  lr %s", b2, paused ? "" : " img/s", a->has_latest ? b1 : "-");
     if (scale != 1)
         textf(a, y, in.x + used, in.w - used, TUI_R_WARN, " (x%g)", scale);
     y++;
     duration(b1, sizeof b1, a->has_latest ? x->elapsed : 0);
     duration(b2, sizeof b2, a->has_latest && a->status.job == TUI_JOB_TRAINING ? x->eta : NAN);
+    if (paused)
+        snprintf(b2, sizeof b2, "paused");
     textf(a, y++, in.x, in.w, TUI_R_DEFAULT, "time   %s  ETA %s", b1, b2);
     if (y < in.y + in.h) {
         if (!info->ckpt_dir[0])
@@ -607,7 +649,10 @@ static void draw_title(tui_app *a, int W)
     snprintf(left, sizeof left, " singa-tui %s | %s | %s", SINGA_VERSION, a->status.info.seq ? a->status.info.name : "-",
              a->file);
     char right[96];
-    snprintf(right, sizeof right, "%s  step %d/%d ", word, a->has_latest ? a->latest.step : 0, a->status.info.train_steps);
+    if (a->status.info.seq)
+        snprintf(right, sizeof right, "%s  step %d/%d ", word, a->has_latest ? a->latest.step : 0, a->status.info.train_steps);
+    else
+        snprintf(right, sizeof right, "%s ", word);
     int rw = (int)strlen(right);
     text(a, 0, 0, W - rw - 1, TUI_R_KEY, left);
     text(a, 0, W - rw, rw, TUI_R_KEY, right);
@@ -682,16 +727,59 @@ static void draw_quit(tui_app *a)
     text(a, y, in.x + used + 1, in.w - used - 1, TUI_R_DEFAULT, "keep training (Esc)");
 }
 
+/* The size needed comes first and the words wrap, so it shows on the smallest terminal. */
+static void draw_too_small(tui_app *a, int W, int H)
+{
+    char msg[128];
+    snprintf(msg, sizeof msg, "singa-tui needs %dx%d; this terminal is %dx%d. q quits", MIN_W, MIN_H, W, H);
+    char line[MAX_TOO_SMALL_LINES][128];
+    int n = 0, len = 0;
+    line[0][0] = 0;
+    char *save;
+    for (char *w = strtok_r(msg, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+        int wl = (int)strlen(w);
+        if (len > 0 && len + 1 + wl > W) {
+            if (++n == MAX_TOO_SMALL_LINES)
+                break;
+            len = 0;
+            line[n][0] = 0;
+        }
+        len += snprintf(line[n] + len, sizeof line[n] - (size_t)len, "%s%s", len ? " " : "", w);
+    }
+    if (n < MAX_TOO_SMALL_LINES && len > 0)
+        n++;
+    int y = n < H ? (H - n) / 2 : 0;
+    for (int i = 0; i < n && y + i < H; i++)
+        text(a, y + i, 0, W, TUI_R_WARN, line[i]);
+}
+
+static void draw_replace(tui_app *a)
+{
+    const tui_job_info *info = &a->status.info;
+    rect in = dialog_box(a, 64, 10, "Replace an earlier run's checkpoints?");
+    char msg[768];
+    snprintf(msg, sizeof msg, "%s holds %d checkpoint%s of an earlier run (newest: step %llu). This run does not "
+             "resume them (resume = true would) and replaces them once it writes its first checkpoint.",
+             info->ckpt_dir, info->stale, info->stale == 1 ? "" : "s", info->stale_newest);
+    int starts[8], n = wrap(msg, in.w, starts, 8), y = in.y;
+    for (int k = 0; k < n && y < in.y + in.h - 3; k++) {
+        int end = k + 1 < n ? starts[k + 1] : (int)strlen(msg);
+        textf(a, y++, in.x, in.w, TUI_R_DEFAULT, "%.*s", end - starts[k], msg + starts[k]);
+    }
+    y = in.y + in.h - 2;
+    int used = text(a, y, in.x, in.w, TUI_R_KEY, " y ");
+    text(a, y++, in.x + used + 1, in.w - used - 1, TUI_R_DEFAULT, "train, replacing them");
+    used = text(a, y, in.x, in.w, TUI_R_KEY, " n ");
+    text(a, y, in.x + used + 1, in.w - used - 1, TUI_R_DEFAULT, "do not train (Esc); q quits");
+}
+
 void tui_draw(tui_app *a)
 {
     int W = COLS, H = LINES;
     erase();
     curs_set(0);
     if (W < MIN_W || H < MIN_H) {
-        char msg[128];
-        snprintf(msg, sizeof msg, "terminal too small: %dx%d (the workbench needs %dx%d)", W, H, MIN_W, MIN_H);
-        text(a, H / 2, 0, W, TUI_R_WARN, msg);
-        text(a, H / 2 + 1, 0, W, TUI_R_DIM, "q quits");
+        draw_too_small(a, W, H);
         refresh();
         return;
     }
@@ -709,6 +797,8 @@ void tui_draw(tui_app *a)
         draw_help(a);
     else if (a->dialog == TUI_DIALOG_QUIT)
         draw_quit(a);
+    else if (a->dialog == TUI_DIALOG_REPLACE)
+        draw_replace(a);
     if (a->dialog != TUI_DIALOG_NONE)
         curs_set(0);
     refresh();

@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "singa/checkpoint.h"
 #include "singa/net.h"
+#include "singa/summary.h"
 #include "tui/script.h"
 #include "tui/term.h"
 
@@ -91,6 +93,29 @@ static void describe_updater(const singa_conf *job, char *buf, size_t len)
         singa_appendf(buf, len, ", lr %s base %g", singa_conf_str(lr, "type", "kFixed"), singa_conf_num(lr, "base_lr", 0));
 }
 
+static void add_summary_line(void *ud, const char *text)
+{
+    tui_job_info *in = ud;
+    int at = in->nsummary < TUI_MAX_LAYERS + 1 ? in->nsummary : TUI_MAX_LAYERS + 1; /* the total stays last */
+    in->nsummary = at + 1;
+    snprintf(in->summary[at], sizeof in->summary[at], "%s", text);
+}
+
+/* A fresh run of one process replaces the checkpoints it finds in its folder once it writes
+ * its own (a distributed one refuses to start): the workbench asks first. */
+static void count_stale(tui_job_info *in, const singa_conf *conf, const singa_job *job)
+{
+    uint64_t *steps = NULL;
+    size_t n = 0;
+    singa_err err;
+    if (in->ckpt_dir[0] && !singa_conf_bool(conf, "resume", false) && !singa_job_stats(job) &&
+        singa_ckpt_dir_list(in->ckpt_dir, &steps, &n, &err) == 0 && n > 0) {
+        in->stale = (int)n;
+        in->stale_newest = (unsigned long long)steps[0];
+    }
+    free(steps);
+}
+
 /* singa.train built a job: show it, then wait for the start key (or quitting). */
 static int job_start(void *ud, const singa_job *job)
 {
@@ -114,15 +139,15 @@ static int job_start(void *ud, const singa_job *job)
     if (singa_conf_get(conf, "checkpoint_path") && singa_conf_strs_len(conf, "checkpoint_path") > 0)
         snprintf(in->ckpt_dir, sizeof in->ckpt_dir, "%s", singa_conf_strs_at(conf, "checkpoint_path", 0));
     in->nlayers = net->nlayers;
-    for (int i = 0; i < net->nlayers && i < TUI_MAX_LAYERS; i++)
-        snprintf(in->layer[i], sizeof in->layer[i], "%s %s", net->layers[i]->name, net->layers[i]->type->name);
+    singa_summary_lines(net, add_summary_line, in);
     snprintf(in->plugins, sizeof in->plugins, "%s", plugins);
+    count_stale(in, conf, job);
     s->st.ckpt_count = 0;
     s->st.job = TUI_JOB_LOADED;
     memset(s->prev, 0, sizeof s->prev); /* no training thread runs now */
     atomic_store(&s->job_seq, seq);
     pthread_cond_broadcast(&s->cv);
-    while (!s->go && !s->quit)
+    while (!(s->go && (!in->stale || s->replace_seq == seq)) && !s->quit)
         pthread_cond_wait(&s->cv, &s->mu);
     bool quit = s->quit;
     if (!quit)
@@ -239,6 +264,15 @@ void tui_script_go(tui_script *s)
 {
     pthread_mutex_lock(&s->mu);
     s->go = true;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+void tui_script_replace(tui_script *s, int seq)
+{
+    pthread_mutex_lock(&s->mu);
+    s->go = true;
+    s->replace_seq = seq;
     pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->mu);
 }

@@ -40,9 +40,16 @@ typedef struct tui_job_info {
     int train_steps, batch;
     char updater[192];  /* e.g. "kSGD momentum 0.9, lr kStep base 0.04" */
     char ckpt_dir[512]; /* "" without checkpoint_path */
-    int nlayers;        /* of the training net (at most TUI_MAX_LAYERS kept) */
-    char layer[TUI_MAX_LAYERS][48]; /* "fc1 kInnerProduct" */
+    int nlayers;        /* of the training net */
+    /* Its summary (singa/summary.h): a header, a line per layer, the total; the lines past
+     * TUI_MAX_LAYERS + 1 are not kept, but the total always is. */
+    int nsummary;
+    char summary[TUI_MAX_LAYERS + 2][96]; /* "fc1   kInnerProduct 64x512       401,920" */
     char plugins[256];  /* the plugins loaded when it was built (tui_plugins_describe) */
+    /* A fresh run of one process: the checkpoints of an earlier run in ckpt_dir, which its first
+     * checkpoint replaces; it trains only once the user agrees (tui_script_replace). */
+    int stale;
+    unsigned long long stale_newest;
 } tui_job_info;
 
 /* A consistent copy of the script's state for the UI thread. */
@@ -83,6 +90,7 @@ typedef struct tui_script {
     pthread_cond_t cv;
     tui_status st;
     bool go;               /* the user said start (or --run) */
+    int replace_seq;       /* the job whose earlier run's checkpoints the user agreed to replace */
     bool quit;
     tui_group_prev prev[TUI_MAX_GROUPS];
     tui_snapshot latest[TUI_MAX_GROUPS]; /* each group's newest step sample */
@@ -94,8 +102,11 @@ int tui_script_init(tui_script *s, lua_State *L, singa_lua_opts *opts, tui_ring 
 /* Runs `file` with argv[first_arg..] as its arguments on a new thread; the caller must not hold
  * the Lua lock for long from now on. */
 int tui_script_start(tui_script *s, const char *file, int argc, char **argv, int first_arg, singa_err *err);
-/* The start key: a job waiting in singa.train trains, and later jobs start at once. */
+/* The start key: a job waiting in singa.train trains, and later jobs start at once (but for
+ * one with tui_job_info.stale checkpoints). */
 void tui_script_go(tui_script *s);
+/* The user agreed that job `seq` replaces an earlier run's checkpoints: it trains. */
+void tui_script_replace(tui_script *s, int seq);
 /* Quitting: a waiting job is cancelled, a training job stops before its next step (after a
  * checkpoint when `checkpoint`), and the script ends at its next Lua instruction. */
 void tui_script_quit(tui_script *s, bool checkpoint);
