@@ -144,20 +144,24 @@ static int refuse(dist_peers *p, const bool *joined, singa_err *err)
     return -1;
 }
 
-/* A join's payload: "<rank> <size> <fingerprint> <endpoint> <public key>\n<plugins>".  Returns the rank, or
- * -1 with the reason in err. */
+/* A join's payload: "<rank> <size> <fingerprint> <endpoint> <public key>\n<plugins>".  Returns the rank;
+ * -1 with the reason in err when a process of ours must be refused; -2 for what no process of
+ * ours sends (a malformed join, or one whose rank is not its connection's), dropped like any
+ * garbage, since without CURVE anyone may connect. */
 static int check_join(dist_peers *p, const char *id, const char *text, const bool *joined, singa_err *err)
 {
     const dist_rt *rt = p->rt;
     int rank, size, used = 0;
     char fp[32], mine[32], ep[sizeof(endpoint)], pub[sizeof(key)];
     if (sscanf(text, "%d %d %31s %127s %40s%n", &rank, &size, fp, ep, pub, &used) != 5 || text[used] != '\n')
-        return singa_err_set(err, "a malformed join from '%s'", id);
+        return -2;
     const char *plugins = text + used + 1;
     char expect[16];
     snprintf(expect, sizeof expect, "p%d", rank);
     fingerprint(rt, mine, sizeof mine);
-    if (rank < 1 || rank >= rt->nprocs || strcmp(id, expect) != 0)
+    if (strcmp(id, expect) != 0)
+        return -2;
+    if (rank < 1 || rank >= rt->nprocs)
         return singa_err_set(err, "a process joined as rank %d, which is not one of ranks 1..%d", rank, rt->nprocs - 1);
     if (joined[rank])
         return singa_err_set(err, "two processes joined as rank %d (was the job launched twice?)", rank);
@@ -210,9 +214,11 @@ static int meet_as_coordinator(dist_peers *p, singa_err *err)
             text[n] = 0;
             singa_err why;
             int r = check_join(p, id, text, joined, &why);
-            answers++;
+            answers += r != -2;
             if (r >= 0) {
                 joined[r] = true;
+            } else if (r == -2) {
+                dist_stats_drop(rt->stats);
             } else {
                 msg stop = {.type = MSG_STOP, .src = {ENT_STUB, 0, 0, 0}, .dst = m.src};
                 msg_send(p->router, id, &stop, why.msg, strlen(why.msg));

@@ -1,0 +1,81 @@
+# How a multi-process job meets strangers and failures: a malformed join from a stranger while
+# rank 0 waits for the others is dropped and counted; a killed process is found at once (its
+# connections close), not after heartbeat_timeout; a process stuck in an endless Lua loop while
+# the others wait on it is found hung within heartbeat_timeout; a coordinator port in use ends
+# every rank within seconds.  Prints TAP.
+
+: "${SINGA_TUI:?SINGA_TUI is not set}"
+tmp=t/8110-failures.tmp
+rm -rf "$tmp" && mkdir -p "$tmp" || exit 1
+. "$top_srcdir/t/tap.sh"
+. "$top_srcdir/t/procs.sh"
+trap kill_ours EXIT
+
+cat >"$tmp/job.lua" <<'EOF'
+-- job.lua MODE OUT [STEPS [HEARTBEAT_TIMEOUT]]: AllReduce in 2 processes (MODE allreduce or
+-- hang: rank 1's kLua updater loops forever at step 5) or Sandblaster in 3 (sandblaster); rank 0
+-- writes the messages it dropped to OUT.
+local singa = require "singa"
+local td = require "testdata"
+local mode, out = arg[1], arg[2]
+local steps, beat = tonumber(arg[3]) or 50, tonumber(arg[4]) or 30
+local dir = out:match("^(.*)/")
+local cluster = mode == "sandblaster" and singa.cluster.sandblaster{ workers = 2, procs = 3 }
+                or singa.cluster.allreduce{ workers = 2, procs = 2 }
+cluster.heartbeat_timeout, cluster.join_timeout = beat, 30
+local updater = { type = "kSGD", momentum = 0.9, learning_rate = { type = "kFixed", base_lr = 0.05 } }
+if mode == "hang" then
+  updater = { type = "kLua", learning_rate = { type = "kFixed", base_lr = 0.05 },
+              update = function(step, param, grad, state, lr)
+                if step == 5 and singa.rank() == 1 then while true do end end
+                param:axpy(-lr, grad)
+              end }
+end
+local r = singa.train{
+  name = "failures", seed = 7, train_steps = steps, disp_freq = 10,
+  cluster = cluster, updater = updater,
+  neuralnet = td.mlp(dir .. "/data/images-idx3-ubyte", dir .. "/data/labels-idx1-ubyte"),
+}
+if singa.rank() == 0 then
+  local f = assert(io.open(out, "w"))
+  f:write(string.format("dropped %d\n", r.stats.dropped))
+  f:close()
+end
+print(string.format("rank %d: %d steps", singa.rank(), r.steps))
+EOF
+
+gen_data
+
+# Seconds (with a fraction) since $1, a `date +%s.%N`.
+since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }'; }
+within() { awk -v t="$1" -v b="$2" 'BEGIN { exit !(t <= b) }'; }
+# Waits (up to 20 s) until something listens on loopback port $1.
+listening() {
+    for _ in $(seq 200); do
+        python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' "$1" 2>/dev/null &&
+            return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+# 1. Malformed joins from a stranger while rank 0 waits for rank 1: dropped and counted.
+port=$(free_port)
+SINGA_RANK=0 SINGA_SIZE=2 SINGA_COORDINATOR=tcp://127.0.0.1:$port \
+    timeout 90 "$SINGA_TUI" -e "$tmp/job.lua" allreduce "$tmp/join.txt" >"$tmp/join0.out" 2>&1 &
+rank0=$!
+listening "$port" && timeout 30 t/fuzz-peers --joins 40 "tcp://127.0.0.1:$port" >"$tmp/join.fuzz" 2>&1
+fuzz_rc=$?
+cat "$tmp/join.fuzz"
+SINGA_RANK=1 SINGA_SIZE=2 SINGA_COORDINATOR=tcp://127.0.0.1:$port \
+    timeout 90 "$SINGA_TUI" -e "$tmp/job.lua" allreduce "$tmp/join.txt" >"$tmp/join1.out" 2>&1
+rc1=$?
+wait "$rank0"
+rc0=$?
+dropped=$(awk '$1 == "dropped" { print $2 }' "$tmp/join.txt" 2>/dev/null)
+echo "# rank 0 exited $rc0, rank 1 $rc1; rank 0 dropped ${dropped:-?}" | tee -a "$tmp/join0.out"
+[ $fuzz_rc -eq 0 ] && [ $rc0 -eq 0 ] && [ $rc1 -eq 0 ] && [ "${dropped:-0}" -ge 40 ]
+report $? "40 malformed joins from a stranger during the meeting: dropped and counted, the job ends well" "$tmp/join0.out"
+
+[ "$failed" -eq 0 ] && rm -rf "$tmp"
+done_testing
