@@ -77,5 +77,47 @@ echo "# rank 0 exited $rc0, rank 1 $rc1; rank 0 dropped ${dropped:-?}" | tee -a 
 [ $fuzz_rc -eq 0 ] && [ $rc0 -eq 0 ] && [ $rc1 -eq 0 ] && [ "${dropped:-0}" -ge 40 ]
 report $? "40 malformed joins from a stranger during the meeting: dropped and counted, the job ends well" "$tmp/join0.out"
 
+# Starts `--procs` MODE (2 or 3 processes) for ever in the background with heartbeat_timeout
+# $3; sets launcher and out; waits for training.
+start_long() {
+    out="$tmp/$2.out"
+    timeout 120 "$SINGA_TUI" --procs "$4" -e "$tmp/job.lua" "$1" "$tmp/x.txt" 1000000 "$3" >"$out" 2>&1 &
+    launcher=$!
+    for _ in $(seq 300); do grep -q '^step ' "$out" && break; sleep 0.1; done
+}
+# Waits (up to $1 s) until none of the pids $2... lives; sets alive.
+wait_gone() {
+    limit=$1
+    shift
+    for _ in $(seq $((limit * 20))); do
+        alive=0
+        for p in "$@"; do kill -0 "$p" 2>/dev/null && alive=1; done
+        [ $alive -eq 0 ] && return
+        sleep 0.05
+    done
+}
+
+# 2. A killed process is found by its closed connections, long before heartbeat_timeout (30 s).
+for victim in "1 workers 0.1" "2 servers 0.0" "0 workers 0.0"; do
+    set -- $victim
+    rank=$1
+    shift
+    role="$*"
+    start_long sandblaster "kill$rank" 30 3
+    pid=$(rank_pid "$rank")
+    survivors=
+    for r in 0 1 2; do [ "$r" -ne "$rank" ] && survivors="$survivors $(rank_pid "$r")"; done
+    t0=$(date +%s.%N)
+    kill -9 "$pid"
+    wait_gone 20 $survivors
+    took=$(since "$t0")
+    wait "$launcher"
+    rc=$?
+    echo "# the survivors of rank $rank ended $took s after its SIGKILL" | tee -a "$out"
+    [ $rc -ne 0 ] && [ $alive -eq 0 ] && within "$took" 3 &&
+        grep -q "rank $rank ($role) at tcp://127.0.0.1:[0-9]* died: its connection closed and it does not answer" "$out"
+    report $? "SIGKILL of rank $rank ($role), heartbeat_timeout 30 s: the others end within 3 s, naming it" "$out"
+done
+
 [ "$failed" -eq 0 ] && rm -rf "$tmp"
 done_testing

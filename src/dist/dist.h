@@ -185,7 +185,10 @@ typedef struct dist_peers dist_peers;
 /* Listens, then meets the others at the coordinator (waiting at most join_timeout). */
 int dist_peers_open(dist_rt *rt, dist_peers **out, singa_err *err);
 void dist_peers_close(dist_peers *p);
-void *dist_peers_socket(dist_peers *p);
+/* Its ROUTER and a monitor of each connection to a peer, for the stub's zmq_poll (at most
+ * nprocs items); returns how many.  After the poll, watch takes the events the monitors hold. */
+int dist_peers_items(dist_peers *p, zmq_pollitem_t *items);
+void dist_peers_watch(dist_peers *p, const zmq_pollitem_t *items);
 const char *dist_peers_endpoint(const dist_peers *p, int rank);
 bool dist_peers_dead(const dist_peers *p, int rank);
 /* Sends to the stub of process `rank` (nothing to a dead one); payload may be NULL. */
@@ -195,8 +198,11 @@ void dist_peers_send(dist_peers *p, int rank, const msg *m, const void *payload,
 int dist_peers_recv(dist_peers *p, msg *m, zmq_msg_t *payload);
 /* Sends heartbeats when due; returns the seconds until the next are due. */
 double dist_peers_tick(dist_peers *p);
-/* A process newly found silent for longer than heartbeat_timeout (marked dead), or -1. */
-int dist_peers_lost(dist_peers *p);
+/* Why a process is lost: silent for longer than heartbeat_timeout; its connection closed and did
+ * not come back (it died). */
+typedef enum { DIST_LOST_SILENT, DIST_LOST_CLOSED } dist_loss;
+/* A process newly found lost (marked dead), and why, or -1. */
+int dist_peers_lost(dist_peers *p, dist_loss *why);
 double dist_now(void);
 
 /* What a process holds, e.g. "workers 1.0-1.1; servers 0.0". */

@@ -7,6 +7,10 @@
  * answers differ from its own, and once all have joined hands every process the list of
  * endpoints.  From then on any message counts as a sign of life; a heartbeat goes to every peer
  * each fifth of the timeout, so a process silent for the whole timeout is dead (or stopped).
+ * A killed process is known sooner: a monitor on each DEALER sees its connection close, and one
+ * that does not come back within CLOSED_WAIT (ZeroMQ reconnects at once to a live peer) is a
+ * dead process.  The same monitor lets a process that joins tell a coordinator's address where
+ * something else listens (its port was taken, so rank 0 could not start) from one not yet open.
  * Those to rank 0 carry the sender's traffic counters, so rank 0 (and its workbench) sees every
  * process's; rank 0's carry its host's pause and lr scale, so they steer every process. */
 #include <errno.h>
@@ -25,6 +29,16 @@ typedef char key[41];
  * its host's pause flag and lr scale. */
 enum { HEARTBEAT_ROWS = 64, CONTROL_BYTES = 1 + sizeof(double) };
 
+/* Seconds a peer's closed connection may stay closed before its process counts as dead; seconds
+ * a connection to the coordinator may stay without a ZeroMQ handshake before the address counts
+ * as another program's. */
+static const double CLOSED_WAIT = 0.5, HANDSHAKE_WAIT = 1.5;
+enum {
+    WATCHED = ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_SUCCEEDED |
+              ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+              ZMQ_EVENT_HANDSHAKE_FAILED_AUTH
+};
+
 struct dist_peers {
     dist_rt *rt;
     dist_curve *curve;   /* NULL without cluster.curve */
@@ -33,6 +47,8 @@ struct dist_peers {
     endpoint *endpoints; /* per rank */
     key *keys;           /* per rank: its CURVE public key ("-" without CURVE) */
     double *seen;        /* per rank: when its last message came */
+    void **monitor;      /* per rank: its DEALER's events (NULL for this process) */
+    double *closed;      /* per rank: since when its connection is closed (0: open) */
     bool *dead;
     double next_beat;
 };
@@ -96,13 +112,43 @@ static void *new_socket(dist_peers *p, int type, singa_err *err)
 
 static int connect_to(dist_peers *p, int r, singa_err *err)
 {
+    char at[64];
+    snprintf(at, sizeof at, "inproc://singa-peer-%p-%d", (void *)p, r);
     if (!(p->dealer[r] = new_socket(p, ZMQ_DEALER, err)))
         return -1;
+    if (zmq_socket_monitor(p->dealer[r], at, WATCHED) < 0 || !(p->monitor[r] = zmq_socket(p->rt->zmq, ZMQ_PAIR)) ||
+        zmq_connect(p->monitor[r], at) < 0)
+        return fail_zmq(err, "cannot watch the connection to", p->endpoints[r]);
     if (dist_curve_client(p->curve, p->dealer[r], p->keys[r]) < 0)
         return fail_zmq(err, "cannot use the CURVE key of", p->endpoints[r]);
     if (zmq_connect(p->dealer[r], p->endpoints[r]) < 0)
         return fail_zmq(err, "cannot connect to", p->endpoints[r]);
     return 0;
+}
+
+/* The next event of rank r's connection, or 0 when none is waiting. */
+static int next_event(dist_peers *p, int r)
+{
+    zmq_msg_t m;
+    int event = 0;
+    zmq_msg_init(&m);
+    if (zmq_msg_recv(&m, p->monitor[r], ZMQ_DONTWAIT) < 0) {
+        zmq_msg_close(&m);
+        return 0;
+    }
+    if (zmq_msg_size(&m) >= 2) {
+        uint16_t e;
+        memcpy(&e, zmq_msg_data(&m), sizeof e);
+        event = e;
+    }
+    while (zmq_msg_more(&m)) { /* the endpoint */
+        zmq_msg_close(&m);
+        zmq_msg_init(&m);
+        if (zmq_msg_recv(&m, p->monitor[r], 0) < 0)
+            break;
+    }
+    zmq_msg_close(&m);
+    return event;
 }
 
 /* What every process of one job must agree on. */
@@ -253,6 +299,33 @@ static int meet_as_coordinator(dist_peers *p, singa_err *err)
     return rc;
 }
 
+/* Whether the coordinator's address holds a coordinator: a connection there that fails its
+ * ZeroMQ handshake, or stays without one for HANDSHAKE_WAIT, is to another program (rank 0 then
+ * found its port taken and ended), or to a coordinator that refuses this process's CURVE keys.
+ * *since: when the first connection came (0: none yet; -1: a handshake succeeded). */
+static int check_coordinator(dist_peers *p, double *since, singa_err *err)
+{
+    const char *at = p->rt->launch.coordinator;
+    for (int e; (e = next_event(p, 0)) != 0;) {
+        if (e == ZMQ_EVENT_HANDSHAKE_SUCCEEDED)
+            *since = -1;
+        else if (e == ZMQ_EVENT_CONNECTED && *since == 0)
+            *since = dist_now();
+        else if (e == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH)
+            return singa_err_set(err, "the coordinator at %s refused this process's CURVE key: is its public key in "
+                                      "rank 0's public_keys_dir?", at);
+        else if ((e == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL || e == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) && *since >= 0)
+            return singa_err_set(err, "the coordinator's address %s answers, but its ZeroMQ handshake failed: is the "
+                                      "port taken by another program (rank 0 cannot listen there then), or, with "
+                                      "CURVE, rank 0's key not the one this process expects?", at);
+    }
+    if (*since > 0 && dist_now() - *since > HANDSHAKE_WAIT)
+        return singa_err_set(err, "the coordinator's address %s accepts connections but does not speak ZeroMQ "
+                                  "within %g s: is the port taken by another program (rank 0 cannot listen there "
+                                  "then)?", at, HANDSHAKE_WAIT);
+    return 0;
+}
+
 static int meet_as_member(dist_peers *p, singa_err *err)
 {
     dist_rt *rt = p->rt;
@@ -266,13 +339,22 @@ static int meet_as_member(dist_peers *p, singa_err *err)
                      p->keys[rt->rank], rt->plugins);
     msg join = {.type = MSG_JOIN, .src = {ENT_STUB, 0, 0, (uint16_t)rt->rank}, .dst = {ENT_STUB, 0, 0, 0}};
     msg_send(p->dealer[0], NULL, &join, text, (size_t)n);
-    double deadline = dist_now() + rt->c->join_timeout;
+    double deadline = dist_now() + rt->c->join_timeout, since = 0;
     for (;;) {
-        int ready = wait_readable(p->dealer[0], deadline);
-        if (ready <= 0)
+        double until = since > 0 && since + HANDSHAKE_WAIT < deadline ? since + HANDSHAKE_WAIT : deadline;
+        zmq_pollitem_t it[2] = {{p->dealer[0], 0, ZMQ_POLLIN, 0}, {p->monitor[0], 0, ZMQ_POLLIN, 0}};
+        double left = until - dist_now();
+        if (zmq_poll(it, 2, left > 0 ? (long)(left * 1000) + 1 : 0) < 0 && zmq_errno() != EINTR)
+            return fail_zmq(err, "cannot wait for the coordinator at", rt->launch.coordinator);
+        if (check_coordinator(p, &since, err) < 0)
+            return -1;
+        if (!(it[0].revents & ZMQ_POLLIN)) {
+            if (dist_now() < deadline)
+                continue;
             return singa_err_set(err, "no answer from the coordinator (rank 0) at %s within %g s (join_timeout): is it "
                                       "running, at that address, and reachable?",
                                  rt->launch.coordinator, rt->c->join_timeout);
+        }
         msg m;
         zmq_msg_t payload;
         int rc = msg_recv(p->dealer[0], false, NULL, 0, &m, &payload);
@@ -314,6 +396,7 @@ int dist_peers_open(dist_rt *rt, dist_peers **out, singa_err *err)
     *out = p;
     if (!p || !(p->dealer = calloc(n, sizeof *p->dealer)) || !(p->endpoints = calloc(n, sizeof *p->endpoints)) ||
         !(p->keys = calloc(n, sizeof *p->keys)) || !(p->seen = calloc(n, sizeof *p->seen)) ||
+        !(p->monitor = calloc(n, sizeof *p->monitor)) || !(p->closed = calloc(n, sizeof *p->closed)) ||
         !(p->dead = calloc(n, sizeof *p->dead)))
         return singa_err_set(err, "out of memory");
     p->rt = rt;
@@ -354,9 +437,13 @@ void dist_peers_close(dist_peers *p)
     int linger = dist_failed(p->rt) ? 500 : 2000, zero = 0;
     for (int r = 0; p->dealer && r < p->rt->nprocs; r++)
         if (p->dealer[r]) {
+            zmq_socket_monitor(p->dealer[r], NULL, 0);
             zmq_setsockopt(p->dealer[r], ZMQ_LINGER, p->dead[r] ? &zero : &linger, sizeof linger);
             zmq_close(p->dealer[r]);
         }
+    for (int r = 0; p->monitor && r < p->rt->nprocs; r++)
+        if (p->monitor[r])
+            zmq_close(p->monitor[r]);
     if (p->router)
         zmq_close(p->router);
     dist_curve_stop(p->curve);
@@ -364,11 +451,34 @@ void dist_peers_close(dist_peers *p)
     free(p->endpoints);
     free(p->keys);
     free(p->seen);
+    free(p->monitor);
+    free(p->closed);
     free(p->dead);
     free(p);
 }
 
-void *dist_peers_socket(dist_peers *p) { return p->router; }
+int dist_peers_items(dist_peers *p, zmq_pollitem_t *items)
+{
+    int n = 0;
+    items[n++] = (zmq_pollitem_t){p->router, 0, ZMQ_POLLIN, 0};
+    for (int r = 0; r < p->rt->nprocs; r++)
+        if (p->monitor[r])
+            items[n++] = (zmq_pollitem_t){p->monitor[r], 0, ZMQ_POLLIN, 0};
+    return n;
+}
+
+void dist_peers_watch(dist_peers *p, const zmq_pollitem_t *items)
+{
+    for (int r = 0, k = 1; r < p->rt->nprocs; r++) {
+        if (!p->monitor[r] || !(items[k++].revents & ZMQ_POLLIN))
+            continue;
+        for (int e; (e = next_event(p, r)) != 0;)
+            if (e == ZMQ_EVENT_DISCONNECTED && !p->closed[r])
+                p->closed[r] = dist_now();
+            else if (e == ZMQ_EVENT_HANDSHAKE_SUCCEEDED)
+                p->closed[r] = 0;
+    }
+}
 
 const char *dist_peers_endpoint(const dist_peers *p, int rank) { return p->endpoints[rank]; }
 
@@ -440,17 +550,33 @@ double dist_peers_tick(dist_peers *p)
         }
         p->next_beat = t + interval;
     }
-    return p->next_beat - t;
+    double wait = p->next_beat - t;
+    for (int r = 0; r < rt->nprocs; r++)
+        if (p->closed[r] && !p->dead[r] && p->closed[r] + CLOSED_WAIT - t < wait)
+            wait = p->closed[r] + CLOSED_WAIT - t;
+    return wait > 0 ? wait : 0;
 }
 
-int dist_peers_lost(dist_peers *p)
+int dist_peers_lost(dist_peers *p, dist_loss *why)
 {
     double t = dist_now();
-    for (int r = 0; r < p->rt->nprocs; r++)
-        if (r != p->rt->rank && !p->dead[r] && t - p->seen[r] > p->rt->c->heartbeat_timeout) {
-            p->dead[r] = true;
-            dist_stats_lost(p->rt->stats, r);
-            return r;
-        }
+    int events = 0;
+    size_t len = sizeof events;
+    /* what a peer sent before its connection closed is read first: its last words may be the
+     * job's end */
+    bool unread = zmq_getsockopt(p->router, ZMQ_EVENTS, &events, &len) == 0 && (events & ZMQ_POLLIN);
+    for (int r = 0; r < p->rt->nprocs; r++) {
+        if (r == p->rt->rank || p->dead[r])
+            continue;
+        if (t - p->seen[r] > p->rt->c->heartbeat_timeout)
+            *why = DIST_LOST_SILENT;
+        else if (p->closed[r] && t - p->closed[r] >= CLOSED_WAIT && !unread)
+            *why = DIST_LOST_CLOSED;
+        else
+            continue;
+        p->dead[r] = true;
+        dist_stats_lost(p->rt->stats, r);
+        return r;
+    }
     return -1;
 }
