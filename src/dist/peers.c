@@ -32,7 +32,7 @@ enum { HEARTBEAT_ROWS = 64, CONTROL_BYTES = 1 + sizeof(double) };
 /* Seconds a peer's closed connection may stay closed before its process counts as dead; seconds
  * a connection to the coordinator may stay without a ZeroMQ handshake before the address counts
  * as another program's. */
-static const double CLOSED_WAIT = 0.5, HANDSHAKE_WAIT = 1.5;
+static const double CLOSED_WAIT = 0.5, HANDSHAKE_WAIT = 1;
 enum {
     WATCHED = ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_SUCCEEDED |
               ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
