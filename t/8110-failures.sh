@@ -119,6 +119,23 @@ for victim in "1 workers 0.1" "2 servers 0.0" "0 workers 0.0"; do
     report $? "SIGKILL of rank $rank ($role), heartbeat_timeout 30 s: the others end within 3 s, naming it" "$out"
 done
 
+# 3. Rank 1 loops for ever in its kLua updater and keeps beating: rank 0, waiting on it, finds it
+# hung (busy, no progress) within heartbeat_timeout (3 s) and ends naming it; the launcher ends
+# the hung rank after its grace period.
+t0=$(date +%s.%N)
+timeout 120 "$SINGA_TUI" --procs 2 -e "$tmp/job.lua" hang "$tmp/x.txt" 1000000 3 >"$tmp/hang.out" 2>&1 &
+launcher=$!
+for _ in $(seq 300); do pid0=$(rank_pid 0); [ -n "$pid0" ] && break; sleep 0.1; done
+wait_gone 60 $pid0
+took0=$(since "$t0")
+wait "$launcher"
+rc=$?
+took=$(since "$t0")
+echo "# rank 0 ended after $took0 s, the launcher after $took s, status $rc" | tee -a "$tmp/hang.out"
+[ $rc -ne 0 ] && [ $rc -ne 124 ] && within "$took0" 20 && within "$took" 40 &&
+    grep -q "rank 1 (workers 0.1; servers 0.1) at tcp://127.0.0.1:[0-9]* hung: busy for 3 s (heartbeat_timeout) without progress" "$tmp/hang.out"
+report $? "rank 1 in an endless kLua loop: rank 0 ends within heartbeat_timeout, naming it hung" "$tmp/hang.out"
+
 # 4. The coordinator's port taken by another program: rank 0 cannot listen, and every other rank
 # finds something there that does not speak ZeroMQ; all end within seconds (join_timeout 30 s).
 python3 -c 'import socket,time; s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(); print(s.getsockname()[1], flush=True); time.sleep(120)' >"$tmp/port" &

@@ -155,6 +155,12 @@ struct dist_rt {
     dist_resume_part *resumed;
     int nresumed;
     dist_history *history; /* NULL unless the workers write into the servers' history */
+    /* What this process's heartbeats say of its threads (peers.c): how many workers and servers
+     * are busy (neither waiting for a message nor ended), and a count of their steps forward
+     * (messages taken, layers passed), so the others can tell a process stuck in a computation
+     * (an endless loop in a kLua updater) from one that waits or works. */
+    atomic_int busy;
+    atomic_uint progress;
 };
 /* Sandblaster in one process with kSGD and momentum: the workers' backward passes write into the
  * servers' momentum history (history.c).  Setup decides and prepares it, after the servers. */
@@ -199,8 +205,9 @@ int dist_peers_recv(dist_peers *p, msg *m, zmq_msg_t *payload);
 /* Sends heartbeats when due; returns the seconds until the next are due. */
 double dist_peers_tick(dist_peers *p);
 /* Why a process is lost: silent for longer than heartbeat_timeout; its connection closed and did
- * not come back (it died). */
-typedef enum { DIST_LOST_SILENT, DIST_LOST_CLOSED } dist_loss;
+ * not come back (it died); busy without progress for heartbeat_timeout while this process waited
+ * as long (it hung). */
+typedef enum { DIST_LOST_SILENT, DIST_LOST_CLOSED, DIST_LOST_HUNG } dist_loss;
 /* A process newly found lost (marked dead), and why, or -1. */
 int dist_peers_lost(dist_peers *p, dist_loss *why);
 double dist_now(void);
@@ -248,6 +255,8 @@ void dist_identity(char *buf, size_t len, int kind, int group, int id);
 void *dist_connect(dist_rt *rt, int kind, int group, int id, singa_err *err);
 /* Sends a message to the stub from a worker's or server's socket; payload may be NULL. */
 int dist_send(void *sock, const msg *m, const void *payload, size_t nbytes);
+/* A worker's or server's next message, as msg_recv; the thread counts as waiting meanwhile. */
+int dist_recv(dist_rt *rt, void *sock, msg *m, zmq_msg_t *payload);
 
 void *dist_worker_main(void *arg);
 /* A worker whose net is cut among a group living in several processes: the bridges between them

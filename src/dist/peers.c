@@ -11,8 +11,11 @@
  * that does not come back within CLOSED_WAIT (ZeroMQ reconnects at once to a live peer) is a
  * dead process.  The same monitor lets a process that joins tell a coordinator's address where
  * something else listens (its port was taken, so rank 0 could not start) from one not yet open.
- * Those to rank 0 carry the sender's traffic counters, so rank 0 (and its workbench) sees every
- * process's; rank 0's carry its host's pause and lr scale, so they steer every process. */
+ * A hung process still beats, so every heartbeat also says whether its workers and servers are
+ * busy and how far they got: one busy without progress for the timeout, while this process
+ * waited as long (for it, since the job is synchronous), is stuck in a computation and lost.
+ * Heartbeats to rank 0 carry the sender's traffic counters, so rank 0 (and its workbench) sees
+ * every process's; rank 0's carry its host's pause and lr scale, so they steer every process. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,9 +28,10 @@
 typedef char endpoint[128];
 typedef char key[41];
 
-/* A heartbeat to rank 0 carries at most this many of the sender's traffic rows; rank 0's carry
- * its host's pause flag and lr scale. */
-enum { HEARTBEAT_ROWS = 64, CONTROL_BYTES = 1 + sizeof(double) };
+/* A heartbeat begins with the sender's progress and whether it is busy (LIFE_BYTES).  Then one to
+ * rank 0 carries at most this many of the sender's traffic rows; rank 0's carry its host's pause
+ * flag and lr scale. */
+enum { LIFE_BYTES = 4 + 1, HEARTBEAT_ROWS = 64, CONTROL_BYTES = 1 + sizeof(double) };
 
 /* Seconds a peer's closed connection may stay closed before its process counts as dead; seconds
  * a connection to the coordinator may stay without a ZeroMQ handshake before the address counts
@@ -47,6 +51,10 @@ struct dist_peers {
     endpoint *endpoints; /* per rank */
     key *keys;           /* per rank: its CURVE public key ("-" without CURVE) */
     double *seen;        /* per rank: when its last message came */
+    unsigned *progress;  /* per rank: its progress, as its last heartbeat said */
+    double *still;       /* per rank: since when it is busy without progress (0: it is not) */
+    double idle;         /* since when this process waits without progress (0: it does not) */
+    unsigned own;        /* its progress then */
     void **monitor;      /* per rank: its DEALER's events (NULL for this process) */
     double *closed;      /* per rank: since when its connection is closed (0: open) */
     bool *dead;
@@ -397,6 +405,7 @@ int dist_peers_open(dist_rt *rt, dist_peers **out, singa_err *err)
     if (!p || !(p->dealer = calloc(n, sizeof *p->dealer)) || !(p->endpoints = calloc(n, sizeof *p->endpoints)) ||
         !(p->keys = calloc(n, sizeof *p->keys)) || !(p->seen = calloc(n, sizeof *p->seen)) ||
         !(p->monitor = calloc(n, sizeof *p->monitor)) || !(p->closed = calloc(n, sizeof *p->closed)) ||
+        !(p->progress = calloc(n, sizeof *p->progress)) || !(p->still = calloc(n, sizeof *p->still)) ||
         !(p->dead = calloc(n, sizeof *p->dead)))
         return singa_err_set(err, "out of memory");
     p->rt = rt;
@@ -453,6 +462,8 @@ void dist_peers_close(dist_peers *p)
     free(p->seen);
     free(p->monitor);
     free(p->closed);
+    free(p->progress);
+    free(p->still);
     free(p->dead);
     free(p);
 }
@@ -505,8 +516,20 @@ int dist_peers_recv(dist_peers *p, msg *m, zmq_msg_t *payload)
     p->seen[r] = dist_now();
     if (m->type != MSG_HEARTBEAT)
         return 0;
-    if (r == 0 && zmq_msg_size(payload) == CONTROL_BYTES) { /* the others hear rank 0's host */
-        const uint8_t *c = zmq_msg_data(payload);
+    const uint8_t *life = zmq_msg_data(payload);
+    size_t len = zmq_msg_size(payload);
+    if (len < LIFE_BYTES || life[4] > 1)
+        return 1;
+    uint32_t progress;
+    memcpy(&progress, life, sizeof progress);
+    if (!life[4])
+        p->still[r] = 0;
+    else if (progress != p->progress[r] || !p->still[r])
+        p->still[r] = p->seen[r];
+    p->progress[r] = progress;
+    len -= LIFE_BYTES;
+    if (r == 0 && len == CONTROL_BYTES) { /* the others hear rank 0's host */
+        const uint8_t *c = life + LIFE_BYTES;
         double scale;
         memcpy(&scale, c + 1, sizeof scale);
         if (!(scale >= 0 && scale < 1e6))
@@ -517,9 +540,9 @@ int dist_peers_recv(dist_peers *p, msg *m, zmq_msg_t *payload)
         atomic_store(&p->rt->from_rank0.lr_scale, scale);
         return 2;
     }
-    if (zmq_msg_size(payload) > 0) { /* rank 0 hears the sender's traffic */
+    if (len > 0) { /* rank 0 hears the sender's traffic */
         singa_traffic rows[HEARTBEAT_ROWS];
-        int n = msg_traffic_decode(zmq_msg_data(payload), zmq_msg_size(payload), rows, HEARTBEAT_ROWS);
+        int n = msg_traffic_decode(life + LIFE_BYTES, len, rows, HEARTBEAT_ROWS);
         if (n < 0 || p->rt->rank != 0)
             return 1;
         dist_stats_put(p->rt->stats, r, rows, n);
@@ -527,26 +550,31 @@ int dist_peers_recv(dist_peers *p, msg *m, zmq_msg_t *payload)
     return 2;
 }
 
+static bool paused(const dist_rt *rt) { return rt->control && atomic_load(&rt->control->pause); }
+
 double dist_peers_tick(dist_peers *p)
 {
     const dist_rt *rt = p->rt;
     double t = dist_now(), interval = rt->c->heartbeat_timeout / 5;
     if (t >= p->next_beat) {
         singa_traffic rows[HEARTBEAT_ROWS];
-        uint8_t body[HEARTBEAT_ROWS * MSG_TRAFFIC_ROW];
+        uint8_t body[LIFE_BYTES + HEARTBEAT_ROWS * MSG_TRAFFIC_ROW], *more = body + LIFE_BYTES;
+        uint32_t progress = atomic_load(&rt->progress);
+        memcpy(body, &progress, sizeof progress);
+        body[4] = atomic_load(&rt->busy) > 0 && !paused(rt); /* paused, it waits for the host */
         size_t n = 0;
         if (rt->rank) {
-            n = msg_traffic_encode(rows, dist_stats_own(rt->stats, rows, HEARTBEAT_ROWS), body);
+            n = msg_traffic_encode(rows, dist_stats_own(rt->stats, rows, HEARTBEAT_ROWS), more);
         } else if (rt->control) { /* pause and stop flags, then the lr scale's bytes */
             double scale = atomic_load(&rt->control->lr_scale);
-            body[0] = (uint8_t)(atomic_load(&rt->control->pause) | atomic_load(&rt->control->stop) << 1);
-            memcpy(body + 1, &scale, sizeof scale);
+            more[0] = (uint8_t)(atomic_load(&rt->control->pause) | atomic_load(&rt->control->stop) << 1);
+            memcpy(more + 1, &scale, sizeof scale);
             n = CONTROL_BYTES;
         }
         for (int r = 0; r < rt->nprocs; r++) {
             msg m = {.type = MSG_HEARTBEAT, .src = {ENT_STUB, 0, 0, (uint16_t)rt->rank}, .dst = {ENT_STUB, 0, 0, (uint16_t)r}};
             bool with = n && (rt->rank == 0 || r == 0);
-            dist_peers_send(p, r, &m, with ? body : NULL, with ? n : 0);
+            dist_peers_send(p, r, &m, body, LIFE_BYTES + (with ? n : 0));
         }
         p->next_beat = t + interval;
     }
@@ -565,13 +593,23 @@ int dist_peers_lost(dist_peers *p, dist_loss *why)
     /* what a peer sent before its connection closed is read first: its last words may be the
      * job's end */
     bool unread = zmq_getsockopt(p->router, ZMQ_EVENTS, &events, &len) == 0 && (events & ZMQ_POLLIN);
+    double timeout = p->rt->c->heartbeat_timeout;
+    unsigned own = atomic_load(&p->rt->progress);
+    if (atomic_load(&p->rt->busy) > 0 || paused(p->rt))
+        p->idle = 0;
+    else if (own != p->own || !p->idle)
+        p->idle = t;
+    p->own = own;
     for (int r = 0; r < p->rt->nprocs; r++) {
         if (r == p->rt->rank || p->dead[r])
             continue;
-        if (t - p->seen[r] > p->rt->c->heartbeat_timeout)
+        if (t - p->seen[r] > timeout)
             *why = DIST_LOST_SILENT;
         else if (p->closed[r] && t - p->closed[r] >= CLOSED_WAIT && !unread)
             *why = DIST_LOST_CLOSED;
+        else if (p->still[r] && t - p->still[r] > timeout && p->idle && t - p->idle > timeout &&
+                 t - p->seen[r] < timeout / 2) /* still beating: one that fell silent is stopped, not hung */
+            *why = DIST_LOST_HUNG;
         else
             continue;
         p->dead[r] = true;

@@ -594,6 +594,10 @@ static void on_lost(dist_stub *s, int r, dist_loss why)
     if (why == DIST_LOST_CLOSED)
         singa_err_set(&e, "rank %d (%s) at %s died: its connection closed and it does not answer", r, role,
                       dist_peers_endpoint(s->peers, r));
+    else if (why == DIST_LOST_HUNG)
+        singa_err_set(&e, "rank %d (%s) at %s hung: busy for %g s (heartbeat_timeout) without progress while the "
+                          "others waited (an endless loop, in a kLua updater or schedule?)",
+                      r, role, dist_peers_endpoint(s->peers, r), rt->c->heartbeat_timeout);
     else
         singa_err_set(&e, "rank %d (%s) at %s sent nothing for %g s (heartbeat_timeout): it died, hung or was stopped",
                       r, role, dist_peers_endpoint(s->peers, r), rt->c->heartbeat_timeout);
