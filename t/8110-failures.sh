@@ -12,9 +12,9 @@ rm -rf "$tmp" && mkdir -p "$tmp" || exit 1
 trap kill_ours EXIT
 
 cat >"$tmp/job.lua" <<'EOF'
--- job.lua MODE OUT [STEPS [HEARTBEAT_TIMEOUT]]: AllReduce in 2 processes (MODE allreduce or
--- hang: rank 1's kLua updater loops forever at step 5) or Sandblaster in 3 (sandblaster); rank 0
--- writes the messages it dropped to OUT.
+-- job.lua MODE OUT [STEPS [HEARTBEAT_TIMEOUT]]: AllReduce in 2 processes (MODE allreduce; hang:
+-- rank 1's kLua updater loops for ever at step 5; slow: it takes 0.3 s a call for 8 steps) or
+-- Sandblaster in 3 (sandblaster); rank 0 writes the messages it dropped to OUT.
 local singa = require "singa"
 local td = require "testdata"
 local mode, out = arg[1], arg[2]
@@ -24,10 +24,13 @@ local cluster = mode == "sandblaster" and singa.cluster.sandblaster{ workers = 2
                 or singa.cluster.allreduce{ workers = 2, procs = 2 }
 cluster.heartbeat_timeout, cluster.join_timeout = beat, 30
 local updater = { type = "kSGD", momentum = 0.9, learning_rate = { type = "kFixed", base_lr = 0.05 } }
-if mode == "hang" then
+if mode == "hang" or mode == "slow" then -- slow: rank 1 spends 0.3 s in each call of steps 2-9
   updater = { type = "kLua", learning_rate = { type = "kFixed", base_lr = 0.05 },
               update = function(step, param, grad, state, lr)
-                if step == 5 and singa.rank() == 1 then while true do end end
+                if step == 5 and singa.rank() == 1 and mode == "hang" then while true do end end
+                if step >= 2 and step < 10 and singa.rank() == 1 and mode == "slow" then
+                  os.execute("sleep 0.3") -- wall time: a loaded machine stretches CPU time
+                end
                 param:axpy(-lr, grad)
               end }
 end
@@ -135,6 +138,12 @@ echo "# rank 0 ended after $took0 s, the launcher after $took s, status $rc" | t
 [ $rc -ne 0 ] && [ $rc -ne 124 ] && within "$took0" 20 && within "$took" 40 &&
     grep -q "rank 1 (workers 0.1; servers 0.1) at tcp://127.0.0.1:[0-9]* hung: busy for 3 s (heartbeat_timeout) without progress" "$tmp/hang.out"
 report $? "rank 1 in an endless kLua loop: rank 0 ends within heartbeat_timeout, naming it hung" "$tmp/hang.out"
+
+# ... but a rank slow in its kLua updater (0.3 s a call, several seconds in all) still makes
+# progress: no hang with heartbeat_timeout 2 s.
+timeout 120 "$SINGA_TUI" --procs 2 -e "$tmp/job.lua" slow "$tmp/x.txt" 12 2 >"$tmp/slow.out" 2>&1 &&
+    grep -q '^rank 1: 12 steps' "$tmp/slow.out" && ! grep -q hung "$tmp/slow.out"
+report $? "rank 1 slow in its kLua updater for longer than heartbeat_timeout, but progressing: no hang" "$tmp/slow.out"
 
 # 4. The coordinator's port taken by another program: rank 0 cannot listen, and every other rank
 # finds something there that does not speak ZeroMQ; all end within seconds (join_timeout 30 s).

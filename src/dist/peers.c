@@ -12,8 +12,9 @@
  * dead process.  The same monitor lets a process that joins tell a coordinator's address where
  * something else listens (its port was taken, so rank 0 could not start) from one not yet open.
  * A hung process still beats, so every heartbeat also says whether its workers and servers are
- * busy and how far they got: one busy without progress for the timeout, while this process
- * waited as long (for it, since the job is synchronous), is stuck in a computation and lost.
+ * busy and how far they got: one busy without progress for the timeout, while this process had
+ * nothing to do as long (it waited, for that one among others), is stuck in a computation and
+ * lost.  Waiting for a message, paused or ended, a thread is not busy.
  * Heartbeats to rank 0 carry the sender's traffic counters, so rank 0 (and its workbench) sees
  * every process's; rank 0's carry its host's pause and lr scale, so they steer every process. */
 #include <errno.h>
