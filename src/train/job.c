@@ -342,8 +342,8 @@ void singa_job_count_progress(singa_job *job, atomic_uint *progress)
 {
     singa_net *nets[] = {job->train, job->test_net, job->val_net};
     for (size_t i = 0; i < sizeof nets / sizeof *nets; i++)
-        if (nets[i])
-            nets[i]->progress = progress;
+        for (int k = 0; nets[i] && k < singa_net_nlocations(nets[i]); k++) /* a cut net: every location's */
+            singa_net_location(nets[i], k)->progress = progress;
 }
 
 void singa_job_log(const singa_job_hooks *h, const char *fmt, ...)
