@@ -167,7 +167,7 @@ wait "$launcher"
 rc=$?
 took=$(($(date +%s) - t0))
 echo "# rank 0 ended $took s after rank 1 was killed"
-[ $rc -ne 0 ] && [ $took -le 8 ] && grep -q 'rank 1 (workers 0.1; servers 0.1) at tcp://127.0.0.1:[0-9]* sent nothing' "$out"
+[ $rc -ne 0 ] && [ $took -le 8 ] && grep -q 'rank 1 (workers 0.1; servers 0.1) at tcp://127.0.0.1:[0-9]* died: its connection closed' "$out"
 report $? "rank 1 of a cut group killed: rank 0 ends within 8 s, naming it" "$out"
 
 [ "$failed" -eq 0 ] && rm -rf "$tmp"

@@ -2,7 +2,7 @@
 # hand as a launcher would): synchronous frameworks in 3 processes end with exactly the params
 # of one worker, an asynchronous one converges, the meeting at the coordinator refuses a process
 # that runs another job or has other plugins, bad launches fail within seconds, and a process
-# killed or stopped is found out within heartbeat_timeout.  Prints TAP.
+# killed (its connections close) or stopped is found out within heartbeat_timeout.  Prints TAP.
 
 : "${SINGA_TUI:?SINGA_TUI is not set}"
 tmp=t/8100-procs.tmp
@@ -293,7 +293,7 @@ report $? "ranks that never come: the coordinator says which" "$tmp/bad3.out"
 
 python3 -c 'import socket,sys,time; s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(); print(s.getsockname()[1], flush=True); time.sleep(30)' >"$tmp/port" &
 busy_pid=$!
-for _ in 1 2 3 4 5 6 7 8 9 10; do [ -s "$tmp/port" ] && break; sleep 0.2; done
+for _ in $(seq 50); do [ -s "$tmp/port" ] && break; sleep 0.2; done # python starts slowly on a loaded machine
 busy=$(cat "$tmp/port")
 SINGA_RANK=0 SINGA_SIZE=3 SINGA_COORDINATOR=tcp://127.0.0.1:$busy \
     timeout 30 "$SINGA_TUI" -e "$tmp/job.lua" sandblaster "$tmp/x.txt" 50 2 1 >"$tmp/bad4.out" 2>&1
@@ -360,8 +360,10 @@ for victim in "1 KILL workers 0.1" "2 KILL servers 0.0-0.1" "0 KILL workers 0.0"
     wait "$launcher"
     rc=$?
     echo "# the survivors of rank $rank (SIG$sig) ended after $took s"
-    [ $rc -ne 0 ] && [ $alive -eq 0 ] && within "$took" 5 &&
-        grep -q "rank $rank ($role) at tcp://127.0.0.1:[0-9]* sent nothing for 2 s (heartbeat_timeout)" "$out"
+    # a killed process's connections close: it is known at once; a stopped one falls silent
+    why="sent nothing for 2 s (heartbeat_timeout)"
+    [ "$sig" = KILL ] && why="died: its connection closed and it does not answer"
+    [ $rc -ne 0 ] && [ $alive -eq 0 ] && within "$took" 5 && grep -q "rank $rank ($role) at tcp://127.0.0.1:[0-9]* $why" "$out"
     report $? "SIG$sig of rank $rank ($role): the others end within 5 s, naming it" "$out"
 done
 

@@ -4,7 +4,9 @@
  * headers with the right magic and random fields, messages claiming to come from a real rank
  * over a stranger's connection, truncated and extra frames, and frames above the size limit.
  * With --curve its ZeroMQ sockets are CURVE clients of a server with that public key, using that
- * secret key.  Prints how many it sent. */
+ * secret key.  `fuzz-peers --joins N ENDPOINT` instead sends a coordinator N malformed joins
+ * while it waits for the job's processes: garbage, truncated ones, and well-formed ones from a
+ * connection whose identity is not the rank they claim.  Prints how many it sent. */
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,8 +129,47 @@ static void bad_message(void *s, int k)
     }
 }
 
+/* Joins no process of a job sends, to a coordinator still meeting its processes. */
+static int bad_joins(void *ctx, int n, const char *endpoint)
+{
+    static const char *const texts[] = {"", "1", "1 2 x", "garbage\n", "1 2 0123456789abcdef tcp://127.0.0.1:1 -",
+                                        "1 2 0123456789abcdef tcp://127.0.0.1:1 -\n"}; /* the last: rank 1 from a stranger */
+    const char *ids[] = {"stranger", "p1", "p0", NULL};
+    int sent = 0;
+    for (int c = 0; c < 4; c++) {
+        void *s = dealer(ctx, ids[c], 5000);
+        zmq_connect(s, endpoint);
+        for (int i = c; i < n; i += 4) {
+            unsigned char head[MSG_HEADER_BYTES], body[64];
+            msg m = {.type = MSG_JOIN, .src = {ENT_STUB, 0, 0, 1}, .dst = {ENT_STUB, 0, 0, 0}};
+            msg_encode(&m, head);
+            size_t k = (size_t)i % (sizeof texts / sizeof *texts + 1), len;
+            if (k < sizeof texts / sizeof *texts) {
+                len = strlen(texts[k]);
+                if (strcmp(ids[c] ? ids[c] : "", "p1") == 0 && texts[k][len ? len - 1 : 0] == '\n')
+                    len--; /* from p1, only malformed ones: a well-formed one would be rank 1's */
+                memcpy(body, texts[k], len);
+            } else {
+                len = 1 + rnd() % sizeof body;
+                fill(body, len);
+            }
+            if (zmq_send(s, head, sizeof head, ZMQ_SNDMORE) >= 0 && zmq_send(s, body, len, 0) >= 0)
+                sent++;
+        }
+        zmq_close(s);
+    }
+    return sent;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 4 && strcmp(argv[1], "--joins") == 0) {
+        void *ctx = zmq_ctx_new();
+        int sent = bad_joins(ctx, atoi(argv[2]), argv[3]);
+        zmq_ctx_term(ctx); /* waits until they are out, up to the lingers */
+        printf("sent %d bad joins\n", sent);
+        return 0;
+    }
     if (argc > 3 && strcmp(argv[1], "--curve") == 0) {
         if (read_key(argv[2], server_key) < 0 || read_key(argv[3], secret_key) < 0 ||
             zmq_curve_public(public_key, secret_key) < 0) {

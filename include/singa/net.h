@@ -3,6 +3,8 @@
 #ifndef SINGA_NET_H
 #define SINGA_NET_H
 
+#include <stdatomic.h>
+
 #include "singa/layer.h"
 #include "singa/metrics.h"
 #include "singa/pool.h"
@@ -35,6 +37,9 @@ struct singa_net {
      * every location, and which location this net computes; NULL and -1 otherwise. */
     struct singa_parts *parts;
     int location;
+    /* When set, counted up after each layer's forward and backward: the distributed runtime's
+     * sign that a worker is computing, not stuck (peers.c). */
+    atomic_uint *progress;
 };
 
 /* Builds the net for `phase` from netconf (the job's `neuralnet` table); split NULL reads

@@ -155,6 +155,12 @@ struct dist_rt {
     dist_resume_part *resumed;
     int nresumed;
     dist_history *history; /* NULL unless the workers write into the servers' history */
+    /* What this process's heartbeats say of its threads (peers.c): how many workers and servers
+     * are busy (neither waiting for a message nor ended), and a count of their steps forward
+     * (messages taken, layers passed), so the others can tell a process stuck in a computation
+     * (an endless loop in a kLua updater) from one that waits or works. */
+    atomic_int busy;
+    atomic_uint progress;
 };
 /* Sandblaster in one process with kSGD and momentum: the workers' backward passes write into the
  * servers' momentum history (history.c).  Setup decides and prepares it, after the servers. */
@@ -185,7 +191,10 @@ typedef struct dist_peers dist_peers;
 /* Listens, then meets the others at the coordinator (waiting at most join_timeout). */
 int dist_peers_open(dist_rt *rt, dist_peers **out, singa_err *err);
 void dist_peers_close(dist_peers *p);
-void *dist_peers_socket(dist_peers *p);
+/* Its ROUTER and a monitor of each connection to a peer, for the stub's zmq_poll (at most
+ * nprocs items); returns how many.  After the poll, watch takes the events the monitors hold. */
+int dist_peers_items(dist_peers *p, zmq_pollitem_t *items);
+void dist_peers_watch(dist_peers *p, const zmq_pollitem_t *items);
 const char *dist_peers_endpoint(const dist_peers *p, int rank);
 bool dist_peers_dead(const dist_peers *p, int rank);
 /* Sends to the stub of process `rank` (nothing to a dead one); payload may be NULL. */
@@ -195,8 +204,12 @@ void dist_peers_send(dist_peers *p, int rank, const msg *m, const void *payload,
 int dist_peers_recv(dist_peers *p, msg *m, zmq_msg_t *payload);
 /* Sends heartbeats when due; returns the seconds until the next are due. */
 double dist_peers_tick(dist_peers *p);
-/* A process newly found silent for longer than heartbeat_timeout (marked dead), or -1. */
-int dist_peers_lost(dist_peers *p);
+/* Why a process is lost: silent for longer than heartbeat_timeout; its connection closed and did
+ * not come back (it died); busy without progress for heartbeat_timeout while this process waited
+ * as long (it hung). */
+typedef enum { DIST_LOST_SILENT, DIST_LOST_CLOSED, DIST_LOST_HUNG } dist_loss;
+/* A process newly found lost (marked dead), and why, or -1. */
+int dist_peers_lost(dist_peers *p, dist_loss *why);
 double dist_now(void);
 
 /* What a process holds, e.g. "workers 1.0-1.1; servers 0.0". */
@@ -242,6 +255,8 @@ void dist_identity(char *buf, size_t len, int kind, int group, int id);
 void *dist_connect(dist_rt *rt, int kind, int group, int id, singa_err *err);
 /* Sends a message to the stub from a worker's or server's socket; payload may be NULL. */
 int dist_send(void *sock, const msg *m, const void *payload, size_t nbytes);
+/* A worker's or server's next message, as msg_recv; the thread counts as waiting meanwhile. */
+int dist_recv(dist_rt *rt, void *sock, msg *m, zmq_msg_t *payload);
 
 void *dist_worker_main(void *arg);
 /* A worker whose net is cut among a group living in several processes: the bridges between them

@@ -7,8 +7,16 @@
  * answers differ from its own, and once all have joined hands every process the list of
  * endpoints.  From then on any message counts as a sign of life; a heartbeat goes to every peer
  * each fifth of the timeout, so a process silent for the whole timeout is dead (or stopped).
- * Those to rank 0 carry the sender's traffic counters, so rank 0 (and its workbench) sees every
- * process's; rank 0's carry its host's pause and lr scale, so they steer every process. */
+ * A killed process is known sooner: a monitor on each DEALER sees its connection close, and one
+ * that does not come back within CLOSED_WAIT (ZeroMQ reconnects at once to a live peer) is a
+ * dead process.  The same monitor lets a process that joins tell a coordinator's address where
+ * something else listens (its port was taken, so rank 0 could not start) from one not yet open.
+ * A hung process still beats, so every heartbeat also says whether its workers and servers are
+ * busy and how far they got: one busy without progress for the timeout, while this process had
+ * nothing to do as long (it waited, for that one among others), is stuck in a computation and
+ * lost.  Waiting for a message, paused or ended, a thread is not busy.
+ * Heartbeats to rank 0 carry the sender's traffic counters, so rank 0 (and its workbench) sees
+ * every process's; rank 0's carry its host's pause and lr scale, so they steer every process. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,9 +29,20 @@
 typedef char endpoint[128];
 typedef char key[41];
 
-/* A heartbeat to rank 0 carries at most this many of the sender's traffic rows; rank 0's carry
- * its host's pause flag and lr scale. */
-enum { HEARTBEAT_ROWS = 64, CONTROL_BYTES = 1 + sizeof(double) };
+/* A heartbeat begins with the sender's progress and whether it is busy (LIFE_BYTES).  Then one to
+ * rank 0 carries at most this many of the sender's traffic rows; rank 0's carry its host's pause
+ * flag and lr scale. */
+enum { LIFE_BYTES = 4 + 1, HEARTBEAT_ROWS = 64, CONTROL_BYTES = 1 + sizeof(double) };
+
+/* Seconds a peer's closed connection may stay closed before its process counts as dead; seconds
+ * a connection to the coordinator may stay without a ZeroMQ handshake before the address counts
+ * as another program's. */
+static const double CLOSED_WAIT = 0.5, HANDSHAKE_WAIT = 1;
+enum {
+    WATCHED = ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_SUCCEEDED |
+              ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+              ZMQ_EVENT_HANDSHAKE_FAILED_AUTH
+};
 
 struct dist_peers {
     dist_rt *rt;
@@ -33,6 +52,12 @@ struct dist_peers {
     endpoint *endpoints; /* per rank */
     key *keys;           /* per rank: its CURVE public key ("-" without CURVE) */
     double *seen;        /* per rank: when its last message came */
+    unsigned *progress;  /* per rank: its progress, as its last heartbeat said */
+    double *still;       /* per rank: since when it is busy without progress (0: it is not) */
+    double idle;         /* since when this process waits without progress (0: it does not) */
+    unsigned own;        /* its progress then */
+    void **monitor;      /* per rank: its DEALER's events (NULL for this process) */
+    double *closed;      /* per rank: since when its connection is closed (0: open) */
     bool *dead;
     double next_beat;
 };
@@ -96,13 +121,43 @@ static void *new_socket(dist_peers *p, int type, singa_err *err)
 
 static int connect_to(dist_peers *p, int r, singa_err *err)
 {
+    char at[64];
+    snprintf(at, sizeof at, "inproc://singa-peer-%p-%d", (void *)p, r);
     if (!(p->dealer[r] = new_socket(p, ZMQ_DEALER, err)))
         return -1;
+    if (zmq_socket_monitor(p->dealer[r], at, WATCHED) < 0 || !(p->monitor[r] = zmq_socket(p->rt->zmq, ZMQ_PAIR)) ||
+        zmq_connect(p->monitor[r], at) < 0)
+        return fail_zmq(err, "cannot watch the connection to", p->endpoints[r]);
     if (dist_curve_client(p->curve, p->dealer[r], p->keys[r]) < 0)
         return fail_zmq(err, "cannot use the CURVE key of", p->endpoints[r]);
     if (zmq_connect(p->dealer[r], p->endpoints[r]) < 0)
         return fail_zmq(err, "cannot connect to", p->endpoints[r]);
     return 0;
+}
+
+/* The next event of rank r's connection, or 0 when none is waiting. */
+static int next_event(dist_peers *p, int r)
+{
+    zmq_msg_t m;
+    int event = 0;
+    zmq_msg_init(&m);
+    if (zmq_msg_recv(&m, p->monitor[r], ZMQ_DONTWAIT) < 0) {
+        zmq_msg_close(&m);
+        return 0;
+    }
+    if (zmq_msg_size(&m) >= 2) {
+        uint16_t e;
+        memcpy(&e, zmq_msg_data(&m), sizeof e);
+        event = e;
+    }
+    while (zmq_msg_more(&m)) { /* the endpoint */
+        zmq_msg_close(&m);
+        zmq_msg_init(&m);
+        if (zmq_msg_recv(&m, p->monitor[r], 0) < 0)
+            break;
+    }
+    zmq_msg_close(&m);
+    return event;
 }
 
 /* What every process of one job must agree on. */
@@ -144,20 +199,24 @@ static int refuse(dist_peers *p, const bool *joined, singa_err *err)
     return -1;
 }
 
-/* A join's payload: "<rank> <size> <fingerprint> <endpoint> <public key>\n<plugins>".  Returns the rank, or
- * -1 with the reason in err. */
+/* A join's payload: "<rank> <size> <fingerprint> <endpoint> <public key>\n<plugins>".  Returns the rank;
+ * -1 with the reason in err when a process of ours must be refused; -2 for what no process of
+ * ours sends (a malformed join, or one whose rank is not its connection's), dropped like any
+ * garbage, since without CURVE anyone may connect. */
 static int check_join(dist_peers *p, const char *id, const char *text, const bool *joined, singa_err *err)
 {
     const dist_rt *rt = p->rt;
     int rank, size, used = 0;
     char fp[32], mine[32], ep[sizeof(endpoint)], pub[sizeof(key)];
     if (sscanf(text, "%d %d %31s %127s %40s%n", &rank, &size, fp, ep, pub, &used) != 5 || text[used] != '\n')
-        return singa_err_set(err, "a malformed join from '%s'", id);
+        return -2;
     const char *plugins = text + used + 1;
     char expect[16];
     snprintf(expect, sizeof expect, "p%d", rank);
     fingerprint(rt, mine, sizeof mine);
-    if (rank < 1 || rank >= rt->nprocs || strcmp(id, expect) != 0)
+    if (strcmp(id, expect) != 0)
+        return -2;
+    if (rank < 1 || rank >= rt->nprocs)
         return singa_err_set(err, "a process joined as rank %d, which is not one of ranks 1..%d", rank, rt->nprocs - 1);
     if (joined[rank])
         return singa_err_set(err, "two processes joined as rank %d (was the job launched twice?)", rank);
@@ -210,9 +269,11 @@ static int meet_as_coordinator(dist_peers *p, singa_err *err)
             text[n] = 0;
             singa_err why;
             int r = check_join(p, id, text, joined, &why);
-            answers++;
+            answers += r != -2;
             if (r >= 0) {
                 joined[r] = true;
+            } else if (r == -2) {
+                dist_stats_drop(rt->stats);
             } else {
                 msg stop = {.type = MSG_STOP, .src = {ENT_STUB, 0, 0, 0}, .dst = m.src};
                 msg_send(p->router, id, &stop, why.msg, strlen(why.msg));
@@ -247,6 +308,33 @@ static int meet_as_coordinator(dist_peers *p, singa_err *err)
     return rc;
 }
 
+/* Whether the coordinator's address holds a coordinator: a connection there that fails its
+ * ZeroMQ handshake, or stays without one for HANDSHAKE_WAIT, is to another program (rank 0 then
+ * found its port taken and ended), or to a coordinator that refuses this process's CURVE keys.
+ * *since: when the first connection came (0: none yet; -1: a handshake succeeded). */
+static int check_coordinator(dist_peers *p, double *since, singa_err *err)
+{
+    const char *at = p->rt->launch.coordinator;
+    for (int e; (e = next_event(p, 0)) != 0;) {
+        if (e == ZMQ_EVENT_HANDSHAKE_SUCCEEDED)
+            *since = -1;
+        else if (e == ZMQ_EVENT_CONNECTED && *since == 0)
+            *since = dist_now();
+        else if (e == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH)
+            return singa_err_set(err, "the coordinator at %s refused this process's CURVE key: is its public key in "
+                                      "rank 0's public_keys_dir?", at);
+        else if ((e == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL || e == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) && *since >= 0)
+            return singa_err_set(err, "the coordinator's address %s answers, but its ZeroMQ handshake failed: is the "
+                                      "port taken by another program (rank 0 cannot listen there then), or, with "
+                                      "CURVE, rank 0's key not the one this process expects?", at);
+    }
+    if (*since > 0 && dist_now() - *since > HANDSHAKE_WAIT)
+        return singa_err_set(err, "the coordinator's address %s accepts connections but does not speak ZeroMQ "
+                                  "within %g s: is the port taken by another program (rank 0 cannot listen there "
+                                  "then)?", at, HANDSHAKE_WAIT);
+    return 0;
+}
+
 static int meet_as_member(dist_peers *p, singa_err *err)
 {
     dist_rt *rt = p->rt;
@@ -260,13 +348,22 @@ static int meet_as_member(dist_peers *p, singa_err *err)
                      p->keys[rt->rank], rt->plugins);
     msg join = {.type = MSG_JOIN, .src = {ENT_STUB, 0, 0, (uint16_t)rt->rank}, .dst = {ENT_STUB, 0, 0, 0}};
     msg_send(p->dealer[0], NULL, &join, text, (size_t)n);
-    double deadline = dist_now() + rt->c->join_timeout;
+    double deadline = dist_now() + rt->c->join_timeout, since = 0;
     for (;;) {
-        int ready = wait_readable(p->dealer[0], deadline);
-        if (ready <= 0)
+        double until = since > 0 && since + HANDSHAKE_WAIT < deadline ? since + HANDSHAKE_WAIT : deadline;
+        zmq_pollitem_t it[2] = {{p->dealer[0], 0, ZMQ_POLLIN, 0}, {p->monitor[0], 0, ZMQ_POLLIN, 0}};
+        double left = until - dist_now();
+        if (zmq_poll(it, 2, left > 0 ? (long)(left * 1000) + 1 : 0) < 0 && zmq_errno() != EINTR)
+            return fail_zmq(err, "cannot wait for the coordinator at", rt->launch.coordinator);
+        if (check_coordinator(p, &since, err) < 0)
+            return -1;
+        if (!(it[0].revents & ZMQ_POLLIN)) {
+            if (dist_now() < deadline)
+                continue;
             return singa_err_set(err, "no answer from the coordinator (rank 0) at %s within %g s (join_timeout): is it "
                                       "running, at that address, and reachable?",
                                  rt->launch.coordinator, rt->c->join_timeout);
+        }
         msg m;
         zmq_msg_t payload;
         int rc = msg_recv(p->dealer[0], false, NULL, 0, &m, &payload);
@@ -308,6 +405,8 @@ int dist_peers_open(dist_rt *rt, dist_peers **out, singa_err *err)
     *out = p;
     if (!p || !(p->dealer = calloc(n, sizeof *p->dealer)) || !(p->endpoints = calloc(n, sizeof *p->endpoints)) ||
         !(p->keys = calloc(n, sizeof *p->keys)) || !(p->seen = calloc(n, sizeof *p->seen)) ||
+        !(p->monitor = calloc(n, sizeof *p->monitor)) || !(p->closed = calloc(n, sizeof *p->closed)) ||
+        !(p->progress = calloc(n, sizeof *p->progress)) || !(p->still = calloc(n, sizeof *p->still)) ||
         !(p->dead = calloc(n, sizeof *p->dead)))
         return singa_err_set(err, "out of memory");
     p->rt = rt;
@@ -348,9 +447,13 @@ void dist_peers_close(dist_peers *p)
     int linger = dist_failed(p->rt) ? 500 : 2000, zero = 0;
     for (int r = 0; p->dealer && r < p->rt->nprocs; r++)
         if (p->dealer[r]) {
+            zmq_socket_monitor(p->dealer[r], NULL, 0);
             zmq_setsockopt(p->dealer[r], ZMQ_LINGER, p->dead[r] ? &zero : &linger, sizeof linger);
             zmq_close(p->dealer[r]);
         }
+    for (int r = 0; p->monitor && r < p->rt->nprocs; r++)
+        if (p->monitor[r])
+            zmq_close(p->monitor[r]);
     if (p->router)
         zmq_close(p->router);
     dist_curve_stop(p->curve);
@@ -358,11 +461,36 @@ void dist_peers_close(dist_peers *p)
     free(p->endpoints);
     free(p->keys);
     free(p->seen);
+    free(p->monitor);
+    free(p->closed);
+    free(p->progress);
+    free(p->still);
     free(p->dead);
     free(p);
 }
 
-void *dist_peers_socket(dist_peers *p) { return p->router; }
+int dist_peers_items(dist_peers *p, zmq_pollitem_t *items)
+{
+    int n = 0;
+    items[n++] = (zmq_pollitem_t){p->router, 0, ZMQ_POLLIN, 0};
+    for (int r = 0; r < p->rt->nprocs; r++)
+        if (p->monitor[r])
+            items[n++] = (zmq_pollitem_t){p->monitor[r], 0, ZMQ_POLLIN, 0};
+    return n;
+}
+
+void dist_peers_watch(dist_peers *p, const zmq_pollitem_t *items)
+{
+    for (int r = 0, k = 1; r < p->rt->nprocs; r++) {
+        if (!p->monitor[r] || !(items[k++].revents & ZMQ_POLLIN))
+            continue;
+        for (int e; (e = next_event(p, r)) != 0;)
+            if (e == ZMQ_EVENT_DISCONNECTED && !p->closed[r])
+                p->closed[r] = dist_now();
+            else if (e == ZMQ_EVENT_HANDSHAKE_SUCCEEDED)
+                p->closed[r] = 0;
+    }
+}
 
 const char *dist_peers_endpoint(const dist_peers *p, int rank) { return p->endpoints[rank]; }
 
@@ -389,8 +517,20 @@ int dist_peers_recv(dist_peers *p, msg *m, zmq_msg_t *payload)
     p->seen[r] = dist_now();
     if (m->type != MSG_HEARTBEAT)
         return 0;
-    if (r == 0 && zmq_msg_size(payload) == CONTROL_BYTES) { /* the others hear rank 0's host */
-        const uint8_t *c = zmq_msg_data(payload);
+    const uint8_t *life = zmq_msg_data(payload);
+    size_t len = zmq_msg_size(payload);
+    if (len < LIFE_BYTES || life[4] > 1)
+        return 1;
+    uint32_t progress;
+    memcpy(&progress, life, sizeof progress);
+    if (!life[4])
+        p->still[r] = 0;
+    else if (progress != p->progress[r] || !p->still[r])
+        p->still[r] = p->seen[r];
+    p->progress[r] = progress;
+    len -= LIFE_BYTES;
+    if (r == 0 && len == CONTROL_BYTES) { /* the others hear rank 0's host */
+        const uint8_t *c = life + LIFE_BYTES;
         double scale;
         memcpy(&scale, c + 1, sizeof scale);
         if (!(scale >= 0 && scale < 1e6))
@@ -401,9 +541,9 @@ int dist_peers_recv(dist_peers *p, msg *m, zmq_msg_t *payload)
         atomic_store(&p->rt->from_rank0.lr_scale, scale);
         return 2;
     }
-    if (zmq_msg_size(payload) > 0) { /* rank 0 hears the sender's traffic */
+    if (len > 0) { /* rank 0 hears the sender's traffic */
         singa_traffic rows[HEARTBEAT_ROWS];
-        int n = msg_traffic_decode(zmq_msg_data(payload), zmq_msg_size(payload), rows, HEARTBEAT_ROWS);
+        int n = msg_traffic_decode(life + LIFE_BYTES, len, rows, HEARTBEAT_ROWS);
         if (n < 0 || p->rt->rank != 0)
             return 1;
         dist_stats_put(p->rt->stats, r, rows, n);
@@ -411,40 +551,71 @@ int dist_peers_recv(dist_peers *p, msg *m, zmq_msg_t *payload)
     return 2;
 }
 
+static bool paused(const dist_rt *rt) { return rt->control && atomic_load(&rt->control->pause); }
+
 double dist_peers_tick(dist_peers *p)
 {
     const dist_rt *rt = p->rt;
     double t = dist_now(), interval = rt->c->heartbeat_timeout / 5;
     if (t >= p->next_beat) {
         singa_traffic rows[HEARTBEAT_ROWS];
-        uint8_t body[HEARTBEAT_ROWS * MSG_TRAFFIC_ROW];
+        uint8_t body[LIFE_BYTES + HEARTBEAT_ROWS * MSG_TRAFFIC_ROW], *more = body + LIFE_BYTES;
+        uint32_t progress = atomic_load(&rt->progress);
+        memcpy(body, &progress, sizeof progress);
+        body[4] = atomic_load(&rt->busy) > 0 && !paused(rt); /* paused, it waits for the host */
         size_t n = 0;
         if (rt->rank) {
-            n = msg_traffic_encode(rows, dist_stats_own(rt->stats, rows, HEARTBEAT_ROWS), body);
+            n = msg_traffic_encode(rows, dist_stats_own(rt->stats, rows, HEARTBEAT_ROWS), more);
         } else if (rt->control) { /* pause and stop flags, then the lr scale's bytes */
             double scale = atomic_load(&rt->control->lr_scale);
-            body[0] = (uint8_t)(atomic_load(&rt->control->pause) | atomic_load(&rt->control->stop) << 1);
-            memcpy(body + 1, &scale, sizeof scale);
+            more[0] = (uint8_t)(atomic_load(&rt->control->pause) | atomic_load(&rt->control->stop) << 1);
+            memcpy(more + 1, &scale, sizeof scale);
             n = CONTROL_BYTES;
         }
         for (int r = 0; r < rt->nprocs; r++) {
             msg m = {.type = MSG_HEARTBEAT, .src = {ENT_STUB, 0, 0, (uint16_t)rt->rank}, .dst = {ENT_STUB, 0, 0, (uint16_t)r}};
             bool with = n && (rt->rank == 0 || r == 0);
-            dist_peers_send(p, r, &m, with ? body : NULL, with ? n : 0);
+            dist_peers_send(p, r, &m, body, LIFE_BYTES + (with ? n : 0));
         }
         p->next_beat = t + interval;
     }
-    return p->next_beat - t;
+    double wait = p->next_beat - t;
+    for (int r = 0; r < rt->nprocs; r++)
+        if (p->closed[r] && !p->dead[r] && p->closed[r] + CLOSED_WAIT - t < wait)
+            wait = p->closed[r] + CLOSED_WAIT - t;
+    return wait > 0 ? wait : 0;
 }
 
-int dist_peers_lost(dist_peers *p)
+int dist_peers_lost(dist_peers *p, dist_loss *why)
 {
     double t = dist_now();
-    for (int r = 0; r < p->rt->nprocs; r++)
-        if (r != p->rt->rank && !p->dead[r] && t - p->seen[r] > p->rt->c->heartbeat_timeout) {
-            p->dead[r] = true;
-            dist_stats_lost(p->rt->stats, r);
-            return r;
-        }
+    int events = 0;
+    size_t len = sizeof events;
+    /* what a peer sent before its connection closed is read first: its last words may be the
+     * job's end */
+    bool unread = zmq_getsockopt(p->router, ZMQ_EVENTS, &events, &len) == 0 && (events & ZMQ_POLLIN);
+    double timeout = p->rt->c->heartbeat_timeout;
+    unsigned own = atomic_load(&p->rt->progress);
+    if (atomic_load(&p->rt->busy) > 0 || paused(p->rt))
+        p->idle = 0;
+    else if (own != p->own || !p->idle)
+        p->idle = t;
+    p->own = own;
+    for (int r = 0; r < p->rt->nprocs; r++) {
+        if (r == p->rt->rank || p->dead[r])
+            continue;
+        if (t - p->seen[r] > timeout)
+            *why = DIST_LOST_SILENT;
+        else if (p->closed[r] && t - p->closed[r] >= CLOSED_WAIT && !unread)
+            *why = DIST_LOST_CLOSED;
+        else if (p->still[r] && t - p->still[r] > timeout && p->idle && t - p->idle > timeout &&
+                 t - p->seen[r] < timeout / 2) /* still beating: one that fell silent is stopped, not hung */
+            *why = DIST_LOST_HUNG;
+        else
+            continue;
+        p->dead[r] = true;
+        dist_stats_lost(p->rt->stats, r);
+        return r;
+    }
     return -1;
 }

@@ -101,6 +101,15 @@ int dist_send(void *sock, const msg *m, const void *payload, size_t nbytes)
     return msg_send(sock, NULL, m, payload, nbytes);
 }
 
+int dist_recv(dist_rt *rt, void *sock, msg *m, zmq_msg_t *payload)
+{
+    atomic_fetch_sub(&rt->busy, 1);
+    int rc = msg_recv(sock, false, NULL, 0, m, payload);
+    atomic_fetch_add(&rt->busy, 1);
+    atomic_fetch_add_explicit(&rt->progress, 1, memory_order_relaxed);
+    return rc;
+}
+
 /* ---- checkpoints: what their files record, resume, pruning ---- */
 
 static uint64_t fnv(uint64_t h, const void *p, size_t n)
@@ -689,6 +698,7 @@ static int add_workers(dist_rt *rt, singa_job *lead, singa_err *err)
             bool linked = rt->cut && dist_senders(rt, g) > 1;
             if (linked && dist_worker_link(w, err) < 0)
                 return singa_err_prefix(err, "worker %d.%d: ", g, j);
+            singa_job_count_progress(w->job, &rt->progress);
             held_by h = {rt, linked ? train->parts : NULL};
             if (rt->c->shard_params && singa_job_draw_params(w->job, draw_held, &h, err) < 0)
                 return singa_err_prefix(err, "worker %d.%d: ", g, j);
@@ -782,18 +792,39 @@ void *dist_connect(dist_rt *rt, int kind, int group, int id, singa_err *err)
     return sock;
 }
 
+/* A worker's or server's thread: busy from its start to its end but while it waits. */
+typedef struct busy_thread {
+    dist_rt *rt;
+    void *(*main_fn)(void *);
+    void *arg;
+} busy_thread;
+
+static void *run_busy(void *arg)
+{
+    busy_thread *b = arg;
+    atomic_fetch_add(&b->rt->busy, 1);
+    b->main_fn(b->arg);
+    atomic_fetch_sub(&b->rt->busy, 1);
+    return NULL;
+}
+
 /* Starts the stub, the servers and the workers, and waits for all of them. */
 static int run_threads(dist_rt *rt, singa_err *err)
 {
     int n = 1 + rt->nservers + rt->nworkers, started = 0;
     pthread_t *t = calloc((size_t)n, sizeof *t);
-    if (!t)
+    busy_thread *b = calloc((size_t)n, sizeof *b);
+    if (!t || !b) {
+        free(t);
+        free(b);
         return singa_err_set(err, "out of memory");
+    }
     for (int i = 0; i < n; i++) {
-        void *(*main_fn)(void *) = i == 0 ? dist_stub_main : i <= rt->nservers ? dist_server_main : dist_worker_main;
-        void *arg = i == 0 ? (void *)rt : i <= rt->nservers ? (void *)dist_server_at(rt, i - 1)
-                                                              : (void *)&rt->workers[i - 1 - rt->nservers];
-        if (pthread_create(&t[i], NULL, main_fn, arg) != 0)
+        if (i > 0)
+            b[i] = (busy_thread){rt, i <= rt->nservers ? dist_server_main : dist_worker_main,
+                                 i <= rt->nservers ? (void *)dist_server_at(rt, i - 1)
+                                                   : (void *)&rt->workers[i - 1 - rt->nservers]};
+        if (pthread_create(&t[i], NULL, i == 0 ? dist_stub_main : run_busy, i == 0 ? (void *)rt : (void *)&b[i]) != 0)
             break;
         started++;
     }
@@ -807,6 +838,7 @@ static int run_threads(dist_rt *rt, singa_err *err)
     for (int i = 0; i < started; i++)
         pthread_join(t[i], NULL);
     free(t);
+    free(b);
     if (rt->failed) {
         *err = rt->err;
         return -1;
@@ -862,6 +894,8 @@ int singa_dist_run(singa_job *job, const singa_job_hooks *hooks, singa_result *r
     for (int g = 0; g < rt.c->nworker_groups; g++)
         atomic_init(&rt.stop_step[g], INT_MAX);
     atomic_init(&rt.ckpt_step, -1);
+    atomic_init(&rt.busy, 0);
+    atomic_init(&rt.progress, 0);
     if (open_log(&rt, err) < 0 || make_slices(&rt, job, err) < 0 || ckpt_setup(&rt, err) < 0 ||
         add_workers(&rt, job, err) < 0 || share_replicas(&rt, err) < 0 || add_servers(&rt, err) < 0 ||
         dist_history_setup(&rt, err) < 0 || dist_stub_create(&rt, err) < 0)

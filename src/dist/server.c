@@ -770,7 +770,7 @@ void *dist_server_main(void *arg)
     for (;;) {
         msg m;
         zmq_msg_t payload;
-        int rc = msg_recv(s->sock, false, NULL, 0, &m, &payload);
+        int rc = dist_recv(rt, s->sock, &m, &payload);
         if (rc < 0 || (rc == 0 && m.type == MSG_STOP)) {
             zmq_msg_close(&payload);
             break;

@@ -604,14 +604,22 @@ static void on_ckpt_reply(dist_stub *s, const msg *m)
     route(s, m, NULL, 0);
 }
 
-static void on_lost(dist_stub *s, int r)
+static void on_lost(dist_stub *s, int r, dist_loss why)
 {
     dist_rt *rt = s->rt;
     char role[160];
     dist_role(rt, r, role, sizeof role);
     singa_err e;
-    singa_err_set(&e, "rank %d (%s) at %s sent nothing for %g s (heartbeat_timeout): it died, hung or was stopped", r,
-                  role, dist_peers_endpoint(s->peers, r), rt->c->heartbeat_timeout);
+    if (why == DIST_LOST_CLOSED)
+        singa_err_set(&e, "rank %d (%s) at %s died: its connection closed and it does not answer", r, role,
+                      dist_peers_endpoint(s->peers, r));
+    else if (why == DIST_LOST_HUNG)
+        singa_err_set(&e, "rank %d (%s) at %s hung: busy for %g s (heartbeat_timeout) without progress while the "
+                          "others waited (an endless loop, in a kLua updater or schedule?)",
+                      r, role, dist_peers_endpoint(s->peers, r), rt->c->heartbeat_timeout);
+    else
+        singa_err_set(&e, "rank %d (%s) at %s sent nothing for %g s (heartbeat_timeout): it died, hung or was stopped",
+                      r, role, dist_peers_endpoint(s->peers, r), rt->c->heartbeat_timeout);
     if (loss_is_fatal(rt, r)) {
         fail_everywhere(s, &e);
         return;
@@ -885,21 +893,32 @@ void *dist_stub_main(void *arg)
     dist_announce(rt, s->peers ? dist_peers_endpoint(s->peers, rt->rank) : NULL);
     if (s->threads == 0)
         s->stop = true;
+    zmq_pollitem_t *it = calloc((size_t)rt->nprocs + 1, sizeof *it);
+    if (!it) {
+        singa_err_set(&e, "out of memory");
+        dist_fail(rt, &e);
+        s->stop = true;
+    }
     while (!s->stop) {
-        zmq_pollitem_t it[2] = {{s->router, 0, ZMQ_POLLIN, 0}, {s->peers ? dist_peers_socket(s->peers) : NULL, 0, ZMQ_POLLIN, 0}};
+        it[0] = (zmq_pollitem_t){s->router, 0, ZMQ_POLLIN, 0};
         /* other processes are heard once every thread here is, so none of their messages finds
          * its addressee missing */
-        int n = s->peers && s->hellos == s->threads ? 2 : 1;
+        bool remote = s->peers && s->hellos == s->threads;
+        int n = 1 + (remote ? dist_peers_items(s->peers, it + 1) : 0);
         long timeout = s->peers ? (long)(dist_peers_tick(s->peers) * 1000) + 1 : -1;
         if (zmq_poll(it, n, timeout) < 0 && zmq_errno() != EINTR)
             break;
         if ((it[0].revents & ZMQ_POLLIN) && receive(s, false) < 0)
             break;
-        if (n == 2 && !s->stop && (it[1].revents & ZMQ_POLLIN) && receive(s, true) < 0)
+        if (remote && !s->stop && (it[1].revents & ZMQ_POLLIN) && receive(s, true) < 0)
             break;
-        for (int r; n == 2 && !s->stop && (r = dist_peers_lost(s->peers)) >= 0;)
-            on_lost(s, r);
+        if (remote)
+            dist_peers_watch(s->peers, it + 1);
+        dist_loss why;
+        for (int r; remote && !s->stop && (r = dist_peers_lost(s->peers, &why)) >= 0;)
+            on_lost(s, r, why);
     }
+    free(it);
     dist_peers_close(s->peers);
     zmq_close(s->router);
     return NULL;

@@ -85,7 +85,7 @@ static void take_metrics(dist_worker *w, const msg *m, zmq_msg_t *payload)
  * another worker's metrics are taken here (m->type is then 0). */
 static int receive(dist_worker *w, msg *m, zmq_msg_t *payload, singa_err *err)
 {
-    int rc = msg_recv(w->sock, false, NULL, 0, m, payload);
+    int rc = dist_recv(w->rt, w->sock, m, payload);
     if (rc < 0)
         return singa_err_set(err, "worker %d.%d: %s", w->group, w->id, zmq_strerror(zmq_errno()));
     if (rc == 0 && m->type == MSG_STOP) {

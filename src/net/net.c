@@ -550,6 +550,8 @@ int singa_net_forward_layers(singa_net *net, singa_err *err)
             return -1;
         if (net->profile)
             l->forward_seconds += seconds() - t0;
+        if (net->progress)
+            atomic_fetch_add_explicit(net->progress, 1, memory_order_relaxed);
         if (net->parts)
             singa_parts_signal(net->parts, net, i, false);
     }
@@ -592,6 +594,8 @@ int singa_net_backward_layers(singa_net *net, singa_err *err)
             singa_running_leave(before);
             if (net->profile)
                 l->backward_seconds += seconds() - t0;
+            if (net->progress)
+                atomic_fetch_add_explicit(net->progress, 1, memory_order_relaxed);
         }
         if (net->parts)
             singa_parts_signal(net->parts, net, i, true);

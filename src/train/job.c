@@ -386,6 +386,14 @@ int singa_job_draw_params(singa_job *job, int (*draw)(void *ud, singa_param *p, 
 
 void singa_job_merge_metrics(singa_job *job, const singa_metrics *m) { singa_metrics_merge(&job->train->metrics, m); }
 
+void singa_job_count_progress(singa_job *job, atomic_uint *progress)
+{
+    singa_net *nets[] = {job->train, job->test_net, job->val_net};
+    for (size_t i = 0; i < sizeof nets / sizeof *nets; i++)
+        for (int k = 0; nets[i] && k < singa_net_nlocations(nets[i]); k++) /* a cut net: every location's */
+            singa_net_location(nets[i], k)->progress = progress;
+}
+
 void singa_job_log(const singa_job_hooks *h, const char *fmt, ...)
 {
     if (!h || !h->log)

@@ -66,5 +66,7 @@ bool singa_job_cut(const singa_job *job);
  * which the step's record reports: a group's leader reports the whole group's. */
 void singa_job_merge_metrics(singa_job *job, const singa_metrics *m);
 int singa_job_step(const singa_job *job);
+/* Every net of the job (every location of a cut one) counts its layers' passes in *progress. */
+void singa_job_count_progress(singa_job *job, atomic_uint *progress);
 
 #endif
