@@ -35,7 +35,9 @@
  * workers' own, summed by the stub).  1.3 added singa_layer_param_value (a layer's default init
  * value) and singa_param's default_value, and singa_layer_param and singa_layer_param_split
  * became macros over it that give kConstant the documented value 1; the functions of those names
- * remain for older plugins and give 0, as before.
+ * remain for older plugins and give 0, as before.  The same release appended singa_func's
+ * call_text, SINGA_VALUE_FIELDS, singa_net's progress and singa_result's early-stop members,
+ * none of which a layer reads.
  *
  * Ownership.  A plugin is loaded into a registry (in singa-tui, the one of the Lua state) and
  * belongs to it: singa_registry_free drops its types and then dlcloses it.  Nothing is global,
