@@ -119,7 +119,7 @@ if euclid then
   layers[5] = { name = "loss", type = "kEuclideanLoss", srclayer = { "fc1", "fc0" } }
 end
 local r = singa.train{ seed = 1, train_steps = 20, disp_freq = 5, test_freq = 10, test_steps = 2,
-  updater = { learning_rate = { base_lr = lr } }, neuralnet = { layer = layers } }
+  stop_on_nonfinite = not euclid, updater = { learning_rate = { base_lr = lr } }, neuralnet = { layer = layers } }
 print(string.format("final loss %.17g", r.train.loss))
 EOF
 run --metrics "$tmp/m.csv" -e "$tmp/job.lua" "$tmp/data"
@@ -154,9 +154,10 @@ else
     report $? "the JSON lines carry step and phase (python3 not available)" "$tmp/m.jsonl"
 fi
 
-# A diverging run: losses become NaN; the JSON must stay JSON (NaN is not a JSON number).
+# A diverging run told to go on (stop_on_nonfinite = false): losses become NaN; the JSON must stay
+# JSON (NaN is not a JSON number).
 run --metrics "$tmp/nan.jsonl" -e "$tmp/job.lua" "$tmp/data" 1e30 euclid
-report $rc "a diverging job still runs to the end" "$tmp/err"
+report $rc "a diverging job with stop_on_nonfinite = false still runs to the end" "$tmp/err"
 if command -v python3 >/dev/null 2>&1; then
     python3 -c '
 import json, sys
