@@ -14,8 +14,8 @@
 #include "app/keygen.h"
 #include "app/plugin_cli.h"
 #include "app/procs.h"
-#include "config.h"
 #include "lua/lsinga.h"
+#include "paths.h"
 #include "singa/singa.h"
 #include "tui/tui.h"
 
