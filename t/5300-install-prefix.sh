@@ -1,8 +1,9 @@
 # A new --prefix on a built tree: configure --prefix=A and make, then configure --prefix=B, make
 # and make install; the singa-tui installed in B starts and finds B's Lua files, libsinga and
-# plugins (paths.h and the relinked .la files, Makefile.am).  The tree is a copy of this
-# checkout's tracked files as they are now, so it needs a git checkout and the autotools; it
-# costs a whole build, so it runs in `make check-install` (CI), not in `make check`.
+# plugins (paths.h and the relinked .la files, Makefile.am), and its manual names B's folders.
+# The tree is a copy of this checkout's tracked files as they are now, so it needs a git
+# checkout and the autotools; it costs a whole build, so it runs in `make check-install` (CI),
+# not in `make check`.
 : "${top_srcdir:?top_srcdir is not set}"
 . "$top_srcdir/t/tap.sh"
 tmp=$(pwd)/t/5300-install-prefix.tmp
@@ -51,6 +52,8 @@ report $? "a job finds B's Lua files (require \"singa\", \"singa.cluster\")" "$t
 grep -qx "plugin swish $b/lib/singa-tui/plugins/swish.so" "$tmp/probe.out" &&
     grep -qx "plugin prelu $b/lib/singa-tui/plugins/prelu.so" "$tmp/probe.out"
 report $? "and loads B's plugins" "$tmp/probe.out"
+grep -q "^\.I $b/lib/singa-tui/plugins/\$" "$b/share/man/man1/singa-tui.1"
+report $? "the manual installed in B, singa-tui(1), names B's folders"
 run --check-plugin "$b/lib/singa-tui/plugins/swish.so" >"$tmp/check.out" 2>&1 && grep -q '^ok   kSwish' "$tmp/check.out"
 report $? "the installed kSwish passes --check-plugin" "$tmp/check.out"
 
