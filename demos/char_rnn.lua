@@ -62,3 +62,6 @@ for n = 1, tonumber(arg and arg[3]) or 240 do
   out[#out + 1] = chars[pick + 1]
 end
 print("sample: " .. table.concat(out))
+-- No `singa-tui --test`: the job has no test_steps (its kTest net is for sampling).
+require("singa.demo").model(job, r, "singa.predict(job, { row }, \"sample\"), job being this script's table: the index "
+                            .. "of the character after a row of 50 (+ 1 unused), drawn as above", false)

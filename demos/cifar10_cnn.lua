@@ -50,7 +50,7 @@ local function lrn(name, src)
   return { name = name, type = "kLRN", srclayer = src, local_size = 3, alpha = 5e-5, beta = 0.75 }
 end
 
-local r = singa.train{
+local job = {
   name = "cifar10-convnet", seed = 1,
   train_steps = steps, disp_freq = 30, test_freq = 300, test_steps = 100,
   checkpoint_freq = 1000, checkpoint_path = "ckpt/cifar10-cnn",
@@ -79,5 +79,8 @@ local r = singa.train{
     { name = "loss", type = "kSoftmaxLoss", srclayer = { "ip1", "label" }, topk = 1 },
   } },
 }
+local r = singa.train(job)
 print(string.format("test accuracy %.4f (train loss %.4f) after %d steps in %.1f s",
                     r.test.accuracy, r.train.loss, r.steps, r.seconds))
+require("singa.demo").model(job, r, "singa.predict(job, images), job being this script's table: per image "
+                            .. "(a row of its 3072 pixel values as in the .bin files, 0-255) its 10 class probabilities")

@@ -4,7 +4,7 @@
 local singa = require "singa"
 local fm = os.getenv("FMNIST_DIR") or "/usr/share/datasets/fashion-mnist/"
 
-local r = singa.train{
+local job = {
   name = "gru-fmnist", seed = 1,
   train_steps = tonumber(arg and arg[1]) or 6000, disp_freq = 500,
   test_freq = 2000, test_steps = 100,
@@ -27,5 +27,8 @@ local r = singa.train{
     { name = "loss", type = "kSoftmaxLoss", srclayer = { "fc", "label" } },
   } },
 }
+local r = singa.train(job)
 print(string.format("test accuracy %.4f (train loss %.4f) after %d steps in %.1f s",
                     r.test.accuracy, r.train.loss, r.steps, r.seconds))
+require("singa.demo").model(job, r, "singa.predict(job, images), job being this script's table: per image "
+                            .. "(a row of 784 pixel values, 0-255) its 10 class probabilities")

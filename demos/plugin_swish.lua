@@ -8,7 +8,7 @@ for _, p in ipairs(singa.plugins()) do
   print(string.format("plugin %s %s: %s (%s)", p.name, p.version, table.concat(p.types, ", "), p.path))
 end
 
-local r = singa.train{
+local job = {
   name = "plugin-swish", seed = 1,
   train_steps = tonumber(arg and arg[1]) or 12000, disp_freq = 1000,
   test_freq = 4000, test_steps = 100,
@@ -30,5 +30,8 @@ local r = singa.train{
     { name = "loss", type = "kSoftmaxLoss", srclayer = { "fc3", "label" } },
   } },
 }
+local r = singa.train(job)
 print(string.format("test accuracy %.4f (train loss %.4f) after %d steps in %.1f s",
                     r.test.accuracy, r.train.loss, r.steps, r.seconds))
+require("singa.demo").model(job, r, "singa.predict(job, images), job being this script's table: per image "
+                            .. "(a row of 784 pixel values, 0-255) its 10 class probabilities")

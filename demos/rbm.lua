@@ -110,10 +110,11 @@ end
 -- kEuclideanLoss is half the squared error.
 stages[#stages + 1] = { name = "autoencoder", make = function() return autoencoder_job(steps(2000)) end, factor = 2 }
 
-local all_fell, t0 = true, os.time()
+local all_fell, t0, job, r = true, os.time()
 for _, st in ipairs(stages) do
   local before = error_before(st.make()) * st.factor
-  local r = singa.train(st.make())
+  job = st.make()
+  r = singa.train(job)
   local after = r.test.loss * st.factor
   all_fell = all_fell and after < before
   print(string.format("%s: reconstruction error %.4f -> %.4f per image after %d steps in %.1f s", st.name, before,
@@ -123,4 +124,8 @@ os.execute("rm -rf ckpt/rbm/before")
 print(string.format("%s (%d s in all)", all_fell and "the reconstruction error fell in every stage"
                                                  or "the reconstruction error did NOT fall in every stage",
                     os.time() - t0))
+-- `singa-tui --test` would test this script's first job, a scratch one.
+require("singa.demo").model(job, r, "singa.predict(job, images, \"sigmoid8\"), job being autoencoder_job(...) of "
+                            .. "this script: per image (784 pixel values, 0-255) its reconstruction (\"fc4\": its "
+                            .. "30-number code)", false)
 if not all_fell then os.exit(1) end

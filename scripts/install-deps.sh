@@ -6,7 +6,7 @@ SUDO=
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
 PKGS="build-essential autoconf automake libtool pkg-config
       liblua5.4-dev libopenblas-dev libzmq3-dev libncurses-dev zlib1g-dev
-      dataset-fashion-mnist fortunes tmux openmpi-bin mpich python3 iproute2 graphviz
+      dataset-fashion-mnist fortunes tmux openmpi-bin mpich python3 iproute2 graphviz groff-base
       slurmctld slurmd slurm-client"
 [ "${1:-}" = "--bench" ] && PKGS="$PKGS python3-torch python3-numpy time"
 missing=

@@ -13,6 +13,15 @@ awk -v a="${acc:-0}" 'BEGIN { exit !(a > 0.70) }'
 report $? "after 200 steps its test accuracy is above 0.70 (got ${acc:-none})" "$tmp/mlp.out"
 [ -f "$tmp/ckpt/fmnist-mlp/step000000200.ckpt" ]
 report $? "it leaves its final checkpoint in ckpt/fmnist-mlp" "$tmp/mlp.out"
+# Its last lines: where the model is, the command that tests it, what singa.predict gives.
+tail -n 3 "$tmp/mlp.out" >"$tmp/mlp.tail"
+sed -n 1p "$tmp/mlp.tail" | grep -q '^model: ckpt/fmnist-mlp/step000000200\.ckpt ' &&
+    sed -n 3p "$tmp/mlp.tail" | grep -q '^  predict:  singa\.predict(job, images)'
+report $? "its last lines name the model's file and singa.predict" "$tmp/mlp.tail"
+cmd=$(sed -n 's/^  test it:  singa-tui \(--test -e .*\)/\1/p' "$tmp/mlp.tail")
+(cd "$tmp" && eval "timeout 120 \"\$SINGA_TUI\" $cmd") >"$tmp/mlp-test.out" 2>&1 &&
+    grep -q "^step 200 *test *loss [0-9.]* *accuracy ${acc:-none}\$" "$tmp/mlp-test.out"
+report $? "the command they give (singa-tui ${cmd:-?}) tests it: accuracy ${acc:-none} again" "$tmp/mlp-test.out"
 
 (cd "$tmp" && timeout 120 "$SINGA_TUI" -e "$demos/mlp.lua" 3) >"$tmp/big.out" 2>&1
 report $? "demos/mlp.lua (SINGA's 784-2500-2000-1500-1000-500-10 net) runs 3 steps" "$tmp/big.out"
@@ -26,6 +35,9 @@ for demo in lenet gru_fmnist; do
     acc=$(sed -n 's/^test accuracy \([0-9.]*\).*/\1/p' "$tmp/$demo.out")
     awk -v a="${acc:-0}" 'BEGIN { exit !(a > 0.3) }'
     report $? "after 30 steps demos/$demo.lua classifies better than chance (test accuracy ${acc:-none})" "$tmp/$demo.out"
+    ckpt=ckpt/$(echo $demo | tr _ -)/step000000030.ckpt
+    tail -n 3 "$tmp/$demo.out" | grep -q "^model: $ckpt " && [ -f "$tmp/$ckpt" ]
+    report $? "its last lines say where the model is ($ckpt)" "$tmp/$demo.out"
 done
 if [ -r /usr/share/games/fortunes/cookie ]; then
     # 24 characters of sample, not 240: each is a singa.predict, about 0.3 s under ASan.
@@ -34,6 +46,9 @@ if [ -r /usr/share/games/fortunes/cookie ]; then
     report $? "demos/char_rnn.lua runs 30 steps" "$tmp/char.out"
     grep -q "^per-character loss" "$tmp/char.out" && grep -q "^sample: The " "$tmp/char.out"
     report $? "it reports its per-character loss and a sample" "$tmp/char.out"
+    tail -n 2 "$tmp/char.out" | grep -q '^model: ckpt/char-rnn/step000000030\.ckpt ' &&
+        tail -n 1 "$tmp/char.out" | grep -q '^  predict:  singa\.predict(job, { row }, "sample")'
+    report $? "then where the model is and how singa.predict samples from it" "$tmp/char.out"
 else
     echo "ok $((n += 1)) # SKIP the fortunes package (the char-rnn corpus) is not installed"
 fi

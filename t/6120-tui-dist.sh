@@ -162,6 +162,8 @@ report $? "p pauses rank 1's worker too, and p resumes it" "$tmp/screen.txt"
 kill -9 "$(rank_pid 1)"
 wait_for 'worker 0, group 1: dead' 20 && grep -q 'worker 0, group 0: running' "$tmp/screen.txt"
 report $? "a killed process's worker shows dead; the asynchronous job goes on" "$tmp/screen.txt"
+! grep -q 'singa-tui: rank 1 (pid' "$tmp/screen.txt"
+report $? "the launcher tells of the loss only once the workbench has ended, not over it" "$tmp/screen.txt"
 keys q y
 restored 0
 report $? "q y quits, exit 0, and the other ranks end" "$tmp/screen.txt"

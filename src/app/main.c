@@ -15,8 +15,8 @@
 #include "app/keygen.h"
 #include "app/plugin_cli.h"
 #include "app/procs.h"
-#include "config.h"
 #include "lua/lsinga.h"
+#include "paths.h"
 #include "singa/singa.h"
 #include "tui/tui.h"
 
@@ -46,14 +46,16 @@ static void usage(FILE *f)
             "  --procs N       run the job as N processes on this machine (ranks 0..N-1 over loopback\n"
             "                  tcp); the job's cluster must place its threads in N processes.  Without\n"
             "                  -e, rank 0 is the workbench and the others run headless\n"
-            "  --help          show this help\n"
+            "  -h, --help      show this help\n"
             "  --version       show the version\n"
             "\n"
             "A job script calls singa.train{...}: see README.md for the job format.\n"
             "Plugins (*.so) are loaded from $SINGA_PLUGIN_PATH (folders, colon-separated),\n"
             "plugins/ beside the program and " SINGA_PLUGINDIR ".\n"
             "Without -e, FILE opens in the interactive workbench (a terminal UI: ? shows its keys); with\n"
-            "no FILE, a start screen lists the demos and recently opened scripts.\n");
+            "no FILE, a start screen lists the demos and recently opened scripts.\n"
+            "The manual, singa-tui(1) (man singa-tui), also gives the environment variables, files and\n"
+            "exit statuses.\n");
 }
 
 /* package.path gains the lua/ folder beside the program, $SINGA_LUA_PATH and the installed one. */

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "app/plugin_cli.h"
-#include "config.h"
+#include "paths.h"
 #include "singa/singa.h"
 
 int singa_tui_program_dir(char *dir, size_t cap)

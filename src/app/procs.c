@@ -111,7 +111,10 @@ static void describe(int rank, pid_t pid, int status)
  * (and kills them 2 s later). */
 static int wait_all(int n, double grace)
 {
-    int left = n, rc0 = -1, rc = 0, escalated = 0;
+    int left = n, rc0 = -1, rc = 0, escalated = 0, nheld = 0;
+    /* While rank 0's workbench owns the terminal, nothing else may write on it: the others'
+     * failures are told once it has ended (it shows them as dead meanwhile). */
+    struct held { int rank; pid_t pid; int status; } *held = workbench ? calloc((size_t)n, sizeof *held) : NULL;
     time_t deadline = 0;
     while (left > 0) {
         int status;
@@ -135,7 +138,10 @@ static int wait_all(int n, double grace)
             left--;
             bool exited = WIFEXITED(status);
             if (!exited || WEXITSTATUS(status) != 0) {
-                describe(i, pid, status);
+                if (held && rc0 < 0 && i > 0)
+                    held[nheld++] = (struct held){i, pid, status};
+                else
+                    describe(i, pid, status);
             } else if (workbench && i > 0) { /* nothing to read in a rank's output that went well */
                 char log[4096];
                 log_path(log, sizeof log, i);
@@ -143,12 +149,18 @@ static int wait_all(int n, double grace)
             }
             if (i == 0) {
                 rc0 = exited ? WEXITSTATUS(status) : 1;
+                for (int h = 0; h < nheld; h++)
+                    describe(held[h].rank, held[h].pid, held[h].status);
+                nheld = 0;
                 deadline = time(NULL) + (time_t)grace;
             } else if (exited && WEXITSTATUS(status) != 0 && rc == 0) {
                 rc = WEXITSTATUS(status);
             }
         }
     }
+    for (int h = 0; h < nheld; h++) /* rank 0 was never seen to end */
+        describe(held[h].rank, held[h].pid, held[h].status);
+    free(held);
     return rc0 != 0 ? (rc0 < 0 ? 1 : rc0) : rc;
 }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "paths.h"
 #include "singa/singa.h"
 #include "tui/app.h"
 #include "tui/state.h"
