@@ -427,22 +427,29 @@ static void add_line(void *ud, const char *text)
     luaL_addchar(b, '\n');
 }
 
+/* Builds the job table at index 1 (loading its plugins first); raises the engine's error. */
+static singa_job *create_job(lua_State *L)
+{
+    load_job_plugins(L, 1);
+    singa_err err = {{0}};
+    singa_conf *conf = singa_lua_toconf(L, 1, "job", &err);
+    if (!conf)
+        raise(L, err.msg);
+    singa_job *job = NULL;
+    int rc = singa_job_create(&job, conf, get_registry(L), &err);
+    singa_conf_free(conf);
+    if (rc < 0)
+        raise(L, err.msg);
+    return job;
+}
+
 /* The summary of the job at index 1 (singa/summary.h): its text, and as a table
  * { layers = { {name, type, shape = {...}, params}, ... }, params = n, trained = n }.  Builds
  * the job (reading its data) without training it. */
 static int l_summary(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
-    load_job_plugins(L, 1);
-    singa_err err = {{0}};
-    singa_conf *conf = singa_lua_toconf(L, 1, "job", &err);
-    if (!conf)
-        return raise(L, err.msg);
-    singa_job *job = NULL;
-    int rc = singa_job_create(&job, conf, get_registry(L), &err);
-    singa_conf_free(conf);
-    if (rc < 0)
-        return raise(L, err.msg);
+    singa_job *job = create_job(L);
     const singa_net *net = singa_job_train_net(job);
     luaL_Buffer b;
     luaL_buffinit(L, &b);
@@ -568,16 +575,7 @@ static int l_train(lua_State *L)
         lua_pushlightuserdata(L, (void *)&finished_key);
         return lua_error(L);
     }
-    load_job_plugins(L, 1);
-    singa_err err = {{0}};
-    singa_conf *conf = singa_lua_toconf(L, 1, "job", &err);
-    if (!conf)
-        return raise(L, err.msg);
-    singa_job *job = NULL;
-    int rc = singa_job_create(&job, conf, get_registry(L), &err);
-    singa_conf_free(conf);
-    if (rc < 0)
-        return raise(L, err.msg);
+    singa_job *job = create_job(L);
     reporter rp = {.opts = get_opts(L), .groups = singa_job_cluster(job) ? singa_job_cluster(job)->nworker_groups : 1};
     singa_job_hooks hooks = {.ud = &rp, .record = on_record, .step = on_step, .log = on_log};
     const singa_lua_host *host = rp.opts->host; /* the workbench: it may hold the start, and steers */
@@ -586,6 +584,8 @@ static int l_train(lua_State *L)
         hooks.control = host->hooks.control;
     }
     singa_result res;
+    singa_err err = {{0}};
+    int rc;
     pthread_mutex_t *lock = get_opts(L)->lock;
     lua_pushlightuserdata(L, singa_job_stats(job)); /* for singa.stats() while the job runs */
     lua_setfield(L, LUA_REGISTRYINDEX, LIVE_STATS_KEY);
