@@ -9,31 +9,15 @@ rm -rf "$tmp" && mkdir -p "$tmp" || exit 1
 . "$top_srcdir/t/tap.sh"
 . "$top_srcdir/t/tmux.sh"
 
-cat >"$tmp/tiny.lua" <<'LUA'
-local singa = require "singa"
-local td = require "testdata"
-local img, lab = td.idx("data", 64, 4)
-singa.train{
-  name = "tiny", seed = 1, train_steps = tonumber(arg[1]) or 100000000, disp_freq = 100000,
-  checkpoint_path = "ckpt",
-  updater = { type = "kSGD", learning_rate = { type = "kFixed", base_lr = 0.05 } },
-  neuralnet = { layer = {
-    { name = "data", type = "kIDXData", batchsize = 16, images = img, labels = lab },
-    { name = "image", type = "kMnist", srclayer = "data", norm_a = 255 },
-    { name = "label", type = "kLabel", srclayer = "data" },
-    { name = "fc", type = "kInnerProduct", srclayer = "image", num_output = 4 },
-    { name = "loss", type = "kSoftmaxLoss", srclayer = { "fc", "label" } },
-  } },
-}
-LUA
+cp "$top_srcdir/t/tui-tiny.lua" "$tmp/tiny.lua" || exit 1
 
 # The earlier run: 120 steps, headless.
-(cd "$tmp" && "$SINGA_TUI" -e tiny.lua 120 >run1.out 2>&1)
+(cd "$tmp" && "$SINGA_TUI" -e tiny.lua 120 ckpt >run1.out 2>&1)
 old="$tmp/ckpt/step000000120.ckpt"
 [ -f "$old" ]
 report $? "an earlier run leaves its checkpoint" "$tmp/run1.out"
 
-start_tui -- tiny.lua
+start_tui -- tiny.lua "" ckpt
 wait_for 'ready: r starts training' 30
 report $? "the job waits for r" "$tmp/screen.txt"
 keys r
@@ -61,7 +45,7 @@ report $? "... and, as agreed, the new checkpoint replaced the earlier run's ($n
 
 # --run asks too, and q in the dialog quits leaving the checkpoints alone.
 ls "$tmp"/ckpt/step*.ckpt >"$tmp/before.txt"
-start_tui -- --run tiny.lua
+start_tui -- --run tiny.lua "" ckpt
 wait_for "Replace an earlier run's checkpoints" 30
 report $? "--run asks before replacing them too" "$tmp/screen.txt"
 sleep 1

@@ -8,22 +8,7 @@ rm -rf "$tmp" && mkdir -p "$tmp" || exit 1
 . "$top_srcdir/t/tap.sh"
 . "$top_srcdir/t/tmux.sh"
 
-cat >"$tmp/tiny.lua" <<'LUA'
-local singa = require "singa"
-local td = require "testdata"
-local img, lab = td.idx("data", 64, 4)
-singa.train{
-  name = "tiny", seed = 1, train_steps = 100000000, disp_freq = 100000,
-  updater = { type = "kSGD", learning_rate = { type = "kFixed", base_lr = 0.05 } },
-  neuralnet = { layer = {
-    { name = "data", type = "kIDXData", batchsize = 16, images = img, labels = lab },
-    { name = "image", type = "kMnist", srclayer = "data", norm_a = 255 },
-    { name = "label", type = "kLabel", srclayer = "data" },
-    { name = "fc", type = "kInnerProduct", srclayer = "image", num_output = 4 },
-    { name = "loss", type = "kSoftmaxLoss", srclayer = { "fc", "label" } },
-  } },
-}
-LUA
+cp "$top_srcdir/t/tui-tiny.lua" "$tmp/tiny.lua" || exit 1
 
 start_tui -y 60 -- tiny.lua # tall enough for the whole summary
 wait_for 'ready: r starts' 30
