@@ -12,7 +12,8 @@ static inline float fast_exp(float x)
     x = x < -87.0f ? -87.0f : x; /* not fminf/fmaxf: their NaN rules block vectorisation */
     x = x > 88.0f ? 88.0f : x;
     float n = floorf(x * 1.44269504088896341f + 0.5f);
-    float r = x - n * 0.693359375f + n * 2.12194440e-4f;
+    float r = x - n * 0.693359375f + n * 2.12194440e-4f; /* NaN for a NaN x, and so is the result */
+    n = n == n ? n : 0.0f; /* a NaN n would make the exponent's conversion and shift undefined */
     float p = 1.9875691500e-4f;
     p = p * r + 1.3981999507e-3f;
     p = p * r + 8.3334519073e-3f;

@@ -119,17 +119,25 @@ static int init(singa_plugin_ctx *ctx, singa_err *err)
 }
 SINGA_PLUGIN("wrong-grad", "0.1", "kDouble, kWrongGrad with a wrong backward, kNoGrad", init);
 #elif defined BROKEN_SEGV
-/* kSegv: kDouble that dereferences NULL in the stage its field `at` names ("setup", "forward",
- * "backward"), or, with at = "source", takes its source's feature blob away in forward so that
- * the built-in source layer faults in its next forward. */
+/* kSegv: kDouble that writes to a page it may not touch in the stage its field `at` names
+ * ("setup", "forward", "backward"), or, with at = "source", takes its source's feature blob away
+ * in forward so that the built-in source layer faults in its next forward.  A PROT_NONE page,
+ * not NULL: a sanitizer build (check-asan) checks stores to NULL itself, before any fault. */
 #include <string.h>
+#include <sys/mman.h>
 
 static const singa_field segv_fields[] = {{"at", SINGA_FIELD_STR}, {NULL, 0}};
+
+static float *forbidden_page(void)
+{
+    void *page = mmap(NULL, 1 << 20, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return page == MAP_FAILED ? NULL : page;
+}
 
 static void crash_if(const singa_layer *l, const char *stage)
 {
     if (strcmp(singa_conf_str(l->conf, "at", "forward"), stage) == 0) {
-        volatile int *volatile nowhere = NULL; /* volatile: the compiler may not drop the store */
+        volatile float *volatile nowhere = forbidden_page(); /* volatile: the store stays */
         *nowhere = 1;
     }
 }
@@ -145,7 +153,7 @@ static int segv_forward(singa_layer *l, singa_phase phase, singa_err *err)
     crash_if(l, "forward");
     forward(l, phase, err);
     if (strcmp(singa_conf_str(l->conf, "at", "forward"), "source") == 0)
-        l->src[0]->data.data = NULL;
+        l->src[0]->data.data = forbidden_page();
     return 0;
 }
 
