@@ -338,6 +338,16 @@ static int l_predict(lua_State *L)
     return 1;
 }
 
+/* A new table { name, type } for layer l, with room for `fields` fields in all. */
+static void push_layer_row(lua_State *L, const singa_layer *l, int fields)
+{
+    lua_createtable(L, 0, fields);
+    lua_pushstring(L, l->name);
+    lua_setfield(L, -2, "name");
+    lua_pushstring(L, l->type->name);
+    lua_setfield(L, -2, "type");
+}
+
 /* With `profile = true`: r.profile lists the training net's layers in order with their mean
  * forward and backward milliseconds per step; a net cut among a group's workers lists every
  * worker's parts, worker by worker, each with its `worker`. */
@@ -351,11 +361,7 @@ static void push_profile(lua_State *L, const singa_net *net)
         const singa_net *at = singa_net_location(net, k);
         for (int i = 0; i < at->nlayers; i++) {
             const singa_layer *l = at->layers[i];
-            lua_createtable(L, 0, 5);
-            lua_pushstring(L, l->name);
-            lua_setfield(L, -2, "name");
-            lua_pushstring(L, l->type->name);
-            lua_setfield(L, -2, "type");
+            push_layer_row(L, l, 5);
             lua_pushnumber(L, 1e3 * l->forward_seconds / (double)net->profiled_passes);
             lua_setfield(L, -2, "forward_ms");
             lua_pushnumber(L, 1e3 * l->backward_seconds / (double)net->profiled_passes);
@@ -459,11 +465,7 @@ static int l_summary(lua_State *L)
     lua_createtable(L, net->nlayers, 0);
     for (int i = 0; i < net->nlayers; i++) {
         const singa_layer *l = net->layers[i];
-        lua_createtable(L, 0, 4);
-        lua_pushstring(L, l->name);
-        lua_setfield(L, -2, "name");
-        lua_pushstring(L, l->type->name);
-        lua_setfield(L, -2, "type");
+        push_layer_row(L, l, 4);
         lua_createtable(L, l->data.ndim, 0);
         for (int d = 0; d < l->data.ndim; d++) {
             lua_pushinteger(L, l->data.shape[d]);
