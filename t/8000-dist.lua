@@ -70,7 +70,7 @@ for _, u in ipairs{
 end
 
 -- Sandblaster in one process with kSGD and momentum: the workers add their gradients into the
--- servers' momentum history in turns (src/dist/history.c), as the workspace's log says; exact
+-- servers' momentum history in turns (src/runtime/history.c), as the workspace's log says; exact
 -- all the same, with a kLua schedule (whose rates the servers hand the workers) and beside a
 -- plugin layer's param (kPReLU's slopes), which goes the usual way.
 local nlog = 0

@@ -1,4 +1,4 @@
-# A param's round trip between processes without copies (src/dist/msg.h: frames passed on,
+# A param's round trip between processes without copies (src/runtime/msg.h: frames passed on,
 # buffers lent): Sandblaster with the worker in rank 0 and the server in rank 1, and AllReduce
 # over 2 processes, end with exactly the params of one worker, and each process counts every
 # update and answer once, with its bytes, on the rows of the peers it went between.  The net's

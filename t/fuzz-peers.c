@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#include "dist/msg.h"
+#include "runtime/msg.h"
 
 static unsigned long long rng = 88172645463325252ull;
 static char server_key[41], secret_key[41], public_key[41]; /* Z85; empty without --curve */

@@ -38,7 +38,7 @@ enum {
     SINGA_LAYER_WHOLE_BATCH = 128,
     /* Writes each param's gradient through singa_param_grad_gemm, or between
      * singa_param_grad_begin and singa_param_grad_done, so a group's workers in one process may
-     * add their gradients into one buffer in turns (src/dist/history.c). */
+     * add their gradients into one buffer in turns (src/runtime/history.c). */
     SINGA_LAYER_GRAD_TURNS = 256,
 };
 

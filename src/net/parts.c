@@ -25,7 +25,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "dist/dist.h"
+#include "runtime/runtime.h"
 #include "net/parts.h"
 #include "singa/layer.h"
 #include "singa/param.h"
@@ -326,7 +326,7 @@ static void count(singa_parts *pp, const singa_layer *l, const int *from, bool b
         if (remote)
             snprintf(peer, sizeof peer, "worker %d.%d (rank %d)", l->net->split.group, k, pp->owner[k]);
         size_t floats = remote ? 0 : backward ? l->grad.size : y->data.size;
-        dist_stats_count(pp->stats, backward ? "bridge-grad" : "bridge", peer, false, floats * sizeof(float), 0,
+        rt_stats_count(pp->stats, backward ? "bridge-grad" : "bridge", peer, false, floats * sizeof(float), 0,
                          waited);
         waited = 0;
     }

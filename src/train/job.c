@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "dist/dist.h"
+#include "runtime/runtime.h"
 #include "net/parts.h"
 #include "singa/checkpoint.h"
 #include "singa/job.h"
@@ -1162,9 +1162,9 @@ int singa_job_run(singa_job *job, const singa_job_hooks *hooks, singa_result *re
     memset(res, 0, sizeof *res);
     singa_blas_set_threads(job->threads);
     if (job->dist)
-        return singa_dist_run(job, hooks, res, err);
-    dist_launch launch; /* a plain job in several processes would train several times */
-    if (dist_launch_read(&launch, &job->cluster, err) < 0 || singa_job_begin(job, hooks, err) < 0)
+        return singa_runtime_run(job, hooks, res, err);
+    rt_launch launch; /* a plain job in several processes would train several times */
+    if (rt_launch_read(&launch, &job->cluster, err) < 0 || singa_job_begin(job, hooks, err) < 0)
         return -1;
     return singa_job_loop(job, hooks, NULL, res, err);
 }

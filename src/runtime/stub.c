@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dist/dist.h"
+#include "runtime/runtime.h"
 #include "net/parts.h"
 
 /* What the stub keeps of a worker group with workers in this process. */
@@ -40,10 +40,10 @@ typedef struct stub_group {
     int gets_left;         /* slices to fetch before the group may train */
 } stub_group;
 
-struct dist_stub {
-    dist_rt *rt;
+struct rt_stub {
+    rt_ctx *rt;
     void *router;
-    dist_peers *peers;     /* the other processes, when there are any */
+    rt_peers *peers;     /* the other processes, when there are any */
     stub_group *groups;
     int hellos, threads;   /* threads here, and how many said hello */
     int done;              /* workers here that finished training */
@@ -63,9 +63,9 @@ struct dist_stub {
     bool *ckpt_wait;
 };
 
-int dist_stub_create(dist_rt *rt, singa_err *err)
+int rt_stub_create(rt_ctx *rt, singa_err *err)
 {
-    dist_stub *s = calloc(1, sizeof *s);
+    rt_stub *s = calloc(1, sizeof *s);
     if (!s || !(s->groups = calloc((size_t)rt->c->nworker_groups, sizeof *s->groups)) ||
         !(s->proc_done = calloc((size_t)rt->nprocs, sizeof *s->proc_done)))
         goto oom;
@@ -85,7 +85,7 @@ int dist_stub_create(dist_rt *rt, singa_err *err)
             goto oom;
     }
     for (int i = 0; i < rt->nworkers; i++) { /* a cut group has one here, the one that sends */
-        const dist_worker *w = &rt->workers[i];
+        const rt_worker *w = &rt->workers[i];
         const singa_parts *parts = singa_job_train_net(w->job)->parts;
         for (int k = 0; k < rt->nparams; k++) {
             size_t *span = s->groups[w->group].span[k];
@@ -113,7 +113,7 @@ oom:
     return singa_err_set(err, "out of memory");
 }
 
-void dist_stub_free(dist_stub *s)
+void rt_stub_free(rt_stub *s)
 {
     if (!s)
         return;
@@ -150,7 +150,7 @@ static void peer_name(char *buf, size_t len, const msg_addr *a, int rank)
  * an update to a server here), or already in place in the group's replica (a server's reply to a
  * group sharing its values, the stub telling a worker that its param is fresh).  Without this a
  * reply's two legs disagreed by the values' size: the server's counted them, the worker's not. */
-static size_t carried(const dist_rt *rt, const msg *m, size_t nbytes)
+static size_t carried(const rt_ctx *rt, const msg *m, size_t nbytes)
 {
     size_t values = 0;
     if (m->src.kind == ENT_WORKER && m->type == MSG_UPDATE && (m->flags & MSG_F_PTR))
@@ -165,36 +165,36 @@ static size_t carried(const dist_rt *rt, const msg *m, size_t nbytes)
 }
 
 /* Sends m where it is addressed: a thread here, or the stub of its process. */
-static void route(dist_stub *s, const msg *m, const void *payload, size_t nbytes)
+static void route(rt_stub *s, const msg *m, const void *payload, size_t nbytes)
 {
     char id[32], peer[32];
     peer_name(peer, sizeof peer, &m->dst, s->rt->rank);
     int pending = m->type == MSG_UPDATE || m->type == MSG_GET ? 1 : 0;
-    dist_stats_count(s->rt->stats, msg_type_name(m->type), peer, true, carried(s->rt, m, nbytes), pending, 0);
+    rt_stats_count(s->rt->stats, msg_type_name(m->type), peer, true, carried(s->rt, m, nbytes), pending, 0);
     if (m->dst.proc != s->rt->rank) {
         if (s->peers)
-            dist_peers_send(s->peers, m->dst.proc, m, payload, nbytes);
+            rt_peers_send(s->peers, m->dst.proc, m, payload, nbytes);
         return;
     }
-    dist_identity(id, sizeof id, m->dst.kind, m->dst.group, m->dst.id);
+    rt_identity(id, sizeof id, m->dst.kind, m->dst.group, m->dst.id);
     msg_send(s->router, id, m, payload, nbytes);
 }
 
-static msg_addr stub_addr(const dist_stub *s, int group)
+static msg_addr stub_addr(const rt_stub *s, int group)
 {
     return (msg_addr){ENT_STUB, (uint16_t)group, 0, (uint16_t)s->rt->rank};
 }
 
-static msg_addr server_addr(const dist_rt *rt, int group, int id)
+static msg_addr server_addr(const rt_ctx *rt, int group, int id)
 {
-    return (msg_addr){ENT_SERVER, (uint16_t)group, (uint16_t)id, (uint16_t)dist_server_proc(rt, group, id)};
+    return (msg_addr){ENT_SERVER, (uint16_t)group, (uint16_t)id, (uint16_t)rt_server_proc(rt, group, id)};
 }
 
 /* Sends a message to every local worker of group g. */
-static void to_workers(dist_stub *s, int g, msg m)
+static void to_workers(rt_stub *s, int g, msg m)
 {
     for (int i = 0; i < s->rt->nworkers; i++) {
-        dist_worker *w = &s->rt->workers[i];
+        rt_worker *w = &s->rt->workers[i];
         if (w->group != g)
             continue;
         m.dst = (msg_addr){ENT_WORKER, (uint16_t)g, (uint16_t)w->id, (uint16_t)s->rt->rank};
@@ -202,12 +202,12 @@ static void to_workers(dist_stub *s, int g, msg m)
     }
 }
 
-static void stop_all(dist_stub *s, const char *why)
+static void stop_all(rt_stub *s, const char *why)
 {
     msg m = {.type = MSG_STOP, .src = stub_addr(s, 0)};
     size_t n = why ? strlen(why) : 0;
     for (int i = 0; i < s->rt->nworkers; i++) {
-        dist_worker *w = &s->rt->workers[i];
+        rt_worker *w = &s->rt->workers[i];
         m.dst = (msg_addr){ENT_WORKER, (uint16_t)w->group, (uint16_t)w->id, (uint16_t)s->rt->rank};
         route(s, &m, why, n);
         struct singa_parts *parts = singa_job_train_net(w->job)->parts;
@@ -216,7 +216,7 @@ static void stop_all(dist_stub *s, const char *why)
     }
     for (int g = 0; g < s->rt->c->nserver_groups; g++)
         for (int j = 0; j < s->rt->c->nservers_per_group; j++)
-            if (dist_server_proc(s->rt, g, j) == s->rt->rank) {
+            if (rt_server_proc(s->rt, g, j) == s->rt->rank) {
                 m.dst = server_addr(s->rt, g, j);
                 route(s, &m, why, n);
             }
@@ -224,7 +224,7 @@ static void stop_all(dist_stub *s, const char *why)
 }
 
 /* Sends m to the stub of every other process. */
-static void to_peers(dist_stub *s, msg m, const void *payload, size_t nbytes)
+static void to_peers(rt_stub *s, msg m, const void *payload, size_t nbytes)
 {
     for (int r = 0; r < s->rt->nprocs; r++)
         if (r != s->rt->rank) {
@@ -234,25 +234,25 @@ static void to_peers(dist_stub *s, msg m, const void *payload, size_t nbytes)
 }
 
 /* A failure here ends the job everywhere, each process naming where it began. */
-static void fail_everywhere(dist_stub *s, const singa_err *e)
+static void fail_everywhere(rt_stub *s, const singa_err *e)
 {
     char why[sizeof e->msg + 16];
-    dist_fail(s->rt, e);
+    rt_fail(s->rt, e);
     stop_all(s, e->msg);
     snprintf(why, sizeof why, "rank %d: %s", s->rt->rank, e->msg);
     to_peers(s, (msg){.type = MSG_STOP, .src = stub_addr(s, 0)}, why, strlen(why));
 }
 
 /* A slice's values in group g's copy here. */
-static float *replica_at(dist_rt *rt, int g, const dist_slice *sl)
+static float *replica_at(rt_ctx *rt, int g, const rt_slice *sl)
 {
     return rt->replica[g][sl->param]->data.data + sl->offset;
 }
 
 /* Asks group g's servers for every slice. */
-static void get_all(dist_stub *s, int g)
+static void get_all(rt_stub *s, int g)
 {
-    dist_rt *rt = s->rt;
+    rt_ctx *rt = s->rt;
     for (int k = 0; k < rt->nslices; k++) {
         msg m = {.type = MSG_GET, .src = stub_addr(s, g),
                  .dst = server_addr(rt, singa_cluster_server_group(rt->c, g), rt->slices[k].server), .slice = k,
@@ -264,7 +264,7 @@ static void get_all(dist_stub *s, int g)
 
 /* A put or an update to a server: the values' address when it is here, else the values (none
  * when len is 0), lent from `loan` when one is given (else copied). */
-static void send_slice(dist_stub *s, msg *m, float *values, size_t len, msg_loan *loan)
+static void send_slice(rt_stub *s, msg *m, float *values, size_t len, msg_loan *loan)
 {
     bool here = m->dst.proc == s->rt->rank;
     m->flags |= here ? MSG_F_PTR : MSG_F_VALUES;
@@ -274,9 +274,9 @@ static void send_slice(dist_stub *s, msg *m, float *values, size_t len, msg_loan
 }
 
 /* Puts (the first group of each server group) and gets every slice, once every thread is here. */
-static void start(dist_stub *s)
+static void start(rt_stub *s)
 {
-    dist_rt *rt = s->rt;
+    rt_ctx *rt = s->rt;
     int per = rt->c->nworker_groups / rt->c->nserver_groups;
     for (int g = 0; g < rt->c->nworker_groups; g++) {
         stub_group *sg = &s->groups[g];
@@ -284,7 +284,7 @@ static void start(dist_stub *s)
             continue;
         int server_group = singa_cluster_server_group(rt->c, g);
         for (int k = 0; k < rt->nslices; k++) {
-            const dist_slice *sl = &rt->slices[k];
+            const rt_slice *sl = &rt->slices[k];
             msg m = {.type = MSG_PUT, .src = stub_addr(s, g), .dst = server_addr(rt, server_group, sl->server), .slice = k,
                      .step = rt->resume_step};
             /* Sharded, a process holds the initial values of its own servers' slices only. */
@@ -297,9 +297,9 @@ static void start(dist_stub *s)
 
 /* A value reply for group g: copies its values (those of [offset, offset + len) of the slice)
  * unless they are already in place; sharded, only those of the elements its workers here hold. */
-static int take_values(dist_stub *s, int g, const msg *m, zmq_msg_t *payload)
+static int take_values(rt_stub *s, int g, const msg *m, zmq_msg_t *payload)
 {
-    const dist_slice *sl = &s->rt->slices[m->slice];
+    const rt_slice *sl = &s->rt->slices[m->slice];
     if (!(m->flags & MSG_F_VALUES))
         return 0;
     if (m->offset > sl->len || m->len > sl->len - m->offset || zmq_msg_size(payload) != m->len * sizeof(float))
@@ -318,9 +318,9 @@ static int take_values(dist_stub *s, int g, const msg *m, zmq_msg_t *payload)
 
 /* What group g's updates of `step` tell the other processes: it is the group's last, or the
  * host asked for a checkpoint at the start of the next. */
-static uint8_t step_flags(const dist_rt *rt, int g, int step)
+static uint8_t step_flags(const rt_ctx *rt, int g, int step)
 {
-    return (dist_last_step(rt, g, step) ? MSG_F_LAST : 0) | (dist_ckpt_due(rt, step + 1) ? MSG_F_CKPT : 0);
+    return (rt_last_step(rt, g, step) ? MSG_F_LAST : 0) | (rt_ckpt_due(rt, step + 1) ? MSG_F_CKPT : 0);
 }
 
 /* A local worker's gradient of param k: summed with the others of its group here; once all are
@@ -329,9 +329,9 @@ static uint8_t step_flags(const dist_rt *rt, int g, int step)
  * the server still waits for that word).  Those in other processes get the sum lent, not
  * copied: its workers write it again only in their next backward pass, after they hear the
  * param is fresh, which on_update_reply tells them once ZeroMQ has given it back. */
-static void on_worker_update(dist_stub *s, const msg *m)
+static void on_worker_update(rt_stub *s, const msg *m)
 {
-    dist_rt *rt = s->rt;
+    rt_ctx *rt = s->rt;
     int g = m->src.group, k = m->slice;
     stub_group *sg = &s->groups[g];
     float *grad = (float *)(uintptr_t)m->ptr;
@@ -349,7 +349,7 @@ static void on_worker_update(dist_stub *s, const msg *m)
     int server_group = singa_cluster_server_group(rt->c, g);
     for (int i = 0; i < rt->params[k].nslices; i++) {
         int idx = rt->params[k].first_slice + i;
-        const dist_slice *sl = &rt->slices[idx];
+        const rt_slice *sl = &rt->slices[idx];
         size_t a = sl->offset > sg->span[k][0] ? sl->offset : sg->span[k][0];
         size_t b = sl->offset + sl->len < sg->span[k][1] ? sl->offset + sl->len : sg->span[k][1];
         if (b < a)
@@ -361,20 +361,20 @@ static void on_worker_update(dist_stub *s, const msg *m)
     }
 }
 
-static void on_update_reply(dist_stub *s, const msg *m, zmq_msg_t *payload)
+static void on_update_reply(rt_stub *s, const msg *m, zmq_msg_t *payload)
 {
-    dist_rt *rt = s->rt;
+    rt_ctx *rt = s->rt;
     int g = m->dst.group;
-    const dist_slice *sl = &rt->slices[m->slice];
+    const rt_slice *sl = &rt->slices[m->slice];
     stub_group *sg = &s->groups[g];
     if (sg->slices_left[sl->param] <= 0 || take_values(s, g, m, payload) < 0) {
-        dist_stats_drop(rt->stats);
+        rt_stats_drop(rt->stats);
         return;
     }
     if (m->flags & MSG_F_LAST) /* another process of the group stops after this step */
-        dist_stop_before(rt, g, m->step);
+        rt_stop_before(rt, g, m->step);
     if (m->flags & MSG_F_CKPT) /* or checkpoints before the next */
-        dist_ckpt_at(rt, m->step);
+        rt_ckpt_at(rt, m->step);
     if (--sg->slices_left[sl->param] > 0)
         return;
     /* Every slice's answer is in, so each server had the last byte of its update: the frames
@@ -384,19 +384,19 @@ static void on_update_reply(dist_stub *s, const msg *m, zmq_msg_t *payload)
                            .step = sg->step[sl->param]});
 }
 
-static void on_get_reply(dist_stub *s, const msg *m, zmq_msg_t *payload)
+static void on_get_reply(rt_stub *s, const msg *m, zmq_msg_t *payload)
 {
     int g = m->dst.group;
     stub_group *sg = &s->groups[g];
     if (s->flushing && s->final_fetch && g == 0) { /* each slice once, from where it was asked */
         if (s->fetch_from[m->slice] != m->src.group) {
-            dist_stats_drop(s->rt->stats);
+            rt_stats_drop(s->rt->stats);
             return;
         }
         s->fetch_from[m->slice] = -1;
     }
     if (sg->gets_left <= 0 || take_values(s, g, m, payload) < 0) { /* nothing asked for: no write */
-        dist_stats_drop(s->rt->stats);
+        rt_stats_drop(s->rt->stats);
         return;
     }
     if (--sg->gets_left > 0)
@@ -409,15 +409,15 @@ static void on_get_reply(dist_stub *s, const msg *m, zmq_msg_t *payload)
     s->test_fetch = false;
 }
 
-static bool proc_lost(const dist_stub *s, int r)
+static bool proc_lost(const rt_stub *s, int r)
 {
-    return s->peers && dist_peers_dead(s->peers, r);
+    return s->peers && rt_peers_dead(s->peers, r);
 }
 
 /* Asks for slice k's final values from the group that gathered its final deltas. */
-static void fetch_flushed(dist_stub *s, int k)
+static void fetch_flushed(rt_stub *s, int k)
 {
-    dist_rt *rt = s->rt;
+    rt_ctx *rt = s->rt;
     int j = rt->slices[k].server;
     s->fetch_from[k] = msg_flush_master(k, rt->c->nserver_groups, s->flush_live[j]);
     msg m = {.type = MSG_GET, .src = stub_addr(s, 0), .dst = server_addr(rt, s->fetch_from[k], j), .slice = k,
@@ -426,7 +426,7 @@ static void fetch_flushed(dist_stub *s, int k)
 }
 
 /* Every report is in: worker 0.0's final values come from each slice's flush master. */
-static void flush_done(dist_stub *s)
+static void flush_done(rt_stub *s)
 {
     s->final_fetch = true;
     s->groups[0].gets_left = s->rt->nslices;
@@ -434,7 +434,7 @@ static void flush_done(dist_stub *s)
         fetch_flushed(s, k);
 }
 
-static void send_flush(dist_stub *s, int g, int j)
+static void send_flush(rt_stub *s, int g, int j)
 {
     uint8_t mask[MSG_FLUSH_MASK_BYTES];
     msg_flush_mask_encode(s->flush_live[j], mask);
@@ -443,16 +443,16 @@ static void send_flush(dist_stub *s, int g, int j)
 }
 
 /* Every server whose process lives flushes; a lost one is left out, and the others learn so. */
-static void flush_begin(dist_stub *s)
+static void flush_begin(rt_stub *s)
 {
-    dist_rt *rt = s->rt;
+    rt_ctx *rt = s->rt;
     int nsg = rt->c->nserver_groups, per = rt->c->nservers_per_group;
     s->flushing = true;
     for (int j = 0; j < per; j++)
         for (int g = 0; g < nsg; g++) {
-            int r = dist_server_proc(rt, g, j);
+            int r = rt_server_proc(rt, g, j);
             if (proc_lost(s, r)) {
-                dist_log(rt, "the final flush goes on without server %d.%d (rank %d, lost): its changes since its "
+                rt_log(rt, "the final flush goes on without server %d.%d (rank %d, lost): its changes since its "
                              "last sync are lost", g, j, r);
                 continue;
             }
@@ -469,11 +469,11 @@ static void flush_begin(dist_stub *s)
 }
 
 /* A server's report: its final deltas are all in. */
-static void on_flush_report(dist_stub *s, const msg *m)
+static void on_flush_report(rt_stub *s, const msg *m)
 {
     int i = m->src.group * s->rt->c->nservers_per_group + m->src.id;
     if (!s->flushing || s->final_fetch || !s->flush_wait[i]) {
-        dist_stats_drop(s->rt->stats);
+        rt_stats_drop(s->rt->stats);
         return;
     }
     s->flush_wait[i] = false;
@@ -483,23 +483,23 @@ static void on_flush_report(dist_stub *s, const msg *m)
 
 /* Process r was lost during the flush: its servers are waited for no more, the masters still
  * waiting hear whom they wait for, and a final value asked of it is asked of a stand-in. */
-static void flush_lost(dist_stub *s, int r)
+static void flush_lost(rt_stub *s, int r)
 {
-    dist_rt *rt = s->rt;
+    rt_ctx *rt = s->rt;
     int nsg = rt->c->nserver_groups, per = rt->c->nservers_per_group;
     if (!s->flushing)
         return;
     for (int j = 0; j < per; j++) {
         bool narrowed = false;
         for (int g = 0; g < nsg; g++)
-            if ((s->flush_live[j] >> g & 1) && dist_server_proc(rt, g, j) == r) {
+            if ((s->flush_live[j] >> g & 1) && rt_server_proc(rt, g, j) == r) {
                 s->flush_live[j] &= ~(1ull << g);
                 narrowed = true;
                 if (s->flush_wait[g * per + j]) {
                     s->flush_wait[g * per + j] = false;
                     s->flush_left--;
                 }
-                dist_log(rt, "server %d.%d (rank %d) was lost during the final flush: what it had not sent is lost", g,
+                rt_log(rt, "server %d.%d (rank %d) was lost during the final flush: what it had not sent is lost", g,
                          j, r);
             }
         for (int g = 0; narrowed && !s->final_fetch && g < nsg; g++)
@@ -508,7 +508,7 @@ static void flush_lost(dist_stub *s, int r)
     }
     if (s->final_fetch) {
         for (int k = 0; k < rt->nslices; k++)
-            if (s->fetch_from[k] >= 0 && dist_server_proc(rt, s->fetch_from[k], rt->slices[k].server) == r)
+            if (s->fetch_from[k] >= 0 && rt_server_proc(rt, s->fetch_from[k], rt->slices[k].server) == r)
                 fetch_flushed(s, k);
     } else if (s->flush_left == 0) {
         flush_done(s);
@@ -517,7 +517,7 @@ static void flush_lost(dist_stub *s, int r)
 
 /* Rank 0: process r's workers are done (or lost); once every process's are, worker 0.0 (always
  * here) gets the newest values for its final test, after the flush when there is one. */
-static void proc_done(dist_stub *s, int r)
+static void proc_done(rt_stub *s, int r)
 {
     if (s->proc_done[r])
         return;
@@ -533,7 +533,7 @@ static void proc_done(dist_stub *s, int r)
 }
 
 /* Every worker here trained (or none lives here). */
-static void local_done(dist_stub *s)
+static void local_done(rt_stub *s)
 {
     if (s->rt->rank == 0)
         proc_done(s, 0);
@@ -543,7 +543,7 @@ static void local_done(dist_stub *s)
 
 /* Whether losing process r ends the job: it held worker 0.0 or the coordinator, the job is
  * synchronous, or another process needs one of its servers or shares a worker group with it. */
-static bool loss_is_fatal(const dist_rt *rt, int r)
+static bool loss_is_fatal(const rt_ctx *rt, int r)
 {
     const singa_cluster *c = rt->c;
     if (r == 0 || c->nworker_groups == 1)
@@ -551,12 +551,12 @@ static bool loss_is_fatal(const dist_rt *rt, int r)
     for (int g = 0; g < c->nworker_groups; g++) {
         bool there = false, elsewhere = false, served_there = false;
         for (int j = 0; j < c->nworkers_per_group; j++) {
-            int p = dist_worker_proc(rt, g, j);
+            int p = rt_worker_proc(rt, g, j);
             there |= p == r;
             elsewhere |= p != r;
         }
         for (int j = 0; j < c->nservers_per_group; j++)
-            served_there |= dist_server_proc(rt, singa_cluster_server_group(c, g), j) == r;
+            served_there |= rt_server_proc(rt, singa_cluster_server_group(c, g), j) == r;
         if ((there && elsewhere) || (elsewhere && served_there))
             return true;
     }
@@ -564,7 +564,7 @@ static bool loss_is_fatal(const dist_rt *rt, int r)
 }
 
 /* Rank 0: answers worker 0.0 for server i (group * per + id), lost before it wrote its shard. */
-static void ckpt_lost(dist_stub *s, int i)
+static void ckpt_lost(rt_stub *s, int i)
 {
     s->ckpt_wait[i] = false;
     msg m = {.type = MSG_CKPT_REPLY, .src = stub_addr(s, 0), .dst = {ENT_WORKER, 0, 0, 0}, .step = s->ckpt_step,
@@ -573,14 +573,14 @@ static void ckpt_lost(dist_stub *s, int i)
 }
 
 /* Rank 0: worker 0.0 asks a server for its shard; one whose process is lost will never answer. */
-static void on_ckpt_request(dist_stub *s, const msg *m)
+static void on_ckpt_request(rt_stub *s, const msg *m)
 {
-    const dist_rt *rt = s->rt;
+    const rt_ctx *rt = s->rt;
     const singa_cluster *c = rt->c;
     if (rt->rank != 0 || m->src.kind != ENT_WORKER || m->src.group != 0 || m->src.id != 0 ||
         m->dst.kind != ENT_SERVER || m->dst.group >= c->nserver_groups || m->dst.id >= c->nservers_per_group ||
-        m->dst.proc != dist_server_proc(rt, m->dst.group, m->dst.id)) {
-        dist_stats_drop(rt->stats);
+        m->dst.proc != rt_server_proc(rt, m->dst.group, m->dst.id)) {
+        rt_stats_drop(rt->stats);
         return;
     }
     int i = m->dst.group * c->nservers_per_group + m->dst.id;
@@ -593,42 +593,42 @@ static void on_ckpt_request(dist_stub *s, const msg *m)
 }
 
 /* Rank 0: a server's shard is written; worker 0.0 hears it. */
-static void on_ckpt_reply(dist_stub *s, const msg *m)
+static void on_ckpt_reply(rt_stub *s, const msg *m)
 {
     int i = m->src.group * s->rt->c->nservers_per_group + m->src.id;
     if (m->slice != i || m->step != s->ckpt_step || !s->ckpt_wait[i] || m->count != 0) {
-        dist_stats_drop(s->rt->stats);
+        rt_stats_drop(s->rt->stats);
         return;
     }
     s->ckpt_wait[i] = false;
     route(s, m, NULL, 0);
 }
 
-static void on_lost(dist_stub *s, int r, dist_loss why)
+static void on_lost(rt_stub *s, int r, rt_loss why)
 {
-    dist_rt *rt = s->rt;
+    rt_ctx *rt = s->rt;
     char role[160];
-    dist_role(rt, r, role, sizeof role);
+    rt_role(rt, r, role, sizeof role);
     singa_err e;
-    if (why == DIST_LOST_CLOSED)
+    if (why == RT_LOST_CLOSED)
         singa_err_set(&e, "rank %d (%s) at %s died: its connection closed and it does not answer", r, role,
-                      dist_peers_endpoint(s->peers, r));
-    else if (why == DIST_LOST_HUNG)
+                      rt_peers_endpoint(s->peers, r));
+    else if (why == RT_LOST_HUNG)
         singa_err_set(&e, "rank %d (%s) at %s hung: busy for %g s (heartbeat_timeout) without progress while the "
                           "others waited (an endless loop, in a kLua updater or schedule?)",
-                      r, role, dist_peers_endpoint(s->peers, r), rt->c->heartbeat_timeout);
+                      r, role, rt_peers_endpoint(s->peers, r), rt->c->heartbeat_timeout);
     else
         singa_err_set(&e, "rank %d (%s) at %s sent nothing for %g s (heartbeat_timeout): it died, hung or was stopped",
-                      r, role, dist_peers_endpoint(s->peers, r), rt->c->heartbeat_timeout);
+                      r, role, rt_peers_endpoint(s->peers, r), rt->c->heartbeat_timeout);
     if (loss_is_fatal(rt, r)) {
         fail_everywhere(s, &e);
         return;
     }
-    dist_log(rt, "%s; the job goes on without it", e.msg);
+    rt_log(rt, "%s; the job goes on without it", e.msg);
     if (rt->rank == 0) {
         int per = rt->c->nservers_per_group;
         for (int i = 0; i < rt->c->nserver_groups * per; i++)
-            if (s->ckpt_wait[i] && dist_server_proc(rt, i / per, i % per) == r)
+            if (s->ckpt_wait[i] && rt_server_proc(rt, i / per, i % per) == r)
                 ckpt_lost(s, i);
         flush_lost(s, r); /* when the flush is on; else proc_done may begin it, without r */
         proc_done(s, r);
@@ -637,13 +637,13 @@ static void on_lost(dist_stub *s, int r, dist_loss why)
 
 /* The parts here that a bridge's message from another process is for, or NULL: the sender is
  * the worker sending for its process in the same group, and the addressee the one here. */
-static singa_parts *bridge_parts(const dist_stub *s, const msg *m)
+static singa_parts *bridge_parts(const rt_stub *s, const msg *m)
 {
-    const dist_rt *rt = s->rt;
+    const rt_ctx *rt = s->rt;
     const msg_addr *a = &m->src, *b = &m->dst;
     if (a->kind != ENT_WORKER || a->group != b->group || a->group >= rt->c->nworker_groups ||
-        a->id >= rt->c->nworkers_per_group || !dist_sends(rt, a->group, a->id) || a->proc == rt->rank ||
-        a->proc != dist_worker_proc(rt, a->group, a->id))
+        a->id >= rt->c->nworkers_per_group || !rt_sends(rt, a->group, a->id) || a->proc == rt->rank ||
+        a->proc != rt_worker_proc(rt, a->group, a->id))
         return NULL;
     for (int i = 0; i < rt->nworkers; i++)
         if (rt->workers[i].group == b->group && rt->workers[i].id == b->id)
@@ -651,7 +651,7 @@ static singa_parts *bridge_parts(const dist_stub *s, const msg *m)
     return NULL;
 }
 
-static void on_bridge(dist_stub *s, const msg *m, const void *data, size_t len)
+static void on_bridge(rt_stub *s, const msg *m, const void *data, size_t len)
 {
     singa_parts *parts = bridge_parts(s, m);
     singa_metrics metrics;
@@ -663,18 +663,18 @@ static void on_bridge(dist_stub *s, const msg *m, const void *data, size_t len)
                  ? singa_parts_deliver_metrics(parts, m->src.proc, m->step, &metrics)
                  : -1;
     if (rc < 0)
-        dist_stats_drop(s->rt->stats);
+        rt_stats_drop(s->rt->stats);
 }
 
 /* Whether a message, from a thread here or (remote) from another process's stub, is one the
  * stub can act on. */
-static bool valid(const dist_stub *s, const msg *m, bool remote)
+static bool valid(const rt_stub *s, const msg *m, bool remote)
 {
-    const dist_rt *rt = s->rt;
+    const rt_ctx *rt = s->rt;
     const singa_cluster *c = rt->c;
     if (m->dst.kind == ENT_SERVER) {
         if (m->dst.group >= c->nserver_groups || m->dst.id >= c->nservers_per_group ||
-            dist_server_proc(rt, m->dst.group, m->dst.id) != rt->rank)
+            rt_server_proc(rt, m->dst.group, m->dst.id) != rt->rank)
             return false;
         return m->type == MSG_SYNC || m->type == MSG_SYNC_REPLY ||
                (m->type == MSG_FLUSH &&
@@ -688,13 +688,13 @@ static bool valid(const dist_stub *s, const msg *m, bool remote)
         return remote && m->dst.kind == ENT_WORKER && bridge_parts(s, m);
     if (m->type == MSG_WORKER_METRICS) /* to the leader here of a group training whole copies */
         return !rt->cut && m->dst.kind == ENT_WORKER && m->dst.group < c->nworker_groups && m->dst.id == 0 &&
-               dist_worker_proc(rt, m->dst.group, 0) == rt->rank && m->src.kind == ENT_WORKER &&
+               rt_worker_proc(rt, m->dst.group, 0) == rt->rank && m->src.kind == ENT_WORKER &&
                m->src.group == m->dst.group && m->src.id > 0 && m->src.id < c->nworkers_per_group &&
-               m->src.proc == dist_worker_proc(rt, m->src.group, m->src.id);
+               m->src.proc == rt_worker_proc(rt, m->src.group, m->src.id);
     if (m->dst.kind == ENT_WORKER) /* a server's shard is written: to worker 0.0, through rank 0's stub */
         return m->type == MSG_CKPT_REPLY && rt->rank == 0 && m->dst.group == 0 && m->dst.id == 0 &&
                m->src.kind == ENT_SERVER && m->src.group < c->nserver_groups && m->src.id < c->nservers_per_group &&
-               m->src.proc == dist_server_proc(rt, m->src.group, m->src.id);
+               m->src.proc == rt_server_proc(rt, m->src.group, m->src.id);
     if (m->dst.kind == ENT_STUB && m->type == MSG_FLUSH) /* a server's report */
         return rt->rank == 0 && s->flushing && m->src.kind == ENT_SERVER && m->src.group < c->nserver_groups &&
                m->src.id < c->nservers_per_group;
@@ -718,7 +718,7 @@ static bool valid(const dist_stub *s, const msg *m, bool remote)
 /* Passes a message received from elsewhere on with its payload frame itself, not a copy, when
  * its values lie where floats may: servers read them in place, and ZeroMQ may put a small frame
  * from tcp anywhere in its receive buffer (such a frame is copied, which is cheap). */
-static void forward(dist_stub *s, const msg *m, zmq_msg_t *payload)
+static void forward(rt_stub *s, const msg *m, zmq_msg_t *payload)
 {
     msg f = *m;
     void *data = zmq_msg_data(payload);
@@ -729,9 +729,9 @@ static void forward(dist_stub *s, const msg *m, zmq_msg_t *payload)
 
 /* The job ended well: rank 0 hands the final values, slice by slice, and its result (the
  * payload) to every other process, whose script then sees what rank 0's sees. */
-static void on_finished(dist_stub *s, bool remote, const void *result, size_t len)
+static void on_finished(rt_stub *s, bool remote, const void *result, size_t len)
 {
-    dist_rt *rt = s->rt;
+    rt_ctx *rt = s->rt;
     for (int k = 0; !remote && !rt->c->shard_params && k < rt->nslices; k++) /* sharded: no process holds them all */
         to_peers(s, (msg){.type = MSG_FINAL_VALUES, .flags = MSG_F_VALUES, .src = stub_addr(s, 0), .slice = k},
                  replica_at(rt, 0, &rt->slices[k]), rt->slices[k].len * sizeof(float));
@@ -740,20 +740,20 @@ static void on_finished(dist_stub *s, bool remote, const void *result, size_t le
     else if (msg_result_decode(&s->rt->final, result, len) < 0) {
         singa_err e;
         singa_err_set(&e, "rank 0 sent a malformed result at the end of the job");
-        dist_fail(s->rt, &e);
+        rt_fail(s->rt, &e);
     }
     stop_all(s, NULL);
 }
 
-static void handle(dist_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
+static void handle(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
 {
     char peer[32];
     void *data = zmq_msg_data(payload);
     size_t len = zmq_msg_size(payload);
     peer_name(peer, sizeof peer, &m->src, s->rt->rank);
-    dist_stats_count(s->rt->stats, msg_type_name(m->type), peer, false, carried(s->rt, m, len), 0, 0);
+    rt_stats_count(s->rt->stats, msg_type_name(m->type), peer, false, carried(s->rt, m, len), 0, 0);
     if (m->type == MSG_UPDATE_REPLY || m->type == MSG_GET_REPLY) /* answers a request: pending on its row */
-        dist_stats_count(s->rt->stats, msg_type_name(m->type == MSG_UPDATE_REPLY ? MSG_UPDATE : MSG_GET), peer,
+        rt_stats_count(s->rt->stats, msg_type_name(m->type == MSG_UPDATE_REPLY ? MSG_UPDATE : MSG_GET), peer,
                          true, 0, -1, 0);
     if (!remote && m->type == MSG_CKPT) { /* worker 0.0's, to a server here or elsewhere */
         on_ckpt_request(s, m);
@@ -763,11 +763,11 @@ static void handle(dist_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
         if (m->dst.proc < s->rt->nprocs && !(m->flags & MSG_F_PTR))
             forward(s, m, payload);
         else
-            dist_stats_drop(s->rt->stats);
+            rt_stats_drop(s->rt->stats);
         return;
     }
     if (!valid(s, m, remote)) {
-        dist_stats_drop(s->rt->stats);
+        rt_stats_drop(s->rt->stats);
         return;
     }
     if (m->dst.kind == ENT_SERVER) {
@@ -787,7 +787,7 @@ static void handle(dist_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
     case MSG_HELLO:
         if (++s->hellos < s->threads)
             break;
-        if (dist_failed(s->rt)) { /* before every thread could hear it */
+        if (rt_failed(s->rt)) { /* before every thread could hear it */
             stop_all(s, s->rt->err.msg);
             break;
         }
@@ -818,20 +818,20 @@ static void handle(dist_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
         on_finished(s, remote, data, len);
         break;
     case MSG_FINAL_VALUES: {
-        const dist_slice *sl = &s->rt->slices[m->slice];
+        const rt_slice *sl = &s->rt->slices[m->slice];
         if (len == sl->len * sizeof(float))
             memcpy(s->rt->final_params[sl->param]->data.data + sl->offset, data, len);
         else
-            dist_stats_drop(s->rt->stats);
+            rt_stats_drop(s->rt->stats);
         break;
     }
     case MSG_METRIC: { /* a group leader's record in another process */
         singa_record r;
         singa_metrics metrics;
         if (msg_record_decode(&r, &metrics, data, len) == 0)
-            dist_record(s->rt, &r, m->count == 1);
+            rt_record(s->rt, &r, m->count == 1);
         else
-            dist_stats_drop(s->rt->stats);
+            rt_stats_drop(s->rt->stats);
         break;
     }
     case MSG_FLUSH:
@@ -840,7 +840,7 @@ static void handle(dist_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
     case MSG_STOP: {
         singa_err e;
         singa_err_set(&e, "%.*s", (int)len, len ? (const char *)data : "another process stopped the job");
-        dist_fail(s->rt, &e);
+        rt_fail(s->rt, &e);
         stop_all(s, e.msg);
         break;
     }
@@ -854,24 +854,24 @@ static void handle(dist_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
 }
 
 /* Receives one message from a socket with something to read. */
-static int receive(dist_stub *s, bool remote)
+static int receive(rt_stub *s, bool remote)
 {
     char id[32];
     msg m;
     zmq_msg_t payload;
-    int rc = remote ? dist_peers_recv(s->peers, &m, &payload) : msg_recv(s->router, true, id, sizeof id, &m, &payload);
+    int rc = remote ? rt_peers_recv(s->peers, &m, &payload) : msg_recv(s->router, true, id, sizeof id, &m, &payload);
     if (rc == 0)
         handle(s, &m, &payload, remote);
     else if (rc == 1)
-        dist_stats_drop(s->rt->stats);
+        rt_stats_drop(s->rt->stats);
     zmq_msg_close(&payload);
     return rc < 0 ? -1 : 0;
 }
 
-void *dist_stub_main(void *arg)
+void *rt_stub_main(void *arg)
 {
-    dist_rt *rt = arg;
-    dist_stub *s = rt->stub;
+    rt_ctx *rt = arg;
+    rt_stub *s = rt->stub;
     int one = 1, zero = 0;
     singa_err e;
     s->router = zmq_socket(rt->zmq, ZMQ_ROUTER);
@@ -880,23 +880,23 @@ void *dist_stub_main(void *arg)
         zmq_setsockopt(s->router, ZMQ_SNDHWM, &zero, sizeof zero) < 0 ||
         zmq_setsockopt(s->router, ZMQ_RCVHWM, &zero, sizeof zero) < 0 || zmq_bind(s->router, rt->endpoint) < 0) {
         singa_err_set(&e, "stub: cannot listen on %s: %s", rt->endpoint, zmq_strerror(zmq_errno()));
-        dist_fail(rt, &e);
+        rt_fail(rt, &e);
         if (s->router)
             zmq_close(s->router);
         return NULL;
     }
-    if (rt->nprocs > 1 && dist_peers_open(rt, &s->peers, &e) < 0) {
-        dist_fail(rt, &e); /* the threads hear it once all have said hello */
-        dist_peers_close(s->peers);
+    if (rt->nprocs > 1 && rt_peers_open(rt, &s->peers, &e) < 0) {
+        rt_fail(rt, &e); /* the threads hear it once all have said hello */
+        rt_peers_close(s->peers);
         s->peers = NULL;
     }
-    dist_announce(rt, s->peers ? dist_peers_endpoint(s->peers, rt->rank) : NULL);
+    rt_announce(rt, s->peers ? rt_peers_endpoint(s->peers, rt->rank) : NULL);
     if (s->threads == 0)
         s->stop = true;
     zmq_pollitem_t *it = calloc((size_t)rt->nprocs + 1, sizeof *it);
     if (!it) {
         singa_err_set(&e, "out of memory");
-        dist_fail(rt, &e);
+        rt_fail(rt, &e);
         s->stop = true;
     }
     while (!s->stop) {
@@ -904,8 +904,8 @@ void *dist_stub_main(void *arg)
         /* other processes are heard once every thread here is, so none of their messages finds
          * its addressee missing */
         bool remote = s->peers && s->hellos == s->threads;
-        int n = 1 + (remote ? dist_peers_items(s->peers, it + 1) : 0);
-        long timeout = s->peers ? (long)(dist_peers_tick(s->peers) * 1000) + 1 : -1;
+        int n = 1 + (remote ? rt_peers_items(s->peers, it + 1) : 0);
+        long timeout = s->peers ? (long)(rt_peers_tick(s->peers) * 1000) + 1 : -1;
         if (zmq_poll(it, n, timeout) < 0 && zmq_errno() != EINTR)
             break;
         if ((it[0].revents & ZMQ_POLLIN) && receive(s, false) < 0)
@@ -913,13 +913,13 @@ void *dist_stub_main(void *arg)
         if (remote && !s->stop && (it[1].revents & ZMQ_POLLIN) && receive(s, true) < 0)
             break;
         if (remote)
-            dist_peers_watch(s->peers, it + 1);
-        dist_loss why;
-        for (int r; remote && !s->stop && (r = dist_peers_lost(s->peers, &why)) >= 0;)
+            rt_peers_watch(s->peers, it + 1);
+        rt_loss why;
+        for (int r; remote && !s->stop && (r = rt_peers_lost(s->peers, &why)) >= 0;)
             on_lost(s, r, why);
     }
     free(it);
-    dist_peers_close(s->peers);
+    rt_peers_close(s->peers);
     zmq_close(s->router);
     return NULL;
 }

@@ -12,7 +12,7 @@
  * (SINGA_LAYER_GRAD_TURNS) and no other param shares its value.
  *
  * Turns go from worker 0 to worker n - 1, so the sum does not depend on which thread is faster.
- * A weight's gradient GEMM is written in DIST_HISTORY_PARTS blocks of rows, each a turn of its
+ * A weight's gradient GEMM is written in RT_HISTORY_PARTS blocks of rows, each a turn of its
  * own: a worker that finds a block's turn taken waits, and the one before lets it in as soon as
  * that block is done, so the workers fall into step a fraction of a GEMM apart (whole turns kept
  * them a GEMM apart, the last worker finishing the backward pass a whole GEMM late).
@@ -24,13 +24,13 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "dist/dist.h"
+#include "runtime/runtime.h"
 #include "singa/layer.h"
 #include "singa/net.h"
 #include "singa/updater.h"
 
 /* The distributed params whose every worker writes them in turns. */
-static bool *eligible_params(dist_rt *rt)
+static bool *eligible_params(rt_ctx *rt)
 {
     bool *ok = calloc((size_t)rt->nparams, sizeof *ok);
     if (!ok)
@@ -51,15 +51,15 @@ static bool *eligible_params(dist_rt *rt)
     return ok;
 }
 
-int dist_history_setup(dist_rt *rt, singa_err *err)
+int rt_history_setup(rt_ctx *rt, singa_err *err)
 {
     const singa_cluster *c = rt->c;
     float momentum;
     if (rt->nprocs != 1 || c->nworker_groups != 1 || c->nserver_groups != 1 || !c->share_memory || rt->cut ||
         rt->nworkers != c->nworkers_per_group || rt->nservers < 1 ||
-        !singa_updater_history_grad(dist_server_updater(dist_server_at(rt, 0)), &momentum))
+        !singa_updater_history_grad(rt_server_updater(rt_server_at(rt, 0)), &momentum))
         return 0;
-    float rate = singa_updater_lr(dist_server_updater(dist_server_at(rt, 0)), rt->resume_step);
+    float rate = singa_updater_lr(rt_server_updater(rt_server_at(rt, 0)), rt->resume_step);
     if (!isfinite(rate))
         return singa_err_set(err, "updater.learning_rate (kLua) at step %d failed", rt->resume_step);
     bool *ok = eligible_params(rt);
@@ -68,8 +68,8 @@ int dist_history_setup(dist_rt *rt, singa_err *err)
     int n = 0;
     for (int k = 0; k < rt->nparams; k++)
         n += ok[k];
-    dist_history *h = n ? calloc(1, sizeof *h) : NULL;
-    if (n && (!h || !(h->turn = calloc((size_t)rt->nparams * DIST_HISTORY_PARTS, sizeof *h->turn)) ||
+    rt_history *h = n ? calloc(1, sizeof *h) : NULL;
+    if (n && (!h || !(h->turn = calloc((size_t)rt->nparams * RT_HISTORY_PARTS, sizeof *h->turn)) ||
               !(h->lead_grad = calloc((size_t)rt->nparams, sizeof *h->lead_grad)))) {
         free(ok);
         if (h)
@@ -88,7 +88,7 @@ int dist_history_setup(dist_rt *rt, singa_err *err)
     h->momentum = momentum;
     atomic_init(&h->rate[rt->resume_step & 1], rate);
     atomic_init(&h->rate[(rt->resume_step + 1) & 1], rate);
-    rt->history = h; /* from here dist_history_free undoes what is done */
+    rt->history = h; /* from here rt_history_free undoes what is done */
     for (int k = 0; k < rt->nparams; k++) {
         if (!ok[k])
             continue;
@@ -103,18 +103,18 @@ int dist_history_setup(dist_rt *rt, singa_err *err)
                 p->grad.owns = false;
             }
             singa_tensor_rebind(&p->grad, rt->params[k].hist);
-            p->grad_parts = rt->nworkers > 1 ? DIST_HISTORY_PARTS : 1; /* alone, one GEMM is faster */
+            p->grad_parts = rt->nworkers > 1 ? RT_HISTORY_PARTS : 1; /* alone, one GEMM is faster */
         }
     }
     free(ok);
     for (int i = 0; i < rt->nservers; i++)
-        dist_server_share_history(dist_server_at(rt, i));
+        rt_server_share_history(rt_server_at(rt, i));
     return 0;
 }
 
-void dist_history_free(dist_rt *rt)
+void rt_history_free(rt_ctx *rt)
 {
-    dist_history *h = rt->history;
+    rt_history *h = rt->history;
     if (!h)
         return;
     for (int k = 0; k < rt->nparams; k++) {
@@ -140,12 +140,12 @@ void dist_history_free(dist_rt *rt)
 }
 
 /* Until it is worker `id`'s turn at part j of param k, or the runtime fails (the job ends then). */
-static void wait_turn(dist_rt *rt, int k, int j, int id)
+static void wait_turn(rt_ctx *rt, int k, int j, int id)
 {
-    dist_history *h = rt->history;
-    int *turn = &h->turn[k * DIST_HISTORY_PARTS + j];
+    rt_history *h = rt->history;
+    int *turn = &h->turn[k * RT_HISTORY_PARTS + j];
     pthread_mutex_lock(&h->lock);
-    while (*turn != id && !dist_failed(rt)) {
+    while (*turn != id && !rt_failed(rt)) {
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
         until.tv_nsec += 100000000;
@@ -158,34 +158,34 @@ static void wait_turn(dist_rt *rt, int k, int j, int id)
     pthread_mutex_unlock(&h->lock);
 }
 
-void dist_history_begin(dist_rt *rt, int k, int j, int id, int step, singa_param *p)
+void rt_history_begin(rt_ctx *rt, int k, int j, int id, int step, singa_param *p)
 {
-    dist_history *h = rt->history;
+    rt_history *h = rt->history;
     wait_turn(rt, k, j, id);
     p->grad_alpha = -atomic_load(&h->rate[step & 1]) * p->lr_scale / (float)h->nworkers;
     p->grad_beta = id == 0 ? h->momentum : 1.0f;
 }
 
-void dist_history_pass(dist_rt *rt, int k, int j, int id)
+void rt_history_pass(rt_ctx *rt, int k, int j, int id)
 {
-    dist_history *h = rt->history;
+    rt_history *h = rt->history;
     pthread_mutex_lock(&h->lock);
-    h->turn[k * DIST_HISTORY_PARTS + j] = (id + 1) % h->nworkers;
+    h->turn[k * RT_HISTORY_PARTS + j] = (id + 1) % h->nworkers;
     pthread_cond_broadcast(&h->turn_changed);
     pthread_mutex_unlock(&h->lock);
 }
 
-void dist_history_skip(dist_rt *rt, int k, int id)
+void rt_history_skip(rt_ctx *rt, int k, int id)
 {
-    for (int j = 0; j < DIST_HISTORY_PARTS; j++)
+    for (int j = 0; j < RT_HISTORY_PARTS; j++)
         wait_turn(rt, k, j, id);
     if (id == 0) /* a zero gradient: h = m h */
         cblas_sscal((int)rt->params[k].size, rt->history->momentum, rt->params[k].hist, 1);
-    for (int j = 0; j < DIST_HISTORY_PARTS; j++)
-        dist_history_pass(rt, k, j, id);
+    for (int j = 0; j < RT_HISTORY_PARTS; j++)
+        rt_history_pass(rt, k, j, id);
 }
 
-void dist_history_publish(dist_rt *rt, int step, float rate)
+void rt_history_publish(rt_ctx *rt, int step, float rate)
 {
     atomic_store(&rt->history->rate[step & 1], rate);
 }

@@ -6,8 +6,8 @@
  * A payload is copied into its frame unless the sender says otherwise: a frame it received can
  * be passed on as it is (`frame`), and a buffer it will not write until ZeroMQ is done with it
  * can be lent (`loan`), ZeroMQ then reading the buffer itself. */
-#ifndef SINGA_DIST_MSG_H
-#define SINGA_DIST_MSG_H
+#ifndef SINGA_RUNTIME_MSG_H
+#define SINGA_RUNTIME_MSG_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -61,7 +61,7 @@ typedef struct msg_addr {
 enum { MSG_HEADER_BYTES = 56, MSG_MAGIC = 0x31474e53 /* "SNG1" */ };
 /* MSG_F_LAST: an update of the last step its group trains (the host stopped it), and the
  * replies to it, so every process of a group stops at the same step.  MSG_F_CKPT: likewise, the
- * host asked for a checkpoint at the start of the next step (dist_ckpt_at).  A server passes on in
+ * host asked for a checkpoint at the start of the next step (rt_ckpt_at).  A server passes on in
  * its answers the ones any contribution carried (MSG_F_STEP). */
 enum { MSG_F_VALUES = 1, MSG_F_PTR = 2, MSG_F_LAST = 4, MSG_F_CKPT = 8, MSG_F_STEP = MSG_F_LAST | MSG_F_CKPT };
 

@@ -1,8 +1,8 @@
 /* The distributed runtime inside one process: a stub thread routing messages, a thread per
  * worker and per server, and what they share.  runtime.c builds and joins them, stub.c routes
  * and aggregates, server.c updates slices, worker.c trains. */
-#ifndef SINGA_DIST_DIST_H
-#define SINGA_DIST_DIST_H
+#ifndef SINGA_RUNTIME_RUNTIME_H
+#define SINGA_RUNTIME_RUNTIME_H
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "dist/msg.h"
+#include "runtime/msg.h"
 #include "singa/checkpoint.h"
 #include "singa/cluster.h"
 #include "singa/job.h"
@@ -19,30 +19,30 @@
 #include "train/train.h"
 
 /* Trains `job` (whose cluster is distributed) in this process's part of the cluster. */
-int singa_dist_run(singa_job *job, const singa_job_hooks *hooks, singa_result *res, singa_err *err);
+int singa_runtime_run(singa_job *job, const singa_job_hooks *hooks, singa_result *res, singa_err *err);
 
 /* A trained param's part held by one server of every server group.  Each server of a group owns
  * a contiguous, near-equal range of all the params laid end to end, so a small param lies on one
  * server and a large one may span several; a server's range of a param longer than 2 MB is cut
  * into slices of at most that (SLICE_MAX in runtime.c). */
-typedef struct dist_slice {
+typedef struct rt_slice {
     int param;          /* index among the distributed params */
     size_t offset, len; /* in floats, within the param */
     int server;         /* its server's index within a group */
-} dist_slice;
+} rt_slice;
 
 /* A param the servers update: trained and not sharing another's value. */
-typedef struct dist_param {
+typedef struct rt_param {
     const char *name, *layer;
     size_t size;
     float lr_scale, wd_scale;
     int first_slice, nslices;
     float *hist; /* the momentum history every worker writes into (history.c), or NULL */
-} dist_param;
+} rt_param;
 /* What the workers that write into the servers' history share (history.c); each param's
  * gradient GEMM is written in this many blocks of rows, in turns. */
-enum { DIST_HISTORY_PARTS = 4 };
-typedef struct dist_history {
+enum { RT_HISTORY_PARTS = 4 };
+typedef struct rt_history {
     pthread_mutex_t lock;
     pthread_cond_t turn_changed;
     int *turn;              /* per param, per part: the worker whose turn it is to write */
@@ -51,23 +51,23 @@ typedef struct dist_history {
     int nparams;            /* the params written so */
     float momentum;
     _Atomic float rate[2];  /* the rate of step s at [s & 1] */
-} dist_history;
+} rt_history;
 
 /* Which process this is (launch.c): rank and size from `--procs` or a launcher's environment,
  * and where rank 0 (the coordinator) listens. */
-typedef struct dist_launch {
+typedef struct rt_launch {
     int rank, size;
     const char *from; /* the variable the rank came from */
     char coordinator[256];
     const char *bind; /* the address the others listen on: cluster.bind, $SINGA_BIND or loopback */
-} dist_launch;
+} rt_launch;
 
-int dist_launch_read(dist_launch *l, const singa_cluster *c, singa_err *err);
+int rt_launch_read(rt_launch *l, const singa_cluster *c, singa_err *err);
 
-typedef struct dist_rt dist_rt;
+typedef struct rt_ctx rt_ctx;
 
-typedef struct dist_worker {
-    dist_rt *rt;
+typedef struct rt_worker {
+    rt_ctx *rt;
     int group, id;
     singa_job *job;
     singa_param **params; /* the job's distributed params, by index */
@@ -87,54 +87,54 @@ typedef struct dist_worker {
     bool collecting;
     singa_metrics early;
     int nearly;
-} dist_worker;
+} rt_worker;
 
-typedef struct dist_server dist_server;
-typedef struct dist_stub dist_stub;
+typedef struct rt_server rt_server;
+typedef struct rt_stub rt_stub;
 
 /* What every file of a distributed checkpoint records of the job that wrote it: a format
  * number, nworker_groups, nworkers_per_group, nserver_groups, nservers_per_group, the number of
  * slices, the values they hold and a digest of the params' names, sizes and slicing. */
-enum { DIST_TOPOLOGY_LEN = 8 };
+enum { RT_TOPOLOGY_LEN = 8 };
 
 /* A file of the checkpoint resume chose, kept for one of this process's threads. */
-typedef struct dist_resume_part {
+typedef struct rt_resume_part {
     singa_ckpt_file f;
     singa_ckpt ck;
     char path[4096];
-} dist_resume_part;
+} rt_resume_part;
 
-struct dist_rt {
+struct rt_ctx {
     const singa_cluster *c;
     const singa_conf *conf;
     int rank, nprocs;
-    /* The net is cut among the workers of each group (singa_job_cut): see dist_sends. */
+    /* The net is cut among the workers of each group (singa_job_cut): see rt_sends. */
     bool cut;
-    dist_launch launch;
+    rt_launch launch;
     uint64_t fingerprint;  /* of the job's configuration: every process must have the same */
     char plugins[1024];    /* the loaded plugins, which every process must have too */
     FILE *log;             /* <workspace>/rank<r>.log, or NULL */
     singa_result final;    /* rank 0's result, handed to the others at the end */
     void *zmq;
     char endpoint[64]; /* the stub's inproc address */
-    dist_param *params;
+    rt_param *params;
     int nparams;
-    dist_slice *slices;
+    rt_slice *slices;
     int nslices;
-    /* The job singa_dist_run was given: its distributed params, by index, which hold the final
+    /* The job singa_runtime_run was given: its distributed params, by index, which hold the final
      * values at the end in every process (its result's params). */
     singa_param **final_params;
     /* Per worker group with workers here: its params' values, shared by those workers (the
      * first one's), by distributed param index; NULL for other groups. */
     singa_param ***replica;
-    dist_worker *workers;
+    rt_worker *workers;
     int nworkers;
-    dist_server *servers;
+    rt_server *servers;
     int nservers;
-    dist_stub *stub;
+    rt_stub *stub;
     const singa_job_hooks *hooks;
     atomic_int *stop_step; /* per worker group: the step its workers stop before (INT_MAX: none);
-                            * see dist_stop_before */
+                            * see rt_stop_before */
     atomic_int ckpt_step;  /* the step a checkpoint the host asked for is written at (-1: none) */
     /* What steers this process's workers and servers: the host's (rank 0), or, in the other
      * ranks, rank 0's pause, stop and lr scale as its heartbeats tell (never a checkpoint). */
@@ -151,10 +151,10 @@ struct dist_rt {
     const char *ckpt_dir;
     int ckpt_keep;
     int resume_step;
-    int64_t topology[DIST_TOPOLOGY_LEN];
-    dist_resume_part *resumed;
+    int64_t topology[RT_TOPOLOGY_LEN];
+    rt_resume_part *resumed;
     int nresumed;
-    dist_history *history; /* NULL unless the workers write into the servers' history */
+    rt_history *history; /* NULL unless the workers write into the servers' history */
     /* What this process's heartbeats say of its threads (peers.c): how many workers and servers
      * are busy (neither waiting for a message nor ended), and a count of their steps forward
      * (messages taken, layers passed), so the others can tell a process stuck in a computation
@@ -164,139 +164,139 @@ struct dist_rt {
 };
 /* Sandblaster in one process with kSGD and momentum: the workers' backward passes write into the
  * servers' momentum history (history.c).  Setup decides and prepares it, after the servers. */
-int dist_history_setup(dist_rt *rt, singa_err *err);
-void dist_history_free(dist_rt *rt);
+int rt_history_setup(rt_ctx *rt, singa_err *err);
+void rt_history_free(rt_ctx *rt);
 /* Before worker `id` writes part j of param k's gradient of `step`: waits for its turn, sets
  * alpha and beta. */
-void dist_history_begin(dist_rt *rt, int k, int j, int id, int step, singa_param *p);
+void rt_history_begin(rt_ctx *rt, int k, int j, int id, int step, singa_param *p);
 /* After it wrote it: the next worker's turn. */
-void dist_history_pass(dist_rt *rt, int k, int j, int id);
+void rt_history_pass(rt_ctx *rt, int k, int j, int id);
 /* A worker whose backward pass did not write param k: its turn, with a zero gradient. */
-void dist_history_skip(dist_rt *rt, int k, int id);
+void rt_history_skip(rt_ctx *rt, int k, int id);
 /* A server applied a step: the rate of `step`, the next, for the workers' alpha. */
-void dist_history_publish(dist_rt *rt, int step, float rate);
+void rt_history_publish(rt_ctx *rt, int step, float rate);
 
 /* CURVE and its ZAP handler (curve.c), when the job has cluster.curve; without, *out is NULL
  * and the functions below do nothing. */
-typedef struct dist_curve dist_curve;
-int dist_curve_start(dist_rt *rt, dist_curve **out, singa_err *err);
-void dist_curve_stop(dist_curve *c);
-const char *dist_curve_public(const dist_curve *c); /* Z85; "-" without CURVE */
-const char *dist_curve_coordinator(const dist_curve *c);
-int dist_curve_server(const dist_curve *c, void *sock);
-int dist_curve_client(const dist_curve *c, void *sock, const char *server_key);
+typedef struct rt_curve rt_curve;
+int rt_curve_start(rt_ctx *rt, rt_curve **out, singa_err *err);
+void rt_curve_stop(rt_curve *c);
+const char *rt_curve_public(const rt_curve *c); /* Z85; "-" without CURVE */
+const char *rt_curve_coordinator(const rt_curve *c);
+int rt_curve_server(const rt_curve *c, void *sock);
+int rt_curve_client(const rt_curve *c, void *sock, const char *server_key);
 
 /* The link to the other processes (peers.c), used by the stub only. */
-typedef struct dist_peers dist_peers;
+typedef struct rt_peers rt_peers;
 /* Listens, then meets the others at the coordinator (waiting at most join_timeout). */
-int dist_peers_open(dist_rt *rt, dist_peers **out, singa_err *err);
-void dist_peers_close(dist_peers *p);
+int rt_peers_open(rt_ctx *rt, rt_peers **out, singa_err *err);
+void rt_peers_close(rt_peers *p);
 /* Its ROUTER and a monitor of each connection to a peer, for the stub's zmq_poll (at most
  * nprocs items); returns how many.  After the poll, watch takes the events the monitors hold. */
-int dist_peers_items(dist_peers *p, zmq_pollitem_t *items);
-void dist_peers_watch(dist_peers *p, const zmq_pollitem_t *items);
-const char *dist_peers_endpoint(const dist_peers *p, int rank);
-bool dist_peers_dead(const dist_peers *p, int rank);
+int rt_peers_items(rt_peers *p, zmq_pollitem_t *items);
+void rt_peers_watch(rt_peers *p, const zmq_pollitem_t *items);
+const char *rt_peers_endpoint(const rt_peers *p, int rank);
+bool rt_peers_dead(const rt_peers *p, int rank);
 /* Sends to the stub of process `rank` (nothing to a dead one); payload may be NULL. */
-void dist_peers_send(dist_peers *p, int rank, const msg *m, const void *payload, size_t nbytes);
+void rt_peers_send(rt_peers *p, int rank, const msg *m, const void *payload, size_t nbytes);
 /* One message from another process: 0, 1 when dropped (garbage, a stranger, a forgery), 2 for a
  * heartbeat, -1 when the socket fails. */
-int dist_peers_recv(dist_peers *p, msg *m, zmq_msg_t *payload);
+int rt_peers_recv(rt_peers *p, msg *m, zmq_msg_t *payload);
 /* Sends heartbeats when due; returns the seconds until the next are due. */
-double dist_peers_tick(dist_peers *p);
+double rt_peers_tick(rt_peers *p);
 /* Why a process is lost: silent for longer than heartbeat_timeout; its connection closed and did
  * not come back (it died); busy without progress for heartbeat_timeout while this process waited
  * as long (it hung). */
-typedef enum { DIST_LOST_SILENT, DIST_LOST_CLOSED, DIST_LOST_HUNG } dist_loss;
+typedef enum { RT_LOST_SILENT, RT_LOST_CLOSED, RT_LOST_HUNG } rt_loss;
 /* A process newly found lost (marked dead), and why, or -1. */
-int dist_peers_lost(dist_peers *p, dist_loss *why);
-double dist_now(void);
+int rt_peers_lost(rt_peers *p, rt_loss *why);
+double rt_now(void);
 
 /* What a process holds, e.g. "workers 1.0-1.1; servers 0.0". */
-void dist_role(const dist_rt *rt, int rank, char *buf, size_t len);
+void rt_role(const rt_ctx *rt, int rank, char *buf, size_t len);
 /* Hands rank 0's host a record (step: a step's, else a result), serialised with the other hooks. */
-void dist_record(dist_rt *rt, const singa_record *r, bool step);
+void rt_record(rt_ctx *rt, const singa_record *r, bool step);
 /* Every process says what it holds and where it listens (NULL: nowhere, it is alone). */
-void dist_announce(dist_rt *rt, const char *endpoint);
+void rt_announce(rt_ctx *rt, const char *endpoint);
 /* A line for this process's log in the workspace (and rank 0's host). */
-void dist_log(dist_rt *rt, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void rt_log(rt_ctx *rt, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Group g stops before `step` at the latest.  A worker that sees the host's stop before step s
  * picks s + 1 for its group in its process, which no worker of the group can have begun (each
  * needs its gradients of s first); its updates of s carry MSG_F_LAST, and the servers' replies
  * too, so the processes of the group stop at the earliest step any of them picked. */
-void dist_stop_before(dist_rt *rt, int g, int step);
-bool dist_last_step(const dist_rt *rt, int g, int step);
+void rt_stop_before(rt_ctx *rt, int g, int step);
+bool rt_last_step(const rt_ctx *rt, int g, int step);
 
 /* The host asked for a checkpoint (a job of one worker group): the lead, before step s, picks
  * s + 1, as for a stop, and its updates of s carry MSG_F_CKPT, so every worker writes its state
  * at the start of the same step, and the lead has the servers write their shards then. */
-void dist_ckpt_at(dist_rt *rt, int step);
-bool dist_ckpt_due(const dist_rt *rt, int step);
+void rt_ckpt_at(rt_ctx *rt, int step);
+bool rt_ckpt_due(const rt_ctx *rt, int step);
 
 /* Records the first failure of any thread. */
-void dist_fail(dist_rt *rt, const singa_err *err);
-bool dist_failed(dist_rt *rt);
+void rt_fail(rt_ctx *rt, const singa_err *err);
+bool rt_failed(rt_ctx *rt);
 /* Where the runtime's threads live. */
-int dist_worker_proc(const dist_rt *rt, int group, int id);
+int rt_worker_proc(const rt_ctx *rt, int group, int id);
 /* Whether worker (group, id) trains a job of its own and sends gradients: every worker, or, when
  * the net is cut among a group's workers, the first of the group in each process (its job computes
  * the parts of the others there, and its gradients are the process's part of the group's, which
  * the servers sum rather than average). */
-bool dist_sends(const dist_rt *rt, int group, int id);
+bool rt_sends(const rt_ctx *rt, int group, int id);
 /* How many of a group's workers send gradients; the one that sends for worker `id`. */
-int dist_senders(const dist_rt *rt, int group);
-int dist_sender_of(const dist_rt *rt, int group, int id);
-int dist_server_proc(const dist_rt *rt, int group, int id);
+int rt_senders(const rt_ctx *rt, int group);
+int rt_sender_of(const rt_ctx *rt, int group, int id);
+int rt_server_proc(const rt_ctx *rt, int group, int id);
 /* An identity on the stub's router: "w<group>.<id>", "s<group>.<id>". */
-void dist_identity(char *buf, size_t len, int kind, int group, int id);
+void rt_identity(char *buf, size_t len, int kind, int group, int id);
 /* A worker's or server's socket to the stub, which it has greeted; NULL (the runtime failed,
  * err set) when it cannot be made. */
-void *dist_connect(dist_rt *rt, int kind, int group, int id, singa_err *err);
+void *rt_connect(rt_ctx *rt, int kind, int group, int id, singa_err *err);
 /* Sends a message to the stub from a worker's or server's socket; payload may be NULL. */
-int dist_send(void *sock, const msg *m, const void *payload, size_t nbytes);
+int rt_send(void *sock, const msg *m, const void *payload, size_t nbytes);
 /* A worker's or server's next message, as msg_recv; the thread counts as waiting meanwhile. */
-int dist_recv(dist_rt *rt, void *sock, msg *m, zmq_msg_t *payload);
+int rt_recv(rt_ctx *rt, void *sock, msg *m, zmq_msg_t *payload);
 
-void *dist_worker_main(void *arg);
+void *rt_worker_main(void *arg);
 /* A worker whose net is cut among a group living in several processes: the bridges between them
  * become messages (before the worker's thread starts). */
-int dist_worker_link(dist_worker *w, singa_err *err);
+int rt_worker_link(rt_worker *w, singa_err *err);
 
 /* Writes c (entries added by the caller) as the file of thread (kind, group, id) of checkpoint
  * `step`, adding the topology and the thread's identity (entries "topology", and "shard" or
  * "worker": its group and id). */
-int dist_ckpt_write(dist_rt *rt, singa_ckpt *c, int kind, int group, int id, singa_err *err);
+int rt_ckpt_write(rt_ctx *rt, singa_ckpt *c, int kind, int group, int id, singa_err *err);
 /* Worker 0.0, after every server wrote its shard of a checkpoint: removes all but the newest
  * checkpoint_keep complete checkpoints (and nothing newer than the oldest of them). */
-void dist_ckpt_prune(dist_rt *rt);
+void rt_ckpt_prune(rt_ctx *rt);
 /* The file of thread (kind, group, id) in the checkpoint resume chose, or NULL (a fresh start). */
-const dist_resume_part *dist_ckpt_resumed(const dist_rt *rt, int kind, int group, int id);
+const rt_resume_part *rt_ckpt_resumed(const rt_ctx *rt, int kind, int group, int id);
 
-int dist_server_create(dist_rt *rt, dist_server *s, int group, int id, singa_err *err);
+int rt_server_create(rt_ctx *rt, rt_server *s, int group, int id, singa_err *err);
 /* Its slices and their updater state from its shard of the checkpoint resume chose. */
-int dist_server_load(dist_server *s, const dist_resume_part *part, singa_err *err);
-void dist_server_free(dist_server *s);
-singa_updater *dist_server_updater(dist_server *s);
+int rt_server_load(rt_server *s, const rt_resume_part *part, singa_err *err);
+void rt_server_free(rt_server *s);
+singa_updater *rt_server_updater(rt_server *s);
 /* Its history slots become views of the params' shared history (history.c). */
-void dist_server_share_history(dist_server *s);
-void *dist_server_main(void *arg);
-size_t dist_server_size(void);
-dist_server *dist_server_at(dist_rt *rt, int i);
+void rt_server_share_history(rt_server *s);
+void *rt_server_main(void *arg);
+size_t rt_server_size(void);
+rt_server *rt_server_at(rt_ctx *rt, int i);
 
-int dist_stub_create(dist_rt *rt, singa_err *err);
-void dist_stub_free(dist_stub *s);
-void *dist_stub_main(void *arg);
+int rt_stub_create(rt_ctx *rt, singa_err *err);
+void rt_stub_free(rt_stub *s);
+void *rt_stub_main(void *arg);
 
 /* Counts a message of `bytes` (0: none, only pending and wait change) on the row (type, peer). */
-void dist_stats_count(singa_stats *s, const char *type, const char *peer, bool sent, size_t bytes, int pending,
+void rt_stats_count(singa_stats *s, const char *type, const char *peer, bool sent, size_t bytes, int pending,
                       double wait);
-void dist_stats_drop(singa_stats *s);
-void dist_stats_set_rank(singa_stats *s, int rank);
+void rt_stats_drop(singa_stats *s);
+void rt_stats_set_rank(singa_stats *s, int rank);
 /* This process's own rows (what its heartbeats tell rank 0); returns how many were copied. */
-int dist_stats_own(const singa_stats *s, singa_traffic *rows, int max);
+int rt_stats_own(const singa_stats *s, singa_traffic *rows, int max);
 /* Replaces process `rank`'s rows with these. */
-void dist_stats_put(singa_stats *s, int rank, const singa_traffic *rows, int n);
-void dist_stats_lost(singa_stats *s, int rank);
+void rt_stats_put(singa_stats *s, int rank, const singa_traffic *rows, int n);
+void rt_stats_lost(singa_stats *s, int rank);
 
 #endif

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "dist/msg.h"
+#include "runtime/msg.h"
 #include "singa/job.h"
 
 /* A message may hand its receiver a buffer by address (MSG_F_PTR) or let it read values the

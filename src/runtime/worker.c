@@ -7,26 +7,26 @@
 #include <string.h>
 #include <time.h>
 
-#include "dist/dist.h"
+#include "runtime/runtime.h"
 #include "net/parts.h"
 #include "singa/tensor.h"
 
-static msg_addr self(const dist_worker *w)
+static msg_addr self(const rt_worker *w)
 {
     return (msg_addr){ENT_WORKER, (uint16_t)w->group, (uint16_t)w->id, (uint16_t)w->rt->rank};
 }
 
-static void send_update(dist_worker *w, int k)
+static void send_update(rt_worker *w, int k)
 {
     singa_param *p = w->params[k];
     msg m = {.type = MSG_UPDATE, .flags = MSG_F_PTR, .src = self(w),
              .dst = {ENT_STUB, (uint16_t)w->group, 0, (uint16_t)w->rt->rank}, .slice = k, .step = w->step_sent,
              .count = 1, .ptr = (uint64_t)(uintptr_t)p->grad.data};
-    dist_send(w->sock, &m, NULL, 0);
+    rt_send(w->sock, &m, NULL, 0);
     w->sent[k] = true;
 }
 
-static int param_index(const dist_worker *w, const singa_param *p)
+static int param_index(const rt_worker *w, const singa_param *p)
 {
     for (int k = 0; k < w->rt->nparams; k++)
         if (w->params[k] == p)
@@ -36,7 +36,7 @@ static int param_index(const dist_worker *w, const singa_param *p)
 
 static void grad_ready(void *ud, singa_param *p, size_t begin, size_t end)
 {
-    dist_worker *w = ud;
+    rt_worker *w = ud;
     int k = param_index(w, p);
     if (begin != 0 || end != p->data.size || k < 0 || w->sent[k])
         return;
@@ -46,30 +46,30 @@ static void grad_ready(void *ud, singa_param *p, size_t begin, size_t end)
 /* The workers add their gradients into the servers' history in turns (history.c). */
 static void grad_turn(void *ud, singa_param *p, int part, bool begin)
 {
-    dist_worker *w = ud;
+    rt_worker *w = ud;
     int k = param_index(w, p);
     if (k >= 0 && begin)
-        dist_history_begin(w->rt, k, part, w->id, w->step_sent, p);
+        rt_history_begin(w->rt, k, part, w->id, w->step_sent, p);
     else if (k >= 0)
-        dist_history_pass(w->rt, k, part, w->id);
+        rt_history_pass(w->rt, k, part, w->id);
 }
 
 /* Data parallelism: a group's leader reports the metrics of the group's batch, of which each
  * worker computed its rows, so the others send theirs of every step to it. */
-static bool reports_to_leader(const dist_worker *w)
+static bool reports_to_leader(const rt_worker *w)
 {
     return !w->rt->cut && w->rt->c->nworkers_per_group > 1;
 }
 
 /* The leader: another worker's metrics, of the step it collects now or of the next. */
-static void take_metrics(dist_worker *w, const msg *m, zmq_msg_t *payload)
+static void take_metrics(rt_worker *w, const msg *m, zmq_msg_t *payload)
 {
     singa_metrics got;
     bool now = w->collecting && m->step == w->step_sent && w->metrics_due > 0;
     bool next = w->collecting ? m->step == w->step_sent + 1 : m->step == w->step_sent;
     if (w->id != 0 || !reports_to_leader(w) || (!now && !next) ||
         msg_metrics_decode(&got, zmq_msg_data(payload), zmq_msg_size(payload)) < 0) {
-        dist_stats_drop(w->rt->stats);
+        rt_stats_drop(w->rt->stats);
         return;
     }
     if (now) {
@@ -83,9 +83,9 @@ static void take_metrics(dist_worker *w, const msg *m, zmq_msg_t *payload)
 
 /* Receives one message for this worker: 0, or -1 at a stop (the reason in err) or a failure;
  * another worker's metrics are taken here (m->type is then 0). */
-static int receive(dist_worker *w, msg *m, zmq_msg_t *payload, singa_err *err)
+static int receive(rt_worker *w, msg *m, zmq_msg_t *payload, singa_err *err)
 {
-    int rc = dist_recv(w->rt, w->sock, m, payload);
+    int rc = rt_recv(w->rt, w->sock, m, payload);
     if (rc < 0)
         return singa_err_set(err, "worker %d.%d: %s", w->group, w->id, zmq_strerror(zmq_errno()));
     if (rc == 0 && m->type == MSG_STOP) {
@@ -102,7 +102,7 @@ static int receive(dist_worker *w, msg *m, zmq_msg_t *payload, singa_err *err)
 
 /* Waits for a message of `type` (counting it in *n when given) until *n reaches 0, and for the
  * metrics due; a stop ends the wait with the reason. */
-static int wait_for(dist_worker *w, int type, int *n, singa_err *err)
+static int wait_for(rt_worker *w, int type, int *n, singa_err *err)
 {
     do {
         msg m;
@@ -119,16 +119,16 @@ static int wait_for(dist_worker *w, int type, int *n, singa_err *err)
 
 /* Before the gradients leave: the others send their metrics to the leader, which will wait for
  * those not in yet. */
-static void exchange_metrics(dist_worker *w, int step)
+static void exchange_metrics(rt_worker *w, int step)
 {
-    dist_rt *rt = w->rt;
+    rt_ctx *rt = w->rt;
     if (!reports_to_leader(w))
         return;
     if (w->id != 0) {
         uint8_t buf[MSG_METRICS_MAX];
         msg m = {.type = MSG_WORKER_METRICS, .flags = MSG_F_VALUES, .src = self(w),
-                 .dst = {ENT_WORKER, (uint16_t)w->group, 0, (uint16_t)dist_worker_proc(rt, w->group, 0)}, .step = step};
-        dist_send(w->sock, &m, buf, msg_metrics_encode(&singa_job_train_net(w->job)->metrics, buf));
+                 .dst = {ENT_WORKER, (uint16_t)w->group, 0, (uint16_t)rt_worker_proc(rt, w->group, 0)}, .step = step};
+        rt_send(w->sock, &m, buf, msg_metrics_encode(&singa_job_train_net(w->job)->metrics, buf));
         return;
     }
     singa_job_merge_metrics(w->job, &w->early);
@@ -142,7 +142,7 @@ static void exchange_metrics(dist_worker *w, int step)
  * copies) are averaged into the owner's and sent with the rest; then every param's answer. */
 static int after_backward(void *ud, int step, singa_err *err)
 {
-    dist_worker *w = ud;
+    rt_worker *w = ud;
     singa_params *ps = singa_job_params(w->job);
     exchange_metrics(w, step);
     for (int k = 0; k < w->rt->nparams; k++) {
@@ -150,7 +150,7 @@ static int after_backward(void *ud, int step, singa_err *err)
             continue;
         singa_param *p = w->params[k];
         if (w->rt->params[k].hist)
-            dist_history_skip(w->rt, k, w->id);
+            rt_history_skip(w->rt, k, w->id);
         if (p->nsharers) {
             int n = 1;
             for (int i = 0; i < ps->n; i++) {
@@ -172,7 +172,7 @@ static int after_backward(void *ud, int step, singa_err *err)
     clock_gettime(CLOCK_MONOTONIC, &t1);
     char peer[32];
     snprintf(peer, sizeof peer, "worker %d.%d", w->group, w->id);
-    dist_stats_count(w->rt->stats, msg_type_name(MSG_UPDATE_REPLY), peer, true, 0, 0,
+    rt_stats_count(w->rt->stats, msg_type_name(MSG_UPDATE_REPLY), peer, true, 0, 0,
                      (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
     memset(w->sent, 0, (size_t)w->rt->nparams * sizeof *w->sent);
     w->step_sent = step + 1;
@@ -181,24 +181,24 @@ static int after_backward(void *ud, int step, singa_err *err)
 
 /* The parts' messages to the group's part in another process (net/parts.h), through the stub:
  * the payload is data, then `more` (NULL: nothing), joined in one frame. */
-static int bridge_send(dist_worker *w, int type, int to, int slice, int count, long pass, const void *data,
+static int bridge_send(rt_worker *w, int type, int to, int slice, int count, long pass, const void *data,
                        size_t nbytes, const void *more, size_t nmore, singa_err *err)
 {
-    dist_rt *rt = w->rt;
+    rt_ctx *rt = w->rt;
     msg m = {.type = (uint8_t)type, .flags = MSG_F_VALUES, .src = self(w),
-             .dst = {ENT_WORKER, (uint16_t)w->group, (uint16_t)dist_sender_of(rt, w->group, to),
-                     (uint16_t)dist_worker_proc(rt, w->group, to)},
+             .dst = {ENT_WORKER, (uint16_t)w->group, (uint16_t)rt_sender_of(rt, w->group, to),
+                     (uint16_t)rt_worker_proc(rt, w->group, to)},
              .slice = slice, .step = (int32_t)pass, .count = (uint32_t)count};
     zmq_msg_t joined;
     int rc;
     if (!more) {
-        rc = dist_send(w->sock, &m, data, nbytes);
+        rc = rt_send(w->sock, &m, data, nbytes);
     } else if ((rc = zmq_msg_init_size(&joined, nbytes + nmore)) == 0) {
         if (nbytes) /* a blob may be empty */
             memcpy(zmq_msg_data(&joined), data, nbytes);
         memcpy((char *)zmq_msg_data(&joined) + nbytes, more, nmore);
         m.frame = &joined;
-        rc = dist_send(w->sock, &m, zmq_msg_data(&joined), nbytes + nmore);
+        rc = rt_send(w->sock, &m, zmq_msg_data(&joined), nbytes + nmore);
         zmq_msg_close(&joined);
     }
     if (rc < 0)
@@ -220,13 +220,13 @@ static int send_metrics(void *ud, int to, long pass, const singa_metrics *metric
     return bridge_send(ud, MSG_BRIDGE_METRICS, to, 0, 0, pass, buf, msg_metrics_encode(metrics, buf), NULL, 0, err);
 }
 
-int dist_worker_link(dist_worker *w, singa_err *err)
+int rt_worker_link(rt_worker *w, singa_err *err)
 {
     int n = w->rt->c->nworkers_per_group, *owner = malloc((size_t)n * sizeof *owner);
     if (!owner)
         return singa_err_set(err, "out of memory");
     for (int k = 0; k < n; k++)
-        owner[k] = dist_worker_proc(w->rt, w->group, k);
+        owner[k] = rt_worker_proc(w->rt, w->group, k);
     singa_parts_peers peers = {.ud = w, .owner = owner, .self = w->rt->rank, .send = send_blob,
                                .send_metrics = send_metrics};
     int rc = singa_parts_link(singa_job_train_net(w->job)->parts, &peers, err);
@@ -236,17 +236,17 @@ int dist_worker_link(dist_worker *w, singa_err *err)
 
 /* A process computing part of group 0's cut net: its layers' times, for r.profile in worker
  * 0.0's process; sent before this process's DONE, so they arrive first. */
-static void send_profile(dist_worker *w)
+static void send_profile(rt_worker *w)
 {
     const singa_net *net = singa_job_train_net(w->job);
-    if (w->group != 0 || w->rt->rank == 0 || !net->parts || !net->profile || !w->rt->cut || dist_senders(w->rt, 0) < 2)
+    if (w->group != 0 || w->rt->rank == 0 || !net->parts || !net->profile || !w->rt->cut || rt_senders(w->rt, 0) < 2)
         return;
     size_t n = singa_parts_profile_get(net->parts, NULL);
     double *t = malloc(n * sizeof *t);
     singa_err err;
     if (!t || bridge_send(w, MSG_BRIDGE_PROFILE, 0, 0, 0, 0, t, singa_parts_profile_get(net->parts, t) * sizeof *t,
                           NULL, 0, &err) < 0)
-        dist_log(w->rt, "worker %d.%d: r.profile in rank 0 will lack this process's layers: %s", w->group, w->id,
+        rt_log(w->rt, "worker %d.%d: r.profile in rank 0 will lack this process's layers: %s", w->group, w->id,
                  t ? err.msg : "out of memory");
     free(t);
 }
@@ -255,11 +255,11 @@ static void send_profile(dist_worker *w)
  * stub fetches once every worker is done. */
 static int after_training(void *ud, singa_err *err)
 {
-    dist_worker *w = ud;
+    rt_worker *w = ud;
     int one = 1;
     send_profile(w);
     msg m = {.type = MSG_DONE, .src = self(w), .dst = {ENT_STUB, 0, 0, (uint16_t)w->rt->rank}};
-    dist_send(w->sock, &m, NULL, 0);
+    rt_send(w->sock, &m, NULL, 0);
     return w->group == 0 && w->id == 0 ? wait_for(w, MSG_READY, &one, err) : 0;
 }
 
@@ -267,18 +267,18 @@ static int after_training(void *ud, singa_err *err)
  * back only the values of its part (stub.c), so the rest is fetched for the test. */
 static int before_eval(void *ud, singa_err *err)
 {
-    dist_worker *w = ud;
+    rt_worker *w = ud;
     int one = 1;
     msg m = {.type = MSG_GET, .src = self(w), .dst = {ENT_STUB, 0, 0, (uint16_t)w->rt->rank}};
-    dist_send(w->sock, &m, NULL, 0);
+    rt_send(w->sock, &m, NULL, 0);
     return wait_for(w, MSG_READY, &one, err);
 }
 
 /* This worker's own file of checkpoint `step`. */
 static int save_state(void *ud, int step, singa_ckpt *c, singa_err *err)
 {
-    dist_worker *w = ud;
-    return dist_ckpt_write(w->rt, c, SINGA_CKPT_WORKER, w->group, w->id, err);
+    rt_worker *w = ud;
+    return rt_ckpt_write(w->rt, c, SINGA_CKPT_WORKER, w->group, w->id, err);
 }
 
 /* Worker 0.0: every server writes its shard of checkpoint `step`, wherever it lives; the values
@@ -287,8 +287,8 @@ static int save_state(void *ud, int step, singa_ckpt *c, singa_err *err)
  * a server whose process was lost. */
 static int save_servers(void *ud, int step, bool *complete, singa_err *err)
 {
-    dist_worker *w = ud;
-    dist_rt *rt = w->rt;
+    rt_worker *w = ud;
+    rt_ctx *rt = w->rt;
     int per = rt->c->nservers_per_group, n = rt->c->nserver_groups * per, left = n;
     bool *got = calloc((size_t)n, sizeof *got);
     if (!got)
@@ -296,8 +296,8 @@ static int save_servers(void *ud, int step, bool *complete, singa_err *err)
     for (int i = 0; i < n; i++) {
         int g = i / per, j = i % per;
         msg m = {.type = MSG_CKPT, .src = self(w),
-                 .dst = {ENT_SERVER, (uint16_t)g, (uint16_t)j, (uint16_t)dist_server_proc(rt, g, j)}, .step = step};
-        dist_send(w->sock, &m, NULL, 0);
+                 .dst = {ENT_SERVER, (uint16_t)g, (uint16_t)j, (uint16_t)rt_server_proc(rt, g, j)}, .step = step};
+        rt_send(w->sock, &m, NULL, 0);
     }
     *complete = true;
     int rc = 0;
@@ -310,25 +310,25 @@ static int save_servers(void *ud, int step, bool *complete, singa_err *err)
             left--;
             if (m.count) {
                 *complete = false;
-                dist_log(rt, "checkpoint step %d: server %d.%d (rank %d) was lost before it wrote its shard", step,
-                         m.slice / per, m.slice % per, dist_server_proc(rt, m.slice / per, m.slice % per));
+                rt_log(rt, "checkpoint step %d: server %d.%d (rank %d) was lost before it wrote its shard", step,
+                         m.slice / per, m.slice % per, rt_server_proc(rt, m.slice / per, m.slice % per));
             }
         }
         zmq_msg_close(&payload);
     }
     free(got);
     if (rc == 0)
-        dist_ckpt_prune(rt);
+        rt_ckpt_prune(rt);
     return rc;
 }
 
 /* Whether the group stops before `step`; the host's stop, seen here first, stops it after this
- * step (dist_stop_before). */
+ * step (rt_stop_before). */
 static bool stop(void *ud, int step, bool requested)
 {
-    dist_worker *w = ud;
+    rt_worker *w = ud;
     if (requested)
-        dist_stop_before(w->rt, w->group, step + 1);
+        rt_stop_before(w->rt, w->group, step + 1);
     return step >= atomic_load(&w->rt->stop_step[w->group]);
 }
 
@@ -336,25 +336,25 @@ static bool stop(void *ud, int step, bool requested)
  * it.  Groups that are not in step with each other have no step to write one at. */
 static bool checkpoint_now(void *ud, int step, bool requested)
 {
-    dist_worker *w = ud;
+    rt_worker *w = ud;
     if (requested && w->rt->c->nworker_groups > 1)
-        dist_log(w->rt, "checkpoint requested, but the %d worker groups are at different steps: the job writes its "
+        rt_log(w->rt, "checkpoint requested, but the %d worker groups are at different steps: the job writes its "
                         "checkpoints every checkpoint_freq steps and at the end only",
                  w->rt->c->nworker_groups);
     else if (requested)
-        dist_ckpt_at(w->rt, step + 1);
-    return dist_ckpt_due(w->rt, step);
+        rt_ckpt_at(w->rt, step + 1);
+    return rt_ckpt_due(w->rt, step);
 }
 
-void *dist_worker_main(void *arg)
+void *rt_worker_main(void *arg)
 {
-    dist_worker *w = arg;
-    dist_rt *rt = w->rt;
+    rt_worker *w = arg;
+    rt_ctx *rt = w->rt;
     int one = 1;
-    if (!(w->sock = dist_connect(rt, ENT_WORKER, w->group, w->id, &w->err)))
+    if (!(w->sock = rt_connect(rt, ENT_WORKER, w->group, w->id, &w->err)))
         return NULL;
     bool lead = w->group == 0 && w->id == 0;
-    singa_exchange x = {w, after_backward, after_training, lead && rt->cut && dist_senders(rt, 0) > 1 ? before_eval : NULL,
+    singa_exchange x = {w, after_backward, after_training, lead && rt->cut && rt_senders(rt, 0) > 1 ? before_eval : NULL,
                         stop, checkpoint_now, save_state, lead ? save_servers : NULL};
     w->step_sent = singa_job_step(w->job); /* the others' metrics of it may come before the READY */
     if (wait_for(w, MSG_READY, &one, &w->err) == 0) {
@@ -370,12 +370,12 @@ void *dist_worker_main(void *arg)
         w->rc = singa_job_loop(w->job, &w->hooks, &x, &w->res, &w->err);
         msg m = {.type = MSG_ABORT, .src = self(w), .dst = {ENT_STUB, 0, 0, (uint16_t)rt->rank}};
         if (w->rc < 0 && !w->stopped) { /* the stub stops everyone, then it is done */
-            dist_send(w->sock, &m, w->err.msg, strlen(w->err.msg));
+            rt_send(w->sock, &m, w->err.msg, strlen(w->err.msg));
             wait_for(w, 0, &one, &(singa_err){{0}}); /* type 0 never comes: until the stub stops all */
         } else if (w->rc == 0 && w->group == 0 && w->id == 0) { /* with the result, which every process returns */
             uint8_t result[MSG_RESULT_MAX];
             m.type = MSG_FINISHED;
-            dist_send(w->sock, &m, result, msg_result_encode(&w->res, result));
+            rt_send(w->sock, &m, result, msg_result_encode(&w->res, result));
         }
     } else {
         w->rc = -1;

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dist/dist.h"
+#include "runtime/runtime.h"
 
 static const char *const launchers[][2] = {
     {"SINGA_RANK", "SINGA_SIZE"},
@@ -47,9 +47,9 @@ int singa_launch_rank(int *rank, int *size, const char **from, singa_err *err)
     return 0;
 }
 
-int dist_launch_read(dist_launch *l, const singa_cluster *c, singa_err *err)
+int rt_launch_read(rt_launch *l, const singa_cluster *c, singa_err *err)
 {
-    *l = (dist_launch){0};
+    *l = (rt_launch){0};
     if (singa_launch_rank(&l->rank, &l->size, &l->from, err) < 0)
         return -1;
     l->bind = c->bind ? c->bind : getenv("SINGA_BIND") ? getenv("SINGA_BIND") : "127.0.0.1";

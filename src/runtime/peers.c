@@ -23,7 +23,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "dist/dist.h"
+#include "runtime/runtime.h"
 #include "net/parts.h"
 
 typedef char endpoint[128];
@@ -44,9 +44,9 @@ enum {
               ZMQ_EVENT_HANDSHAKE_FAILED_AUTH
 };
 
-struct dist_peers {
-    dist_rt *rt;
-    dist_curve *curve;   /* NULL without cluster.curve */
+struct rt_peers {
+    rt_ctx *rt;
+    rt_curve *curve;   /* NULL without cluster.curve */
     void *router;
     void **dealer;       /* per rank: to its ROUTER (NULL for this process) */
     endpoint *endpoints; /* per rank */
@@ -62,7 +62,7 @@ struct dist_peers {
     double next_beat;
 };
 
-double dist_now(void)
+double rt_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -77,7 +77,7 @@ static int fail_zmq(singa_err *err, const char *what, const char *where)
 /* Frames never exceed the largest slice's values, the largest blob a bridge from another process
  * carries here, the list of endpoints and keys or a heartbeat's traffic, plus what CURVE adds on
  * the wire (the limit applies to wire frames). */
-static int64_t max_frame(const dist_rt *rt)
+static int64_t max_frame(const rt_ctx *rt)
 {
     size_t most = (sizeof(endpoint) + sizeof(key)) * (size_t)rt->nprocs;
     if (most < HEARTBEAT_ROWS * MSG_TRAFFIC_ROW)
@@ -93,7 +93,7 @@ static int64_t max_frame(const dist_rt *rt)
     return (int64_t)most + 4096;
 }
 
-static void *new_socket(dist_peers *p, int type, singa_err *err)
+static void *new_socket(rt_peers *p, int type, singa_err *err)
 {
     void *s = zmq_socket(p->rt->zmq, type);
     int zero = 0;
@@ -106,7 +106,7 @@ static void *new_socket(dist_peers *p, int type, singa_err *err)
             zmq_close(s);
         return NULL;
     }
-    if (type == ZMQ_ROUTER && dist_curve_server(p->curve, s) < 0) {
+    if (type == ZMQ_ROUTER && rt_curve_server(p->curve, s) < 0) {
         fail_zmq(err, "cannot make a CURVE server socket", "for the other processes");
         zmq_close(s);
         return NULL;
@@ -119,7 +119,7 @@ static void *new_socket(dist_peers *p, int type, singa_err *err)
     return s;
 }
 
-static int connect_to(dist_peers *p, int r, singa_err *err)
+static int connect_to(rt_peers *p, int r, singa_err *err)
 {
     char at[64];
     snprintf(at, sizeof at, "inproc://singa-peer-%p-%d", (void *)p, r);
@@ -128,7 +128,7 @@ static int connect_to(dist_peers *p, int r, singa_err *err)
     if (zmq_socket_monitor(p->dealer[r], at, WATCHED) < 0 || !(p->monitor[r] = zmq_socket(p->rt->zmq, ZMQ_PAIR)) ||
         zmq_connect(p->monitor[r], at) < 0)
         return fail_zmq(err, "cannot watch the connection to", p->endpoints[r]);
-    if (dist_curve_client(p->curve, p->dealer[r], p->keys[r]) < 0)
+    if (rt_curve_client(p->curve, p->dealer[r], p->keys[r]) < 0)
         return fail_zmq(err, "cannot use the CURVE key of", p->endpoints[r]);
     if (zmq_connect(p->dealer[r], p->endpoints[r]) < 0)
         return fail_zmq(err, "cannot connect to", p->endpoints[r]);
@@ -136,7 +136,7 @@ static int connect_to(dist_peers *p, int r, singa_err *err)
 }
 
 /* The next event of rank r's connection, or 0 when none is waiting. */
-static int next_event(dist_peers *p, int r)
+static int next_event(rt_peers *p, int r)
 {
     zmq_msg_t m;
     int event = 0;
@@ -161,7 +161,7 @@ static int next_event(dist_peers *p, int r)
 }
 
 /* What every process of one job must agree on. */
-static void fingerprint(const dist_rt *rt, char *buf, size_t len)
+static void fingerprint(const rt_ctx *rt, char *buf, size_t len)
 {
     snprintf(buf, len, "%016llx", (unsigned long long)rt->fingerprint);
 }
@@ -170,7 +170,7 @@ static void fingerprint(const dist_rt *rt, char *buf, size_t len)
 static int wait_readable(void *sock, double deadline)
 {
     for (;;) {
-        double left = deadline - dist_now();
+        double left = deadline - rt_now();
         if (left <= 0)
             return 0;
         zmq_pollitem_t it = {sock, 0, ZMQ_POLLIN, 0};
@@ -183,7 +183,7 @@ static int wait_readable(void *sock, double deadline)
 }
 
 /* The coordinator refuses the job: every process that joined hears why. */
-static int refuse(dist_peers *p, const bool *joined, singa_err *err)
+static int refuse(rt_peers *p, const bool *joined, singa_err *err)
 {
     char reason[sizeof err->msg + 32];
     snprintf(reason, sizeof reason, "rank 0: %s", err->msg);
@@ -203,9 +203,9 @@ static int refuse(dist_peers *p, const bool *joined, singa_err *err)
  * -1 with the reason in err when a process of ours must be refused; -2 for what no process of
  * ours sends (a malformed join, or one whose rank is not its connection's), dropped like any
  * garbage, since without CURVE anyone may connect. */
-static int check_join(dist_peers *p, const char *id, const char *text, const bool *joined, singa_err *err)
+static int check_join(rt_peers *p, const char *id, const char *text, const bool *joined, singa_err *err)
 {
-    const dist_rt *rt = p->rt;
+    const rt_ctx *rt = p->rt;
     int rank, size, used = 0;
     char fp[32], mine[32], ep[sizeof(endpoint)], pub[sizeof(key)];
     if (sscanf(text, "%d %d %31s %127s %40s%n", &rank, &size, fp, ep, pub, &used) != 5 || text[used] != '\n')
@@ -238,13 +238,13 @@ static int check_join(dist_peers *p, const char *id, const char *text, const boo
 
 /* Waits for every other rank's join.  A bad one is refused at once, and the meeting goes on so
  * that every process can hear the reason before the coordinator fails. */
-static int meet_as_coordinator(dist_peers *p, singa_err *err)
+static int meet_as_coordinator(rt_peers *p, singa_err *err)
 {
-    dist_rt *rt = p->rt;
+    rt_ctx *rt = p->rt;
     bool *joined = calloc((size_t)rt->nprocs, sizeof *joined), bad = false;
     if (!joined)
         return singa_err_set(err, "out of memory");
-    double deadline = dist_now() + rt->c->join_timeout;
+    double deadline = rt_now() + rt->c->join_timeout;
     for (int answers = 1; answers < rt->nprocs;) {
         int ready = wait_readable(p->router, deadline);
         if (ready <= 0) {
@@ -273,7 +273,7 @@ static int meet_as_coordinator(dist_peers *p, singa_err *err)
             if (r >= 0) {
                 joined[r] = true;
             } else if (r == -2) {
-                dist_stats_drop(rt->stats);
+                rt_stats_drop(rt->stats);
             } else {
                 msg stop = {.type = MSG_STOP, .src = {ENT_STUB, 0, 0, 0}, .dst = m.src};
                 msg_send(p->router, id, &stop, why.msg, strlen(why.msg));
@@ -282,7 +282,7 @@ static int meet_as_coordinator(dist_peers *p, singa_err *err)
                 bad = true;
             }
         } else {
-            dist_stats_drop(rt->stats);
+            rt_stats_drop(rt->stats);
         }
         zmq_msg_close(&payload);
     }
@@ -312,14 +312,14 @@ static int meet_as_coordinator(dist_peers *p, singa_err *err)
  * ZeroMQ handshake, or stays without one for HANDSHAKE_WAIT, is to another program (rank 0 then
  * found its port taken and ended), or to a coordinator that refuses this process's CURVE keys.
  * *since: when the first connection came (0: none yet; -1: a handshake succeeded). */
-static int check_coordinator(dist_peers *p, double *since, singa_err *err)
+static int check_coordinator(rt_peers *p, double *since, singa_err *err)
 {
     const char *at = p->rt->launch.coordinator;
     for (int e; (e = next_event(p, 0)) != 0;) {
         if (e == ZMQ_EVENT_HANDSHAKE_SUCCEEDED)
             *since = -1;
         else if (e == ZMQ_EVENT_CONNECTED && *since == 0)
-            *since = dist_now();
+            *since = rt_now();
         else if (e == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH)
             return singa_err_set(err, "the coordinator at %s refused this process's CURVE key: is its public key in "
                                       "rank 0's public_keys_dir?", at);
@@ -328,18 +328,18 @@ static int check_coordinator(dist_peers *p, double *since, singa_err *err)
                                       "port taken by another program (rank 0 cannot listen there then), or, with "
                                       "CURVE, rank 0's key not the one this process expects?", at);
     }
-    if (*since > 0 && dist_now() - *since > HANDSHAKE_WAIT)
+    if (*since > 0 && rt_now() - *since > HANDSHAKE_WAIT)
         return singa_err_set(err, "the coordinator's address %s accepts connections but does not speak ZeroMQ "
                                   "within %g s: is the port taken by another program (rank 0 cannot listen there "
                                   "then)?", at, HANDSHAKE_WAIT);
     return 0;
 }
 
-static int meet_as_member(dist_peers *p, singa_err *err)
+static int meet_as_member(rt_peers *p, singa_err *err)
 {
-    dist_rt *rt = p->rt;
+    rt_ctx *rt = p->rt;
     snprintf(p->endpoints[0], sizeof(endpoint), "%s", rt->launch.coordinator);
-    snprintf(p->keys[0], sizeof(key), "%s", p->curve ? dist_curve_coordinator(p->curve) : "-");
+    snprintf(p->keys[0], sizeof(key), "%s", p->curve ? rt_curve_coordinator(p->curve) : "-");
     if (connect_to(p, 0, err) < 0)
         return -1;
     char text[sizeof(endpoint) + sizeof(key) + 4096], fp[32];
@@ -348,17 +348,17 @@ static int meet_as_member(dist_peers *p, singa_err *err)
                      p->keys[rt->rank], rt->plugins);
     msg join = {.type = MSG_JOIN, .src = {ENT_STUB, 0, 0, (uint16_t)rt->rank}, .dst = {ENT_STUB, 0, 0, 0}};
     msg_send(p->dealer[0], NULL, &join, text, (size_t)n);
-    double deadline = dist_now() + rt->c->join_timeout, since = 0;
+    double deadline = rt_now() + rt->c->join_timeout, since = 0;
     for (;;) {
         double until = since > 0 && since + HANDSHAKE_WAIT < deadline ? since + HANDSHAKE_WAIT : deadline;
         zmq_pollitem_t it[2] = {{p->dealer[0], 0, ZMQ_POLLIN, 0}, {p->monitor[0], 0, ZMQ_POLLIN, 0}};
-        double left = until - dist_now();
+        double left = until - rt_now();
         if (zmq_poll(it, 2, left > 0 ? (long)(left * 1000) + 1 : 0) < 0 && zmq_errno() != EINTR)
             return fail_zmq(err, "cannot wait for the coordinator at", rt->launch.coordinator);
         if (check_coordinator(p, &since, err) < 0)
             return -1;
         if (!(it[0].revents & ZMQ_POLLIN)) {
-            if (dist_now() < deadline)
+            if (rt_now() < deadline)
                 continue;
             return singa_err_set(err, "no answer from the coordinator (rank 0) at %s within %g s (join_timeout): is it "
                                       "running, at that address, and reachable?",
@@ -394,13 +394,13 @@ static int meet_as_member(dist_peers *p, singa_err *err)
         zmq_msg_close(&payload);
         if (got == rt->nprocs)
             return 0;
-        dist_stats_drop(rt->stats);
+        rt_stats_drop(rt->stats);
     }
 }
 
-int dist_peers_open(dist_rt *rt, dist_peers **out, singa_err *err)
+int rt_peers_open(rt_ctx *rt, rt_peers **out, singa_err *err)
 {
-    dist_peers *p = calloc(1, sizeof *p);
+    rt_peers *p = calloc(1, sizeof *p);
     size_t n = (size_t)rt->nprocs;
     *out = p;
     if (!p || !(p->dealer = calloc(n, sizeof *p->dealer)) || !(p->endpoints = calloc(n, sizeof *p->endpoints)) ||
@@ -410,9 +410,9 @@ int dist_peers_open(dist_rt *rt, dist_peers **out, singa_err *err)
         !(p->dead = calloc(n, sizeof *p->dead)))
         return singa_err_set(err, "out of memory");
     p->rt = rt;
-    if (dist_curve_start(rt, &p->curve, err) < 0)
+    if (rt_curve_start(rt, &p->curve, err) < 0)
         return -1;
-    snprintf(p->keys[rt->rank], sizeof(key), "%s", dist_curve_public(p->curve));
+    snprintf(p->keys[rt->rank], sizeof(key), "%s", rt_curve_public(p->curve));
     if (!(p->router = new_socket(p, ZMQ_ROUTER, err)))
         return -1;
     char at[sizeof(endpoint)];
@@ -432,19 +432,19 @@ int dist_peers_open(dist_rt *rt, dist_peers **out, singa_err *err)
     for (int r = 0; r < rt->nprocs; r++)
         if (r != rt->rank && !p->dealer[r] && connect_to(p, r, err) < 0)
             return -1;
-    double t = dist_now();
+    double t = rt_now();
     for (int r = 0; r < rt->nprocs; r++)
         p->seen[r] = t;
     return 0;
 }
 
-void dist_peers_close(dist_peers *p)
+void rt_peers_close(rt_peers *p)
 {
     if (!p)
         return;
     /* The last words (the result, a stop) get out to the living; after a failure some peer may
      * be dead unknown to us, and messages waiting for it hold the exit, so not for long. */
-    int linger = dist_failed(p->rt) ? 500 : 2000, zero = 0;
+    int linger = rt_failed(p->rt) ? 500 : 2000, zero = 0;
     for (int r = 0; p->dealer && r < p->rt->nprocs; r++)
         if (p->dealer[r]) {
             zmq_socket_monitor(p->dealer[r], NULL, 0);
@@ -456,7 +456,7 @@ void dist_peers_close(dist_peers *p)
             zmq_close(p->monitor[r]);
     if (p->router)
         zmq_close(p->router);
-    dist_curve_stop(p->curve);
+    rt_curve_stop(p->curve);
     free(p->dealer);
     free(p->endpoints);
     free(p->keys);
@@ -469,7 +469,7 @@ void dist_peers_close(dist_peers *p)
     free(p);
 }
 
-int dist_peers_items(dist_peers *p, zmq_pollitem_t *items)
+int rt_peers_items(rt_peers *p, zmq_pollitem_t *items)
 {
     int n = 0;
     items[n++] = (zmq_pollitem_t){p->router, 0, ZMQ_POLLIN, 0};
@@ -479,30 +479,30 @@ int dist_peers_items(dist_peers *p, zmq_pollitem_t *items)
     return n;
 }
 
-void dist_peers_watch(dist_peers *p, const zmq_pollitem_t *items)
+void rt_peers_watch(rt_peers *p, const zmq_pollitem_t *items)
 {
     for (int r = 0, k = 1; r < p->rt->nprocs; r++) {
         if (!p->monitor[r] || !(items[k++].revents & ZMQ_POLLIN))
             continue;
         for (int e; (e = next_event(p, r)) != 0;)
             if (e == ZMQ_EVENT_DISCONNECTED && !p->closed[r])
-                p->closed[r] = dist_now();
+                p->closed[r] = rt_now();
             else if (e == ZMQ_EVENT_HANDSHAKE_SUCCEEDED)
                 p->closed[r] = 0;
     }
 }
 
-const char *dist_peers_endpoint(const dist_peers *p, int rank) { return p->endpoints[rank]; }
+const char *rt_peers_endpoint(const rt_peers *p, int rank) { return p->endpoints[rank]; }
 
-bool dist_peers_dead(const dist_peers *p, int rank) { return p->dead[rank]; }
+bool rt_peers_dead(const rt_peers *p, int rank) { return p->dead[rank]; }
 
-void dist_peers_send(dist_peers *p, int rank, const msg *m, const void *payload, size_t nbytes)
+void rt_peers_send(rt_peers *p, int rank, const msg *m, const void *payload, size_t nbytes)
 {
     if (rank >= 0 && rank < p->rt->nprocs && p->dealer[rank] && !p->dead[rank])
         msg_send(p->dealer[rank], NULL, m, payload, nbytes);
 }
 
-int dist_peers_recv(dist_peers *p, msg *m, zmq_msg_t *payload)
+int rt_peers_recv(rt_peers *p, msg *m, zmq_msg_t *payload)
 {
     char id[32], expect[16];
     int rc = msg_recv(p->router, true, id, sizeof id, m, payload);
@@ -514,7 +514,7 @@ int dist_peers_recv(dist_peers *p, msg *m, zmq_msg_t *payload)
     if (r >= p->rt->nprocs || r == p->rt->rank || p->dead[r] || strcmp(id, expect) != 0 ||
         m->dst.proc != p->rt->rank || (m->flags & MSG_F_PTR) || m->type == MSG_JOIN || m->type == MSG_PEERS)
         return 1;
-    p->seen[r] = dist_now();
+    p->seen[r] = rt_now();
     if (m->type != MSG_HEARTBEAT)
         return 0;
     const uint8_t *life = zmq_msg_data(payload);
@@ -546,17 +546,17 @@ int dist_peers_recv(dist_peers *p, msg *m, zmq_msg_t *payload)
         int n = msg_traffic_decode(life + LIFE_BYTES, len, rows, HEARTBEAT_ROWS);
         if (n < 0 || p->rt->rank != 0)
             return 1;
-        dist_stats_put(p->rt->stats, r, rows, n);
+        rt_stats_put(p->rt->stats, r, rows, n);
     }
     return 2;
 }
 
-static bool paused(const dist_rt *rt) { return rt->control && atomic_load(&rt->control->pause); }
+static bool paused(const rt_ctx *rt) { return rt->control && atomic_load(&rt->control->pause); }
 
-double dist_peers_tick(dist_peers *p)
+double rt_peers_tick(rt_peers *p)
 {
-    const dist_rt *rt = p->rt;
-    double t = dist_now(), interval = rt->c->heartbeat_timeout / 5;
+    const rt_ctx *rt = p->rt;
+    double t = rt_now(), interval = rt->c->heartbeat_timeout / 5;
     if (t >= p->next_beat) {
         singa_traffic rows[HEARTBEAT_ROWS];
         uint8_t body[LIFE_BYTES + HEARTBEAT_ROWS * MSG_TRAFFIC_ROW], *more = body + LIFE_BYTES;
@@ -565,7 +565,7 @@ double dist_peers_tick(dist_peers *p)
         body[4] = atomic_load(&rt->busy) > 0 && !paused(rt); /* paused, it waits for the host */
         size_t n = 0;
         if (rt->rank) {
-            n = msg_traffic_encode(rows, dist_stats_own(rt->stats, rows, HEARTBEAT_ROWS), more);
+            n = msg_traffic_encode(rows, rt_stats_own(rt->stats, rows, HEARTBEAT_ROWS), more);
         } else if (rt->control) { /* pause and stop flags, then the lr scale's bytes */
             double scale = atomic_load(&rt->control->lr_scale);
             more[0] = (uint8_t)(atomic_load(&rt->control->pause) | atomic_load(&rt->control->stop) << 1);
@@ -575,7 +575,7 @@ double dist_peers_tick(dist_peers *p)
         for (int r = 0; r < rt->nprocs; r++) {
             msg m = {.type = MSG_HEARTBEAT, .src = {ENT_STUB, 0, 0, (uint16_t)rt->rank}, .dst = {ENT_STUB, 0, 0, (uint16_t)r}};
             bool with = n && (rt->rank == 0 || r == 0);
-            dist_peers_send(p, r, &m, body, LIFE_BYTES + (with ? n : 0));
+            rt_peers_send(p, r, &m, body, LIFE_BYTES + (with ? n : 0));
         }
         p->next_beat = t + interval;
     }
@@ -586,9 +586,9 @@ double dist_peers_tick(dist_peers *p)
     return wait > 0 ? wait : 0;
 }
 
-int dist_peers_lost(dist_peers *p, dist_loss *why)
+int rt_peers_lost(rt_peers *p, rt_loss *why)
 {
-    double t = dist_now();
+    double t = rt_now();
     int events = 0;
     size_t len = sizeof events;
     /* what a peer sent before its connection closed is read first: its last words may be the
@@ -605,16 +605,16 @@ int dist_peers_lost(dist_peers *p, dist_loss *why)
         if (r == p->rt->rank || p->dead[r])
             continue;
         if (t - p->seen[r] > timeout)
-            *why = DIST_LOST_SILENT;
+            *why = RT_LOST_SILENT;
         else if (p->closed[r] && t - p->closed[r] >= CLOSED_WAIT && !unread)
-            *why = DIST_LOST_CLOSED;
+            *why = RT_LOST_CLOSED;
         else if (p->still[r] && t - p->still[r] > timeout && p->idle && t - p->idle > timeout &&
                  t - p->seen[r] < timeout / 2) /* still beating: one that fell silent is stopped, not hung */
-            *why = DIST_LOST_HUNG;
+            *why = RT_LOST_HUNG;
         else
             continue;
         p->dead[r] = true;
-        dist_stats_lost(p->rt->stats, r);
+        rt_stats_lost(p->rt->stats, r);
         return r;
     }
     return -1;

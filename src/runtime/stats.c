@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dist/dist.h"
+#include "runtime/runtime.h"
 
 struct singa_stats {
     pthread_mutex_t lock;
@@ -27,7 +27,7 @@ singa_stats *singa_stats_new(int rank)
     return s;
 }
 
-void dist_stats_set_rank(singa_stats *s, int rank) { atomic_store(&s->rank, rank); }
+void rt_stats_set_rank(singa_stats *s, int rank) { atomic_store(&s->rank, rank); }
 
 void singa_stats_free(singa_stats *s)
 {
@@ -72,7 +72,7 @@ static singa_traffic *row(singa_stats *s, const char *type, const char *peer)
     return r;
 }
 
-void dist_stats_count(singa_stats *s, const char *type, const char *peer, bool sent, size_t bytes, int pending,
+void rt_stats_count(singa_stats *s, const char *type, const char *peer, bool sent, size_t bytes, int pending,
                       double wait)
 {
     pthread_mutex_lock(&s->lock);
@@ -88,7 +88,7 @@ void dist_stats_count(singa_stats *s, const char *type, const char *peer, bool s
     pthread_mutex_unlock(&s->lock);
 }
 
-void dist_stats_drop(singa_stats *s)
+void rt_stats_drop(singa_stats *s)
 {
     pthread_mutex_lock(&s->lock);
     s->dropped++;
@@ -106,7 +106,7 @@ int singa_stats_snapshot(const singa_stats *s, singa_traffic *rows, int max)
     return n;
 }
 
-int dist_stats_own(const singa_stats *s, singa_traffic *rows, int max)
+int rt_stats_own(const singa_stats *s, singa_traffic *rows, int max)
 {
     singa_stats *m = (singa_stats *)s;
     pthread_mutex_lock(&m->lock);
@@ -118,7 +118,7 @@ int dist_stats_own(const singa_stats *s, singa_traffic *rows, int max)
     return k;
 }
 
-void dist_stats_put(singa_stats *s, int rank, const singa_traffic *rows, int n)
+void rt_stats_put(singa_stats *s, int rank, const singa_traffic *rows, int n)
 {
     pthread_mutex_lock(&s->lock);
     int k = 0;
@@ -136,7 +136,7 @@ void dist_stats_put(singa_stats *s, int rank, const singa_traffic *rows, int n)
     pthread_mutex_unlock(&s->lock);
 }
 
-void dist_stats_lost(singa_stats *s, int rank)
+void rt_stats_lost(singa_stats *s, int rank)
 {
     pthread_mutex_lock(&s->lock);
     int *grown = realloc(s->lost, (size_t)(s->nlost + 1) * sizeof *grown);

@@ -13,12 +13,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "dist/dist.h"
+#include "runtime/runtime.h"
 
 typedef char z85_key[41];
 
-struct dist_curve {
-    dist_rt *rt;
+struct rt_curve {
+    rt_ctx *rt;
     z85_key secret, public, coordinator;
     uint8_t (*allowed)[32];
     int nallowed;
@@ -46,7 +46,7 @@ static int read_key(const char *path, const char *what, z85_key key, singa_err *
     return 0;
 }
 
-static int read_secret(dist_curve *c, const char *path, singa_err *err)
+static int read_secret(rt_curve *c, const char *path, singa_err *err)
 {
     struct stat st;
     if (stat(path, &st) == 0 && (st.st_mode & 077))
@@ -77,7 +77,7 @@ static int read_public(const char *path, const char *what, z85_key key, singa_er
 }
 
 /* Every *.pub file of the folder: the clients let in. */
-static int read_allowed(dist_curve *c, const char *dir, singa_err *err)
+static int read_allowed(rt_curve *c, const char *dir, singa_err *err)
 {
     if (check_not_writable(dir, "public_keys_dir", err) < 0)
         return -1;
@@ -107,7 +107,7 @@ static int read_allowed(dist_curve *c, const char *dir, singa_err *err)
     return rc;
 }
 
-static bool allowed(const dist_curve *c, const void *key, size_t len)
+static bool allowed(const rt_curve *c, const void *key, size_t len)
 {
     for (int i = 0; len == 32 && i < c->nallowed; i++)
         if (memcmp(c->allowed[i], key, 32) == 0)
@@ -117,7 +117,7 @@ static bool allowed(const dist_curve *c, const void *key, size_t len)
 
 /* Answers one ZAP request (ZeroMQ RFC 27): version, id, domain, address, identity, mechanism,
  * credentials; a CURVE client is allowed when its key is listed. */
-static void answer(dist_curve *c, void *rep)
+static void answer(rt_curve *c, void *rep)
 {
     zmq_msg_t part[7];
     int n = 0, more = 1;
@@ -144,7 +144,7 @@ static void answer(dist_curve *c, void *rep)
 
 static void *zap_main(void *arg)
 {
-    dist_curve *c = arg;
+    rt_curve *c = arg;
     void *rep = zmq_socket(c->rt->zmq, ZMQ_REP);
     int zero = 0;
     c->bind_rc = !rep || zmq_setsockopt(rep, ZMQ_LINGER, &zero, sizeof zero) < 0 ||
@@ -162,13 +162,13 @@ static void *zap_main(void *arg)
     return NULL;
 }
 
-int dist_curve_start(dist_rt *rt, dist_curve **out, singa_err *err)
+int rt_curve_start(rt_ctx *rt, rt_curve **out, singa_err *err)
 {
     const singa_cluster *cl = rt->c;
     *out = NULL;
     if (!cl->curve_secret_key_file)
         return 0;
-    dist_curve *c = calloc(1, sizeof *c);
+    rt_curve *c = calloc(1, sizeof *c);
     if (!c)
         return singa_err_set(err, "out of memory");
     c->rt = rt;
@@ -189,7 +189,7 @@ int dist_curve_start(dist_rt *rt, dist_curve **out, singa_err *err)
     *out = c;
     if (c->bind_rc)
         return singa_err_set(err, "cluster.curve: cannot start the ZAP handler: %s", zmq_strerror(c->bind_rc));
-    dist_log(rt, "CURVE is on: traffic between processes is encrypted, and only the %d public key%s in %s may connect",
+    rt_log(rt, "CURVE is on: traffic between processes is encrypted, and only the %d public key%s in %s may connect",
              c->nallowed, c->nallowed == 1 ? "" : "s", cl->curve_public_keys_dir);
     return 0;
 fail:
@@ -198,7 +198,7 @@ fail:
     return -1;
 }
 
-void dist_curve_stop(dist_curve *c)
+void rt_curve_stop(rt_curve *c)
 {
     if (!c)
         return;
@@ -209,11 +209,11 @@ void dist_curve_stop(dist_curve *c)
     free(c);
 }
 
-const char *dist_curve_public(const dist_curve *c) { return c ? c->public : "-"; }
+const char *rt_curve_public(const rt_curve *c) { return c ? c->public : "-"; }
 
-const char *dist_curve_coordinator(const dist_curve *c) { return c->coordinator; }
+const char *rt_curve_coordinator(const rt_curve *c) { return c->coordinator; }
 
-int dist_curve_server(const dist_curve *c, void *sock)
+int rt_curve_server(const rt_curve *c, void *sock)
 {
     int one = 1;
     if (!c)
@@ -225,7 +225,7 @@ int dist_curve_server(const dist_curve *c, void *sock)
                : 0;
 }
 
-int dist_curve_client(const dist_curve *c, void *sock, const char *server_key)
+int rt_curve_client(const rt_curve *c, void *sock, const char *server_key)
 {
     if (!c)
         return 0;

@@ -19,13 +19,13 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#include "dist/dist.h"
+#include "runtime/runtime.h"
 #include "net/parts.h"
 #include "singa/net.h"
 #include "singa/plugin.h"
 #include "singa/tensor.h"
 
-void dist_fail(dist_rt *rt, const singa_err *err)
+void rt_fail(rt_ctx *rt, const singa_err *err)
 {
     pthread_mutex_lock(&rt->lock);
     if (!rt->failed) {
@@ -35,7 +35,7 @@ void dist_fail(dist_rt *rt, const singa_err *err)
     pthread_mutex_unlock(&rt->lock);
 }
 
-bool dist_failed(dist_rt *rt)
+bool rt_failed(rt_ctx *rt)
 {
     pthread_mutex_lock(&rt->lock);
     bool failed = rt->failed;
@@ -43,65 +43,65 @@ bool dist_failed(dist_rt *rt)
     return failed;
 }
 
-void dist_stop_before(dist_rt *rt, int g, int step)
+void rt_stop_before(rt_ctx *rt, int g, int step)
 {
     int at = atomic_load(&rt->stop_step[g]);
     while (step < at && !atomic_compare_exchange_weak(&rt->stop_step[g], &at, step))
         ;
 }
 
-bool dist_last_step(const dist_rt *rt, int g, int step) { return step + 1 >= atomic_load(&rt->stop_step[g]); }
+bool rt_last_step(const rt_ctx *rt, int g, int step) { return step + 1 >= atomic_load(&rt->stop_step[g]); }
 
-void dist_ckpt_at(dist_rt *rt, int step)
+void rt_ckpt_at(rt_ctx *rt, int step)
 {
     int at = atomic_load(&rt->ckpt_step);
     while (step > at && !atomic_compare_exchange_weak(&rt->ckpt_step, &at, step))
         ;
 }
 
-bool dist_ckpt_due(const dist_rt *rt, int step) { return step == atomic_load(&rt->ckpt_step); }
+bool rt_ckpt_due(const rt_ctx *rt, int step) { return step == atomic_load(&rt->ckpt_step); }
 
-int dist_worker_proc(const dist_rt *rt, int group, int id)
+int rt_worker_proc(const rt_ctx *rt, int group, int id)
 {
     return singa_cluster_worker_proc(rt->c, group, id, rt->nprocs);
 }
 
-bool dist_sends(const dist_rt *rt, int group, int id)
+bool rt_sends(const rt_ctx *rt, int group, int id)
 {
-    return !rt->cut || id == 0 || dist_worker_proc(rt, group, id) != dist_worker_proc(rt, group, id - 1);
+    return !rt->cut || id == 0 || rt_worker_proc(rt, group, id) != rt_worker_proc(rt, group, id - 1);
 }
 
-int dist_senders(const dist_rt *rt, int group)
+int rt_senders(const rt_ctx *rt, int group)
 {
     int n = 0;
     for (int j = 0; j < rt->c->nworkers_per_group; j++)
-        n += dist_sends(rt, group, j);
+        n += rt_sends(rt, group, j);
     return n;
 }
 
-int dist_sender_of(const dist_rt *rt, int group, int id)
+int rt_sender_of(const rt_ctx *rt, int group, int id)
 {
-    while (!dist_sends(rt, group, id))
+    while (!rt_sends(rt, group, id))
         id--;
     return id;
 }
 
-int dist_server_proc(const dist_rt *rt, int group, int id)
+int rt_server_proc(const rt_ctx *rt, int group, int id)
 {
     return singa_cluster_server_proc(rt->c, group, id, rt->nprocs);
 }
 
-void dist_identity(char *buf, size_t len, int kind, int group, int id)
+void rt_identity(char *buf, size_t len, int kind, int group, int id)
 {
     snprintf(buf, len, "%c%d.%d", kind == ENT_WORKER ? 'w' : kind == ENT_SERVER ? 's' : 'p', group, id);
 }
 
-int dist_send(void *sock, const msg *m, const void *payload, size_t nbytes)
+int rt_send(void *sock, const msg *m, const void *payload, size_t nbytes)
 {
     return msg_send(sock, NULL, m, payload, nbytes);
 }
 
-int dist_recv(dist_rt *rt, void *sock, msg *m, zmq_msg_t *payload)
+int rt_recv(rt_ctx *rt, void *sock, msg *m, zmq_msg_t *payload)
 {
     atomic_fetch_sub(&rt->busy, 1);
     int rc = msg_recv(sock, false, NULL, 0, m, payload);
@@ -119,7 +119,7 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
     return h;
 }
 
-static void make_topology(dist_rt *rt, size_t total)
+static void make_topology(rt_ctx *rt, size_t total)
 {
     const singa_cluster *c = rt->c;
     uint64_t h = 0xcbf29ce484222325ull;
@@ -128,11 +128,11 @@ static void make_topology(dist_rt *rt, size_t total)
         h = fnv(fnv(h, rt->params[i].name, strlen(rt->params[i].name) + 1), &size, sizeof size);
     }
     for (int k = 0; k < rt->nslices; k++) {
-        const dist_slice *d = &rt->slices[k];
+        const rt_slice *d = &rt->slices[k];
         uint64_t v[4] = {(uint64_t)d->param, d->offset, d->len, (uint64_t)d->server};
         h = fnv(h, v, sizeof v);
     }
-    int64_t t[DIST_TOPOLOGY_LEN] = {1, c->nworker_groups, c->nworkers_per_group, c->nserver_groups,
+    int64_t t[RT_TOPOLOGY_LEN] = {1, c->nworker_groups, c->nworkers_per_group, c->nserver_groups,
                                      c->nservers_per_group, rt->nslices, (int64_t)total, (int64_t)h};
     memcpy(rt->topology, t, sizeof t);
 }
@@ -145,11 +145,11 @@ static void describe_topology(const int64_t *t, char *buf, size_t len)
              (long long)t[5]);
 }
 
-int dist_ckpt_write(dist_rt *rt, singa_ckpt *c, int kind, int group, int id, singa_err *err)
+int rt_ckpt_write(rt_ctx *rt, singa_ckpt *c, int kind, int group, int id, singa_err *err)
 {
     char path[4096];
     int64_t ident[2] = {group, id};
-    int len = DIST_TOPOLOGY_LEN, two = 2;
+    int len = RT_TOPOLOGY_LEN, two = 2;
     if (singa_ckpt_add(c, "topology", SINGA_CKPT_I64, 1, &len, rt->topology, err) < 0 ||
         singa_ckpt_add(c, kind == SINGA_CKPT_SERVER ? "shard" : "worker", SINGA_CKPT_I64, 1, &two, ident, err) < 0)
         return -1;
@@ -158,39 +158,39 @@ int dist_ckpt_write(dist_rt *rt, singa_ckpt *c, int kind, int group, int id, sin
 }
 
 /* Whether a file belongs to this job's topology, and how many files a checkpoint of it has. */
-static bool is_part(const dist_rt *rt, const singa_ckpt_file *f)
+static bool is_part(const rt_ctx *rt, const singa_ckpt_file *f)
 {
     const singa_cluster *c = rt->c;
     if (f->kind == SINGA_CKPT_SERVER)
         return f->group < c->nserver_groups && f->id < c->nservers_per_group;
     return f->kind == SINGA_CKPT_WORKER && f->group < c->nworker_groups && f->id < c->nworkers_per_group &&
-           dist_sends(rt, f->group, f->id);
+           rt_sends(rt, f->group, f->id);
 }
 
-static int nparts(const dist_rt *rt)
+static int nparts(const rt_ctx *rt)
 {
     const singa_cluster *c = rt->c;
     int n = c->nserver_groups * c->nservers_per_group;
     for (int g = 0; g < c->nworker_groups; g++)
-        n += dist_senders(rt, g);
+        n += rt_senders(rt, g);
     return n;
 }
 
-static bool is_local(const dist_rt *rt, const singa_ckpt_file *f)
+static bool is_local(const rt_ctx *rt, const singa_ckpt_file *f)
 {
     if (f->kind == SINGA_CKPT_SERVER)
-        return dist_server_proc(rt, f->group, f->id) == rt->rank;
-    return dist_worker_proc(rt, f->group, f->id) == rt->rank;
+        return rt_server_proc(rt, f->group, f->id) == rt->rank;
+    return rt_worker_proc(rt, f->group, f->id) == rt->rank;
 }
 
 /* A file of step f->step read and verified: -1 to refuse the step (err says why), -2 when it
  * was written by another topology, which no older checkpoint will fix either. */
-static int check_part(const dist_rt *rt, const singa_ckpt *ck, const singa_ckpt_file *f, const char *path,
+static int check_part(const rt_ctx *rt, const singa_ckpt *ck, const singa_ckpt_file *f, const char *path,
                       singa_err *err)
 {
     const singa_ckpt_entry *t = singa_ckpt_find(ck, "topology");
     const singa_ckpt_entry *who = singa_ckpt_find(ck, f->kind == SINGA_CKPT_SERVER ? "shard" : "worker");
-    if (!t || t->dtype != SINGA_CKPT_I64 || t->ndim != 1 || t->dims[0] != DIST_TOPOLOGY_LEN)
+    if (!t || t->dtype != SINGA_CKPT_I64 || t->ndim != 1 || t->dims[0] != RT_TOPOLOGY_LEN)
         return singa_err_set(err, "checkpoint '%s': no topology (not a file of a distributed checkpoint)", path);
     if (memcmp(t->data, rt->topology, sizeof rt->topology) != 0) {
         char theirs[200], ours[200];
@@ -210,7 +210,7 @@ static int check_part(const dist_rt *rt, const singa_ckpt *ck, const singa_ckpt_
     return 0;
 }
 
-static void drop_resumed(dist_rt *rt)
+static void drop_resumed(rt_ctx *rt)
 {
     for (int i = 0; i < rt->nresumed; i++)
         singa_ckpt_free(&rt->resumed[i].ck, 1);
@@ -222,7 +222,7 @@ static void drop_resumed(dist_rt *rt)
 /* Reads and checks the n files of one step; keeps those of this process's threads.  0 when the
  * step is a whole checkpoint of this topology that verifies, -3 when a file is missing, else as
  * check_part. */
-static int try_step(dist_rt *rt, const singa_ckpt_file *files, size_t n, singa_err *err)
+static int try_step(rt_ctx *rt, const singa_ckpt_file *files, size_t n, singa_err *err)
 {
     char path[4096];
     uint64_t step = files[0].step;
@@ -271,7 +271,7 @@ static int try_step(dist_rt *rt, const singa_ckpt_file *files, size_t n, singa_e
     if (!(rt->resumed = calloc(n, sizeof *rt->resumed)))
         return singa_err_set(err, "out of memory");
     for (size_t i = 0; i < n; i++) {
-        dist_resume_part *p = &rt->resumed[rt->nresumed];
+        rt_resume_part *p = &rt->resumed[rt->nresumed];
         p->f = files[i];
         singa_ckpt_part_path(p->path, sizeof p->path, rt->ckpt_dir, step, files[i].kind, files[i].group, files[i].id);
         if (singa_ckpt_read(&p->ck, p->path, err) < 0) {
@@ -291,7 +291,7 @@ static int try_step(dist_rt *rt, const singa_ckpt_file *files, size_t n, singa_e
     return 0;
 }
 
-const dist_resume_part *dist_ckpt_resumed(const dist_rt *rt, int kind, int group, int id)
+const rt_resume_part *rt_ckpt_resumed(const rt_ctx *rt, int kind, int group, int id)
 {
     for (int i = 0; i < rt->nresumed; i++)
         if (rt->resumed[i].f.kind == kind && rt->resumed[i].f.group == group && rt->resumed[i].f.id == id)
@@ -301,7 +301,7 @@ const dist_resume_part *dist_ckpt_resumed(const dist_rt *rt, int kind, int group
 
 /* Removes every file of the steps in files[0, n), or (aside[i]) renames it "<name>.refused": a
  * file that did not verify is kept for a look, under a name no checkpoint has. */
-static void remove_steps(dist_rt *rt, const singa_ckpt_file *files, size_t n, const bool *aside)
+static void remove_steps(rt_ctx *rt, const singa_ckpt_file *files, size_t n, const bool *aside)
 {
     for (size_t i = 0; i < n; i++) {
         char path[4096], to[4200];
@@ -310,9 +310,9 @@ static void remove_steps(dist_rt *rt, const singa_ckpt_file *files, size_t n, co
         if (!aside)
             unlink(path);
         else if (!aside[i] && unlink(path) == 0)
-            dist_log(rt, "removed %s (of an incomplete checkpoint newer than the one resumed from)", path);
+            rt_log(rt, "removed %s (of an incomplete checkpoint newer than the one resumed from)", path);
         else if (aside[i] && rename(path, to) == 0)
-            dist_log(rt, "renamed %s to %s (of a checkpoint that did not verify, newer than the one resumed from)",
+            rt_log(rt, "renamed %s to %s (of a checkpoint that did not verify, newer than the one resumed from)",
                      path, to);
     }
 }
@@ -321,7 +321,7 @@ static void remove_steps(dist_rt *rt, const singa_ckpt_file *files, size_t n, co
  * (every server's shard, every worker's state) is there and verifies, read by every process from
  * checkpoint_path, which they must share, so all choose the same; without, a folder that holds no
  * checkpoint, since a fresh run's files must not mix with an earlier run's. */
-static int ckpt_setup(dist_rt *rt, singa_err *err)
+static int ckpt_setup(rt_ctx *rt, singa_err *err)
 {
     singa_ckpt_file *files;
     size_t n;
@@ -363,7 +363,7 @@ static int ckpt_setup(dist_rt *rt, singa_err *err)
             rc = singa_err_prefix(err, "resume: ");
             break;
         }
-        dist_log(rt, "refused %s", e.msg);
+        rt_log(rt, "refused %s", e.msg);
         if (!newest.msg[0])
             newest = e;
         for (; i < j; i++)
@@ -378,11 +378,11 @@ static int ckpt_setup(dist_rt *rt, singa_err *err)
             rc = singa_err_set(err, "resume: checkpoint step %d in '%s' is beyond train_steps %d", rt->resume_step,
                                rt->ckpt_dir, singa_conf_int(rt->conf, "train_steps", 0));
         else
-            dist_log(rt, "resumed from %s/step%09d.*.ckpt (step %d)", rt->ckpt_dir, rt->resume_step, rt->resume_step);
+            rt_log(rt, "resumed from %s/step%09d.*.ckpt (step %d)", rt->ckpt_dir, rt->resume_step, rt->resume_step);
         if (rc == 0 && rt->rank == 0) /* this run writes those steps anew: none of their files may stay */
             remove_steps(rt, files, i, aside);
     } else if (rc == 0 && singa_conf_bool(rt->conf, "resume", false)) {
-        dist_log(rt, "resume: no checkpoint in '%s', starting from step 0", rt->ckpt_dir);
+        rt_log(rt, "resume: no checkpoint in '%s', starting from step 0", rt->ckpt_dir);
     }
     if (rc == 0 && rt->rank == 0) /* nothing writes yet: no process trains before rank 0 has met all */
         singa_ckpt_dir_clean(rt->ckpt_dir);
@@ -391,13 +391,13 @@ static int ckpt_setup(dist_rt *rt, singa_err *err)
     return rc;
 }
 
-void dist_ckpt_prune(dist_rt *rt)
+void rt_ckpt_prune(rt_ctx *rt)
 {
     singa_ckpt_file *files;
     size_t n;
     singa_err err;
     if (singa_ckpt_dir_files(rt->ckpt_dir, &files, &n, &err) < 0) {
-        dist_log(rt, "checkpoints not pruned: %s", err.msg);
+        rt_log(rt, "checkpoints not pruned: %s", err.msg);
         return;
     }
     int complete = 0, keep = rt->ckpt_keep;
@@ -421,7 +421,7 @@ void dist_ckpt_prune(dist_rt *rt)
 enum { SLICE_MAX = 512 * 1024 };
 
 /* The params servers update, in the order every process finds them, and their slices. */
-static int make_slices(dist_rt *rt, singa_job *job, singa_err *err)
+static int make_slices(rt_ctx *rt, singa_job *job, singa_err *err)
 {
     singa_params *ps = singa_job_params(job);
     int nservers = rt->c->nservers_per_group;
@@ -441,8 +441,8 @@ static int make_slices(dist_rt *rt, singa_job *job, singa_err *err)
         if (!p->trained || p->owner || p->state)
             continue;
         rt->final_params[rt->nparams] = p;
-        dist_param *d = &rt->params[rt->nparams];
-        *d = (dist_param){p->name, p->layer, p->data.size, p->lr_scale, p->wd_scale, rt->nslices, 0, NULL};
+        rt_param *d = &rt->params[rt->nparams];
+        *d = (rt_param){p->name, p->layer, p->data.size, p->lr_scale, p->wd_scale, rt->nslices, 0, NULL};
         for (int j = 0; j < nservers; j++) {
             size_t lo = total * (size_t)j / (size_t)nservers, hi = total * (size_t)(j + 1) / (size_t)nservers;
             size_t a = lo > base ? lo : base, b = hi < base + d->size ? hi : base + d->size;
@@ -450,7 +450,7 @@ static int make_slices(dist_rt *rt, singa_job *job, singa_err *err)
                 continue;
             for (; a < b; a += SLICE_MAX) {
                 size_t len = b - a < SLICE_MAX ? b - a : SLICE_MAX;
-                rt->slices[rt->nslices++] = (dist_slice){rt->nparams, a - base, len, j};
+                rt->slices[rt->nslices++] = (rt_slice){rt->nparams, a - base, len, j};
                 d->nslices++;
             }
         }
@@ -464,7 +464,7 @@ static int make_slices(dist_rt *rt, singa_job *job, singa_err *err)
 }
 
 /* A worker's distributed params, by index. */
-static int worker_params(dist_rt *rt, dist_worker *w, singa_err *err)
+static int worker_params(rt_ctx *rt, rt_worker *w, singa_err *err)
 {
     singa_params *ps = singa_job_params(w->job);
     if (!(w->params = calloc((size_t)rt->nparams, sizeof *w->params)) ||
@@ -483,13 +483,13 @@ static int worker_params(dist_rt *rt, dist_worker *w, singa_err *err)
 }
 
 /* Workers of a group in this process train on the first one's values. */
-static int share_replicas(dist_rt *rt, singa_err *err)
+static int share_replicas(rt_ctx *rt, singa_err *err)
 {
     int ngroups = rt->c->nworker_groups;
     if (!(rt->replica = calloc((size_t)ngroups, sizeof *rt->replica)))
         return singa_err_set(err, "out of memory");
     for (int i = 0; i < rt->nworkers; i++) {
-        dist_worker *w = &rt->workers[i];
+        rt_worker *w = &rt->workers[i];
         if (!rt->replica[w->group]) {
             rt->replica[w->group] = w->params;
             continue;
@@ -505,7 +505,7 @@ static int share_replicas(dist_rt *rt, singa_err *err)
 }
 
 /* Appends "workers 0.0-0.1, 1.0" for the threads of one kind in process `rank`. */
-static size_t role_part(const dist_rt *rt, int rank, bool workers, char *buf, size_t len, size_t at)
+static size_t role_part(const rt_ctx *rt, int rank, bool workers, char *buf, size_t len, size_t at)
 {
     const singa_cluster *c = rt->c;
     int ngroups = workers ? c->nworker_groups : c->nserver_groups, per = workers ? c->nworkers_per_group : c->nservers_per_group;
@@ -513,7 +513,7 @@ static size_t role_part(const dist_rt *rt, int rank, bool workers, char *buf, si
     for (int g = 0; g < ngroups && at < len; g++) {
         int first = -1, last = -1;
         for (int j = 0; j < per; j++)
-            if ((workers ? dist_worker_proc(rt, g, j) : dist_server_proc(rt, g, j)) == rank)
+            if ((workers ? rt_worker_proc(rt, g, j) : rt_server_proc(rt, g, j)) == rank)
                 last = first < 0 ? (first = j) : j;
         if (first < 0)
             continue;
@@ -526,14 +526,14 @@ static size_t role_part(const dist_rt *rt, int rank, bool workers, char *buf, si
     return at < len ? at : len - 1;
 }
 
-void dist_role(const dist_rt *rt, int rank, char *buf, size_t len)
+void rt_role(const rt_ctx *rt, int rank, char *buf, size_t len)
 {
     buf[0] = 0;
     role_part(rt, rank, false, buf, len, role_part(rt, rank, true, buf, len, 0));
 }
 
 /* A line for the workspace's log, shown by rank 0's host when `show`, by every host when `all`. */
-static void log_line(dist_rt *rt, const char *line, bool show, bool all)
+static void log_line(rt_ctx *rt, const char *line, bool show, bool all)
 {
     pthread_mutex_lock(&rt->lock);
     if (rt->log) {
@@ -548,16 +548,16 @@ static void log_line(dist_rt *rt, const char *line, bool show, bool all)
     pthread_mutex_unlock(&rt->lock);
 }
 
-void dist_announce(dist_rt *rt, const char *endpoint)
+void rt_announce(rt_ctx *rt, const char *endpoint)
 {
     char line[512];
     int n = snprintf(line, sizeof line, "rank %d of %d (pid %d, %s)%s%s: ", rt->rank, rt->nprocs, (int)getpid(),
                      rt->launch.from, endpoint ? " at " : "", endpoint ? endpoint : "");
-    dist_role(rt, rt->rank, line + n, sizeof line - (size_t)n);
+    rt_role(rt, rt->rank, line + n, sizeof line - (size_t)n);
     log_line(rt, line, rt->nprocs > 1, true);
 }
 
-void dist_log(dist_rt *rt, const char *fmt, ...)
+void rt_log(rt_ctx *rt, const char *fmt, ...)
 {
     char line[1024];
     va_list ap;
@@ -569,18 +569,18 @@ void dist_log(dist_rt *rt, const char *fmt, ...)
 
 /* A record of a group leader in another process, to rank 0's host through the stubs (count 1:
  * a step's). */
-static void send_record(dist_worker *w, const singa_record *r, bool step)
+static void send_record(rt_worker *w, const singa_record *r, bool step)
 {
     uint8_t buf[MSG_RECORD_MAX];
     msg m = {.type = MSG_METRIC, .src = {ENT_WORKER, (uint16_t)w->group, (uint16_t)w->id, (uint16_t)w->rt->rank},
              .dst = {ENT_STUB, 0, 0, 0}, .count = step};
-    dist_send(w->sock, &m, buf, msg_record_encode(r, buf));
+    rt_send(w->sock, &m, buf, msg_record_encode(r, buf));
 }
 
 /* Results go to every process's log, and to rank 0's host (from other processes as messages). */
 static void hook_record(void *ud, const singa_record *r)
 {
-    dist_worker *w = ud;
+    rt_worker *w = ud;
     if (w->rt->log) {
         char line[512];
         int n = snprintf(line, sizeof line, "step %d %s, group %d:", r->step, singa_phase_name(r->phase), r->group);
@@ -592,10 +592,10 @@ static void hook_record(void *ud, const singa_record *r)
     if (w->rt->rank != 0)
         send_record(w, r, false);
     else
-        dist_record(w->rt, r, false);
+        rt_record(w->rt, r, false);
 }
 
-void dist_record(dist_rt *rt, const singa_record *r, bool step)
+void rt_record(rt_ctx *rt, const singa_record *r, bool step)
 {
     pthread_mutex_lock(&rt->lock);
     void (*hook)(void *, const singa_record *) = step ? rt->hooks->step : rt->hooks->record;
@@ -607,25 +607,25 @@ void dist_record(dist_rt *rt, const singa_record *r, bool step)
 /* Every step of a group leader; from another process at most 20 a second, enough for a plot. */
 static void hook_step(void *ud, const singa_record *r)
 {
-    dist_worker *w = ud;
+    rt_worker *w = ud;
     if (w->id != 0)
         return;
     if (w->rt->rank == 0) {
-        dist_record(w->rt, r, true);
+        rt_record(w->rt, r, true);
         return;
     }
-    double t = dist_now();
+    double t = rt_now();
     if (t - w->step_sent_at >= 0.05 || r->step + 1 == r->total_steps) {
         w->step_sent_at = t;
         send_record(w, r, true);
     }
 }
 
-static void hook_log(void *ud, const char *line) { log_line(((dist_worker *)ud)->rt, line, true, false); }
+static void hook_log(void *ud, const char *line) { log_line(((rt_worker *)ud)->rt, line, true, false); }
 
 static void hook_checkpoint(void *ud, int step, const char *path)
 {
-    dist_worker *w = ud;
+    rt_worker *w = ud;
     if (w->group != 0 || w->id != 0 || w->rt->rank != 0 || !w->rt->hooks->checkpoint)
         return;
     pthread_mutex_lock(&w->rt->lock);
@@ -635,7 +635,7 @@ static void hook_checkpoint(void *ud, int step, const char *path)
 
 /* A sharded job's worker in this process: the elements of a param it holds. */
 typedef struct held_by {
-    dist_rt *rt;
+    rt_ctx *rt;
     const singa_parts *parts; /* its cut net, when linked to other processes; else NULL */
 } held_by;
 
@@ -644,7 +644,7 @@ typedef struct held_by {
 static int draw_held(void *ud, singa_param *p, singa_rng *rng, singa_err *err)
 {
     const held_by *h = ud;
-    const dist_rt *rt = h->rt;
+    const rt_ctx *rt = h->rt;
     int k = 0;
     while (k < rt->nparams && strcmp(rt->params[k].name, p->name) != 0)
         k++;
@@ -658,8 +658,8 @@ static int draw_held(void *ud, singa_param *p, singa_rng *rng, singa_err *err)
         singa_parts_span(h->parts, p, &r[0][0], &r[0][1]);
     p->partial = r[0][1] - r[0][0] < p->data.size;
     for (int i = 0; k < rt->nparams && i < rt->params[k].nslices; i++) {
-        const dist_slice *sl = &rt->slices[rt->params[k].first_slice + i];
-        if (dist_server_proc(rt, 0, sl->server) != rt->rank)
+        const rt_slice *sl = &rt->slices[rt->params[k].first_slice + i];
+        if (rt_server_proc(rt, 0, sl->server) != rt->rank)
             continue;
         int at = n++; /* kept in order of their first element */
         while (at > 0 && r[at - 1][0] > sl->offset) {
@@ -674,7 +674,7 @@ static int draw_held(void *ud, singa_param *p, singa_rng *rng, singa_err *err)
     return rc;
 }
 
-static int add_workers(dist_rt *rt, singa_job *lead, singa_err *err)
+static int add_workers(rt_ctx *rt, singa_job *lead, singa_err *err)
 {
     const singa_cluster *c = rt->c;
     int total = c->nworker_groups * c->nworkers_per_group;
@@ -682,10 +682,10 @@ static int add_workers(dist_rt *rt, singa_job *lead, singa_err *err)
         return singa_err_set(err, "out of memory");
     for (int g = 0; g < c->nworker_groups; g++)
         for (int j = 0; j < c->nworkers_per_group; j++) {
-            if (dist_worker_proc(rt, g, j) != rt->rank || !dist_sends(rt, g, j))
+            if (rt_worker_proc(rt, g, j) != rt->rank || !rt_sends(rt, g, j))
                 continue;
-            dist_worker *w = &rt->workers[rt->nworkers++];
-            *w = (dist_worker){.rt = rt, .group = g, .id = j};
+            rt_worker *w = &rt->workers[rt->nworkers++];
+            *w = (rt_worker){.rt = rt, .group = g, .id = j};
             w->hooks = (singa_job_hooks){.ud = w, .record = hook_record, .step = hook_step, .log = hook_log,
                                         .checkpoint = hook_checkpoint, .control = rt->control};
             if (g == 0 && j == 0)
@@ -695,14 +695,14 @@ static int add_workers(dist_rt *rt, singa_job *lead, singa_err *err)
             const singa_net *train = singa_job_train_net(w->job);
             if (train->parts) /* a net cut among the group's workers: what its bridges carry */
                 singa_parts_count_traffic(train->parts, rt->stats);
-            bool linked = rt->cut && dist_senders(rt, g) > 1;
-            if (linked && dist_worker_link(w, err) < 0)
+            bool linked = rt->cut && rt_senders(rt, g) > 1;
+            if (linked && rt_worker_link(w, err) < 0)
                 return singa_err_prefix(err, "worker %d.%d: ", g, j);
             singa_job_count_progress(w->job, &rt->progress);
             held_by h = {rt, linked ? train->parts : NULL};
             if (rt->c->shard_params && singa_job_draw_params(w->job, draw_held, &h, err) < 0)
                 return singa_err_prefix(err, "worker %d.%d: ", g, j);
-            const dist_resume_part *part = dist_ckpt_resumed(rt, SINGA_CKPT_WORKER, g, j);
+            const rt_resume_part *part = rt_ckpt_resumed(rt, SINGA_CKPT_WORKER, g, j);
             if ((part && singa_job_load_state(w->job, &part->ck, part->path, err) < 0) ||
                 singa_job_begin(w->job, &w->hooks, err) < 0 || worker_params(rt, w, err) < 0)
                 return -1;
@@ -710,38 +710,38 @@ static int add_workers(dist_rt *rt, singa_job *lead, singa_err *err)
     return 0;
 }
 
-static int add_servers(dist_rt *rt, singa_err *err)
+static int add_servers(rt_ctx *rt, singa_err *err)
 {
     const singa_cluster *c = rt->c;
     int total = c->nserver_groups * c->nservers_per_group;
-    if (!(rt->servers = calloc((size_t)total, dist_server_size())))
+    if (!(rt->servers = calloc((size_t)total, rt_server_size())))
         return singa_err_set(err, "out of memory");
     for (int g = 0; g < c->nserver_groups; g++)
         for (int j = 0; j < c->nservers_per_group; j++) {
-            if (dist_server_proc(rt, g, j) != rt->rank)
+            if (rt_server_proc(rt, g, j) != rt->rank)
                 continue;
-            dist_server *s = dist_server_at(rt, rt->nservers++);
-            const dist_resume_part *part = dist_ckpt_resumed(rt, SINGA_CKPT_SERVER, g, j);
-            if (dist_server_create(rt, s, g, j, err) < 0 || (part && dist_server_load(s, part, err) < 0))
+            rt_server *s = rt_server_at(rt, rt->nservers++);
+            const rt_resume_part *part = rt_ckpt_resumed(rt, SINGA_CKPT_SERVER, g, j);
+            if (rt_server_create(rt, s, g, j, err) < 0 || (part && rt_server_load(s, part, err) < 0))
                 return -1;
         }
     drop_resumed(rt); /* loaded */
     return 0;
 }
 
-static void free_rt(dist_rt *rt, singa_job *lead)
+static void free_rt(rt_ctx *rt, singa_job *lead)
 {
-    dist_history_free(rt);
+    rt_history_free(rt);
     for (int i = 0; i < rt->nworkers; i++) { /* borrowed values are views: any order will do */
-        dist_worker *w = &rt->workers[i];
+        rt_worker *w = &rt->workers[i];
         if (w->job != lead)
             singa_job_free(w->job);
         free(w->params);
         free(w->sent);
     }
     for (int i = 0; i < rt->nservers; i++)
-        dist_server_free(dist_server_at(rt, i));
-    dist_stub_free(rt->stub);
+        rt_server_free(rt_server_at(rt, i));
+    rt_stub_free(rt->stub);
     free(rt->workers);
     free(rt->servers);
     free(rt->replica);
@@ -755,7 +755,7 @@ static void free_rt(dist_rt *rt, singa_job *lead)
 
 /* Tells the stub that the runtime cannot go on (a thread could not start or connect), from a
  * socket of the calling thread's own. */
-static void abort_from_here(dist_rt *rt, const char *why)
+static void abort_from_here(rt_ctx *rt, const char *why)
 {
     void *sock = zmq_socket(rt->zmq, ZMQ_DEALER);
     int linger = 1000;
@@ -769,11 +769,11 @@ static void abort_from_here(dist_rt *rt, const char *why)
     zmq_close(sock);
 }
 
-void *dist_connect(dist_rt *rt, int kind, int group, int id, singa_err *err)
+void *rt_connect(rt_ctx *rt, int kind, int group, int id, singa_err *err)
 {
     char name[32];
     int zero = 0;
-    dist_identity(name, sizeof name, kind, group, id);
+    rt_identity(name, sizeof name, kind, group, id);
     void *sock = zmq_socket(rt->zmq, ZMQ_DEALER);
     if (!sock || zmq_setsockopt(sock, ZMQ_ROUTING_ID, name, strlen(name)) < 0 ||
         zmq_setsockopt(sock, ZMQ_LINGER, &zero, sizeof zero) < 0 || zmq_setsockopt(sock, ZMQ_SNDHWM, &zero, sizeof zero) < 0 ||
@@ -782,19 +782,19 @@ void *dist_connect(dist_rt *rt, int kind, int group, int id, singa_err *err)
                       id, zmq_strerror(zmq_errno()));
         if (sock)
             zmq_close(sock);
-        dist_fail(rt, err);
+        rt_fail(rt, err);
         abort_from_here(rt, err->msg);
         return NULL;
     }
     msg hello = {.type = MSG_HELLO, .src = {(uint8_t)kind, (uint16_t)group, (uint16_t)id, (uint16_t)rt->rank},
                  .dst = {ENT_STUB, 0, 0, (uint16_t)rt->rank}};
-    dist_send(sock, &hello, NULL, 0);
+    rt_send(sock, &hello, NULL, 0);
     return sock;
 }
 
 /* A worker's or server's thread: busy from its start to its end but while it waits. */
 typedef struct busy_thread {
-    dist_rt *rt;
+    rt_ctx *rt;
     void *(*main_fn)(void *);
     void *arg;
 } busy_thread;
@@ -809,7 +809,7 @@ static void *run_busy(void *arg)
 }
 
 /* Starts the stub, the servers and the workers, and waits for all of them. */
-static int run_threads(dist_rt *rt, singa_err *err)
+static int run_threads(rt_ctx *rt, singa_err *err)
 {
     int n = 1 + rt->nservers + rt->nworkers, started = 0;
     pthread_t *t = calloc((size_t)n, sizeof *t);
@@ -821,17 +821,17 @@ static int run_threads(dist_rt *rt, singa_err *err)
     }
     for (int i = 0; i < n; i++) {
         if (i > 0)
-            b[i] = (busy_thread){rt, i <= rt->nservers ? dist_server_main : dist_worker_main,
-                                 i <= rt->nservers ? (void *)dist_server_at(rt, i - 1)
+            b[i] = (busy_thread){rt, i <= rt->nservers ? rt_server_main : rt_worker_main,
+                                 i <= rt->nservers ? (void *)rt_server_at(rt, i - 1)
                                                    : (void *)&rt->workers[i - 1 - rt->nservers]};
-        if (pthread_create(&t[i], NULL, i == 0 ? dist_stub_main : run_busy, i == 0 ? (void *)rt : (void *)&b[i]) != 0)
+        if (pthread_create(&t[i], NULL, i == 0 ? rt_stub_main : run_busy, i == 0 ? (void *)rt : (void *)&b[i]) != 0)
             break;
         started++;
     }
     if (started < n) {
         singa_err e;
         singa_err_set(&e, "cannot start thread %d of %d", started + 1, n);
-        dist_fail(rt, &e);
+        rt_fail(rt, &e);
         if (started > 0)
             abort_from_here(rt, e.msg);
     }
@@ -847,7 +847,7 @@ static int run_threads(dist_rt *rt, singa_err *err)
 }
 
 /* <workspace>/rank<r>.log, appended to, its folders made as needed. */
-static int open_log(dist_rt *rt, singa_err *err)
+static int open_log(rt_ctx *rt, singa_err *err)
 {
     char path[PATH_MAX];
     if (!rt->c->workspace)
@@ -866,12 +866,12 @@ static int open_log(dist_rt *rt, singa_err *err)
     return 0;
 }
 
-int singa_dist_run(singa_job *job, const singa_job_hooks *hooks, singa_result *res, singa_err *err)
+int singa_runtime_run(singa_job *job, const singa_job_hooks *hooks, singa_result *res, singa_err *err)
 {
     static const singa_job_hooks none;
-    dist_rt rt = {.c = singa_job_cluster(job), .conf = singa_job_conf(job), .hooks = hooks ? hooks : &none,
+    rt_ctx rt = {.c = singa_job_cluster(job), .conf = singa_job_conf(job), .hooks = hooks ? hooks : &none,
                   .stats = singa_job_stats(job)};
-    if (dist_launch_read(&rt.launch, rt.c, err) < 0)
+    if (rt_launch_read(&rt.launch, rt.c, err) < 0)
         return -1;
     rt.rank = rt.launch.rank;
     rt.nprocs = rt.launch.size;
@@ -883,7 +883,7 @@ int singa_dist_run(singa_job *job, const singa_job_hooks *hooks, singa_result *r
         rt.ckpt_dir = singa_conf_strs_at(rt.conf, "checkpoint_path", 0);
     rt.ckpt_keep = singa_conf_int(rt.conf, "checkpoint_keep", 3);
     singa_registry_plugin_ids(singa_job_registry(job), rt.plugins, sizeof rt.plugins);
-    dist_stats_set_rank(rt.stats, rt.rank);
+    rt_stats_set_rank(rt.stats, rt.rank);
     pthread_mutex_init(&rt.lock, NULL);
     snprintf(rt.endpoint, sizeof rt.endpoint, "inproc://singa-stub-%p", (void *)&rt);
     int rc = -1;
@@ -898,7 +898,7 @@ int singa_dist_run(singa_job *job, const singa_job_hooks *hooks, singa_result *r
     atomic_init(&rt.progress, 0);
     if (open_log(&rt, err) < 0 || make_slices(&rt, job, err) < 0 || ckpt_setup(&rt, err) < 0 ||
         add_workers(&rt, job, err) < 0 || share_replicas(&rt, err) < 0 || add_servers(&rt, err) < 0 ||
-        dist_history_setup(&rt, err) < 0 || dist_stub_create(&rt, err) < 0)
+        rt_history_setup(&rt, err) < 0 || rt_stub_create(&rt, err) < 0)
         goto out;
     if (rt.history) { /* for the workspace's log only: it changes no result */
         char line[160];

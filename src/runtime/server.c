@@ -31,7 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dist/dist.h"
+#include "runtime/runtime.h"
 #include "singa/checkpoint.h"
 #include "singa/updater.h"
 
@@ -51,7 +51,7 @@ typedef struct srv_slice {
     int store;          /* its param in the server's store */
     float *data;
     int shared_group;   /* the worker group whose copy here `data` is, or -1 */
-    msg_loan lent;      /* answers that lend `data` (dist_server.lend) */
+    msg_loan lent;      /* answers that lend `data` (rt_server.lend) */
     bool ready;         /* its values are in */
     bool loaded;        /* from a checkpoint: the put's values are not taken */
     int version;
@@ -67,8 +67,8 @@ typedef struct srv_slice {
     uint64_t flushed_from; /* flush master: groups whose final delta is added */
 } srv_slice;
 
-struct dist_server {
-    dist_rt *rt;
+struct rt_server {
+    rt_ctx *rt;
     int group, id;
     int first_group, ngroups; /* the worker groups it serves */
     singa_params store;       /* one param per slice, for the updater */
@@ -87,16 +87,16 @@ struct dist_server {
     int published;            /* the last step whose rate it handed the workers (history.c) */
 };
 
-size_t dist_server_size(void) { return sizeof(dist_server); }
+size_t rt_server_size(void) { return sizeof(rt_server); }
 
-dist_server *dist_server_at(dist_rt *rt, int i) { return &rt->servers[i]; }
+rt_server *rt_server_at(rt_ctx *rt, int i) { return &rt->servers[i]; }
 
-singa_updater *dist_server_updater(dist_server *s) { return s->upd; }
+singa_updater *rt_server_updater(rt_server *s) { return s->upd; }
 
-void dist_server_share_history(dist_server *s)
+void rt_server_share_history(rt_server *s)
 {
     for (int i = 0; i < s->nsl; i++) {
-        const dist_slice *d = &s->rt->slices[s->sl[i].slice];
+        const rt_slice *d = &s->rt->slices[s->sl[i].slice];
         float *hist = s->rt->params[d->param].hist;
         if (hist)
             singa_updater_adopt_slot(s->upd, s->sl[i].store, 0, hist + d->offset);
@@ -105,9 +105,9 @@ void dist_server_share_history(dist_server *s)
 
 /* The one worker group here this server group serves, whose values it may then update in place;
  * -1 when there is none or several. */
-static int sole_local_group(const dist_server *s)
+static int sole_local_group(const rt_server *s)
 {
-    const dist_rt *rt = s->rt;
+    const rt_ctx *rt = s->rt;
     int found = -1;
     for (int g = s->first_group; g < s->first_group + s->ngroups; g++) {
         if (!rt->replica || !rt->replica[g])
@@ -121,20 +121,20 @@ static int sole_local_group(const dist_server *s)
 
 /* A slice's name in the server's store and shard: its param's, with its offset when the server
  * holds an earlier slice of the same param (big params are cut into several). */
-static const char *slice_name(const dist_rt *rt, int k, char *buf, size_t len)
+static const char *slice_name(const rt_ctx *rt, int k, char *buf, size_t len)
 {
-    const dist_slice *d = &rt->slices[k];
-    const dist_param *dp = &rt->params[d->param];
+    const rt_slice *d = &rt->slices[k];
+    const rt_param *dp = &rt->params[d->param];
     if (k == dp->first_slice || rt->slices[k - 1].server != d->server)
         return dp->name;
     snprintf(buf, len, "%s@%zu", dp->name, d->offset);
     return buf;
 }
 
-int dist_server_create(dist_rt *rt, dist_server *s, int group, int id, singa_err *err)
+int rt_server_create(rt_ctx *rt, rt_server *s, int group, int id, singa_err *err)
 {
     const singa_cluster *c = rt->c;
-    *s = (dist_server){.rt = rt, .group = group, .id = id, .last_step = singa_conf_int(rt->conf, "train_steps", 0) - 1,
+    *s = (rt_server){.rt = rt, .group = group, .id = id, .last_step = singa_conf_int(rt->conf, "train_steps", 0) - 1,
                        .published = -1};
     s->ngroups = c->nworker_groups / c->nserver_groups;
     s->first_group = group * s->ngroups;
@@ -146,11 +146,11 @@ int dist_server_create(dist_rt *rt, dist_server *s, int group, int id, singa_err
         return singa_err_set(err, "out of memory");
     int shared = sole_local_group(s);
     for (int k = 0; k < rt->nslices; k++) {
-        const dist_slice *d = &rt->slices[k];
+        const rt_slice *d = &rt->slices[k];
         s->local[k] = -1;
         if (d->server != id)
             continue;
-        const dist_param *dp = &rt->params[d->param];
+        const rt_param *dp = &rt->params[d->param];
         int len = (int)d->len;
         char buf[512];
         singa_param *p = singa_params_declare(&s->store, slice_name(rt, k, buf, sizeof buf), dp->layer, 1, &len, err);
@@ -186,13 +186,13 @@ static void entry_name(char *buf, size_t len, const char *what, const char *para
  * (`where`, 4 per slice, filled here); stops at the first that fails. */
 typedef int (*shard_fn)(void *ud, const char *name, int dtype, int len, void *data, singa_err *err);
 
-static int each_shard_entry(dist_server *s, int64_t *where, shard_fn visit, void *ud, singa_err *err)
+static int each_shard_entry(rt_server *s, int64_t *where, shard_fn visit, void *ud, singa_err *err)
 {
-    const dist_rt *rt = s->rt;
+    const rt_ctx *rt = s->rt;
     char name[512];
     for (int i = 0; i < s->nsl; i++) {
         srv_slice *x = &s->sl[i];
-        const dist_slice *d = &rt->slices[x->slice];
+        const rt_slice *d = &rt->slices[x->slice];
         char buf[512];
         const char *param = slice_name(rt, x->slice, buf, sizeof buf);
         int64_t *w = where + 4 * i;
@@ -224,14 +224,14 @@ static int add_entry(void *ud, const char *name, int dtype, int len, void *data,
 }
 
 /* Writes this server's shard of checkpoint `step` (temp file, fsync, rename: see checkpoint.h). */
-static int write_shard(dist_server *s, int step, singa_err *err)
+static int write_shard(rt_server *s, int step, singa_err *err)
 {
     singa_ckpt c;
     singa_ckpt_init(&c, (uint64_t)step);
     int64_t *where = malloc((size_t)(s->nsl ? s->nsl : 1) * 4 * sizeof *where);
     int rc = where ? each_shard_entry(s, where, add_entry, &c, err) : singa_err_set(err, "out of memory");
     if (rc == 0)
-        rc = dist_ckpt_write(s->rt, &c, SINGA_CKPT_SERVER, s->group, s->id, err);
+        rc = rt_ckpt_write(s->rt, &c, SINGA_CKPT_SERVER, s->group, s->id, err);
     singa_ckpt_free(&c, 0);
     free(where);
     return rc < 0 ? singa_err_prefix(err, "server %d.%d: ", s->group, s->id) : 0;
@@ -270,7 +270,7 @@ static int load_entry(void *ud, const char *name, int dtype, int len, void *data
     return 0;
 }
 
-int dist_server_load(dist_server *s, const dist_resume_part *part, singa_err *err)
+int rt_server_load(rt_server *s, const rt_resume_part *part, singa_err *err)
 {
     shard_load l = {&part->ck, part->path, false, 0};
     int64_t *where = malloc((size_t)(s->nsl ? s->nsl : 1) * 4 * sizeof *where);
@@ -292,7 +292,7 @@ int dist_server_load(dist_server *s, const dist_resume_part *part, singa_err *er
     return rc < 0 ? singa_err_prefix(err, "resume: server %d.%d: ", s->group, s->id) : 0;
 }
 
-void dist_server_free(dist_server *s)
+void rt_server_free(rt_server *s)
 {
     if (!s->rt)
         return;
@@ -315,16 +315,16 @@ void dist_server_free(dist_server *s)
     free(s->local);
 }
 
-static msg_addr self(const dist_server *s)
+static msg_addr self(const rt_server *s)
 {
     return (msg_addr){ENT_SERVER, (uint16_t)s->group, (uint16_t)s->id, (uint16_t)s->rt->rank};
 }
 
 /* To this process's stub, which stops the job everywhere. */
-static void fail(dist_server *s, const singa_err *err)
+static void fail(rt_server *s, const singa_err *err)
 {
     msg m = {.type = MSG_ABORT, .src = self(s), .dst = {ENT_STUB, 0, 0, (uint16_t)s->rt->rank}};
-    dist_send(s->sock, &m, err->msg, strlen(err->msg));
+    rt_send(s->sock, &m, err->msg, strlen(err->msg));
 }
 
 /* Answers the stub of process p for group g: values [at, at + len) unless it reads this very
@@ -336,10 +336,10 @@ static void fail(dist_server *s, const singa_err *err)
  * every answer, whose last byte ZeroMQ had then read.  on_update waits for the loan all the same
  * before it writes, as ZeroMQ may hold the frame a moment longer.  With more groups an update may
  * come while an answer is still on its way (or stuck to a lost process), so answers are copied. */
-static void answer(dist_server *s, srv_slice *x, int type, int g, int p, int version, size_t at, size_t len,
+static void answer(rt_server *s, srv_slice *x, int type, int g, int p, int version, size_t at, size_t len,
                    uint8_t flags)
 {
-    const dist_rt *rt = s->rt;
+    const rt_ctx *rt = s->rt;
     msg m = {.type = (uint8_t)type, .flags = flags, .src = self(s),
              .dst = {ENT_STUB, (uint16_t)g, 0, (uint16_t)p}, .slice = x->slice, .step = version, .offset = at,
              .len = len};
@@ -348,18 +348,18 @@ static void answer(dist_server *s, srv_slice *x, int type, int g, int p, int ver
         m.flags |= MSG_F_VALUES;
     if (values && len && s->lend)
         m.loan = &x->lent;
-    dist_send(s->sock, &m, values && len ? x->data + at : NULL, values ? len * sizeof(float) : 0);
+    rt_send(s->sock, &m, values && len ? x->data + at : NULL, values ? len * sizeof(float) : 0);
 }
 
 /* Answers every process with workers of group g: the values its contribution covered (all of
  * them when the group trains whole copies; worker 0.0 fetches the rest for its tests). */
-static void answer_update(dist_server *s, srv_slice *x, const pending *pd, int g)
+static void answer_update(rt_server *s, srv_slice *x, const pending *pd, int g)
 {
-    const dist_rt *rt = s->rt;
+    const rt_ctx *rt = s->rt;
     for (int j = 0; j < rt->c->nworkers_per_group; j++) {
-        int p = dist_worker_proc(rt, g, j);
+        int p = rt_worker_proc(rt, g, j);
         const size_t *span = pd->span[p];
-        if (j == 0 || dist_worker_proc(rt, g, j - 1) != p) /* a process holds consecutive workers */
+        if (j == 0 || rt_worker_proc(rt, g, j - 1) != p) /* a process holds consecutive workers */
             answer(s, x, MSG_UPDATE_REPLY, g, p, pd->step + 1, span[0], span[1] - span[0], pd->flags);
     }
 }
@@ -373,24 +373,24 @@ static float *copy_of(const float *src, float **dst, size_t n)
 }
 
 /* Master: the slice's values to every server group whose delta was added. */
-static void answer_deltas(dist_server *s, srv_slice *x, uint64_t groups)
+static void answer_deltas(rt_server *s, srv_slice *x, uint64_t groups)
 {
-    const dist_rt *rt = s->rt;
+    const rt_ctx *rt = s->rt;
     for (int g = 0; g < rt->c->nserver_groups; g++)
         if (groups >> g & 1) {
             msg m = {.type = MSG_SYNC_REPLY, .flags = MSG_F_VALUES, .src = self(s),
-                     .dst = {ENT_SERVER, (uint16_t)g, (uint16_t)s->id, (uint16_t)dist_server_proc(rt, g, s->id)},
+                     .dst = {ENT_SERVER, (uint16_t)g, (uint16_t)s->id, (uint16_t)rt_server_proc(rt, g, s->id)},
                      .slice = x->slice};
-            dist_send(s->sock, &m, x->data, rt->slices[x->slice].len * sizeof(float));
+            rt_send(s->sock, &m, x->data, rt->slices[x->slice].len * sizeof(float));
         }
 }
 
 /* After an update, while the group that reads the values in place waits: deltas from other
  * server groups are added and answered (master), the master's answer is merged (others), and a
  * new delta leaves every sync_freq updates. */
-static int sync_groups(dist_server *s, srv_slice *x)
+static int sync_groups(rt_server *s, srv_slice *x)
 {
-    const dist_rt *rt = s->rt;
+    const rt_ctx *rt = s->rt;
     size_t n = rt->slices[x->slice].len;
     int nsg = rt->c->nserver_groups, master = x->slice % nsg;
     if (nsg == 1)
@@ -419,9 +419,9 @@ static int sync_groups(dist_server *s, srv_slice *x)
     for (size_t i = 0; i < n; i++) /* the delta, built in `master` until the answer overwrites it */
         x->master[i] = x->data[i] - x->last[i];
     msg m = {.type = MSG_SYNC, .flags = MSG_F_VALUES, .src = self(s),
-             .dst = {ENT_SERVER, (uint16_t)master, (uint16_t)s->id, (uint16_t)dist_server_proc(rt, master, s->id)},
+             .dst = {ENT_SERVER, (uint16_t)master, (uint16_t)s->id, (uint16_t)rt_server_proc(rt, master, s->id)},
              .slice = x->slice};
-    dist_send(s->sock, &m, x->master, n * sizeof(float));
+    rt_send(s->sock, &m, x->master, n * sizeof(float));
     x->since = 0;
     x->out = true;
     return 0;
@@ -429,9 +429,9 @@ static int sync_groups(dist_server *s, srv_slice *x)
 
 /* Whether group g's update of `step` is its last: the job's last step, or the host stopped the
  * group before the next (the update said so, or the stop was set before it left). */
-static bool last_update(const dist_server *s, int g, int step)
+static bool last_update(const rt_server *s, int g, int step)
 {
-    return step >= s->last_step || dist_last_step(s->rt, g, step);
+    return step >= s->last_step || rt_last_step(s->rt, g, step);
 }
 
 static float *sum_buffer(pending *p, size_t n)
@@ -484,9 +484,9 @@ static int add_contribution(pending *p, size_t n, const float *grad, size_t at, 
 }
 
 /* Adds one contribution; once the group's every worker is in, updates and answers. */
-static int on_update(dist_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload, singa_err *err)
+static int on_update(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload, singa_err *err)
 {
-    const dist_rt *rt = s->rt;
+    const rt_ctx *rt = s->rt;
     size_t n = rt->slices[x->slice].len, at = m->offset, len = m->len;
     int g = m->src.group;
     pending *p = &x->pend[g - s->first_group];
@@ -499,7 +499,7 @@ static int on_update(dist_server *s, srv_slice *x, const msg *m, zmq_msg_t *payl
         grad = zmq_msg_data(payload);
     else
         return 1;
-    int need = dist_senders(rt, g);
+    int need = rt_senders(rt, g);
     if ((int)m->count < 1 || p->count + (int)m->count > need || (p->count && m->step != p->step) ||
         m->src.proc >= rt->nprocs)
         return 1;
@@ -520,7 +520,7 @@ static int on_update(dist_server *s, srv_slice *x, const msg *m, zmq_msg_t *payl
         return 0;
     p->count = 0;
     if (p->flags & MSG_F_LAST)
-        dist_stop_before(s->rt, g, p->step + 1);
+        rt_stop_before(s->rt, g, p->step + 1);
     const singa_job_control *ctl = s->rt->control; /* the host's lr scale, as in a local job */
     if (ctl)
         singa_updater_set_lr_scale(s->upd, (float)atomic_load(&ctl->lr_scale));
@@ -533,7 +533,7 @@ static int on_update(dist_server *s, srv_slice *x, const msg *m, zmq_msg_t *payl
             if (!isfinite(next))
                 return singa_err_set(err, "server %d.%d: updater.learning_rate (kLua) at step %d failed", s->group,
                                      s->id, p->step + 1);
-            dist_history_publish(s->rt, p->step + 1, next);
+            rt_history_publish(s->rt, p->step + 1, next);
             s->published = p->step + 1;
         }
     } else {
@@ -554,7 +554,7 @@ static int on_update(dist_server *s, srv_slice *x, const msg *m, zmq_msg_t *payl
 
 /* The initial values: from a group here by address (nothing to copy when it is the very memory
  * this server updates), from another process as values. */
-static int on_put(dist_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload)
+static int on_put(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload)
 {
     size_t n = s->rt->slices[x->slice].len;
     bool by_ptr = (m->flags & MSG_F_PTR) && m->ptr;
@@ -577,7 +577,7 @@ static int on_put(dist_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload
     return 0;
 }
 
-static int on_sync(dist_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload)
+static int on_sync(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload)
 {
     size_t n = s->rt->slices[x->slice].len;
     const float *v = zmq_msg_data(payload);
@@ -612,9 +612,9 @@ static int on_sync(dist_server *s, srv_slice *x, const msg *m, zmq_msg_t *payloa
 
 /* The flush: a slice's final delta leaves for its flush master; the flush master itself adds the
  * deltas still pending, whose senders wait for no answer any more. */
-static int flush_slice(dist_server *s, srv_slice *x)
+static int flush_slice(rt_server *s, srv_slice *x)
 {
-    const dist_rt *rt = s->rt;
+    const rt_ctx *rt = s->rt;
     size_t n = rt->slices[x->slice].len;
     int nsg = rt->c->nserver_groups, master = x->slice % nsg;
     int to = msg_flush_master(x->slice, nsg, s->flush_groups);
@@ -635,15 +635,15 @@ static int flush_slice(dist_server *s, srv_slice *x)
     for (size_t i = 0; i < n; i++)
         x->master[i] = x->ready ? x->data[i] - seen[i] : 0.0f;
     msg m = {.type = MSG_FLUSH, .flags = MSG_F_VALUES, .src = self(s),
-             .dst = {ENT_SERVER, (uint16_t)to, (uint16_t)s->id, (uint16_t)dist_server_proc(rt, to, s->id)},
+             .dst = {ENT_SERVER, (uint16_t)to, (uint16_t)s->id, (uint16_t)rt_server_proc(rt, to, s->id)},
              .slice = x->slice};
-    dist_send(s->sock, &m, x->master, n * sizeof(float));
+    rt_send(s->sock, &m, x->master, n * sizeof(float));
     return 0;
 }
 
 /* Tells rank 0 once every slice this server gathers has the final delta of every other group
  * still alive (a group lost during the flush is not waited for; what it sent counts). */
-static void report_flushed(dist_server *s)
+static void report_flushed(rt_server *s)
 {
     int nsg = s->rt->c->nserver_groups;
     uint64_t others = s->flush_live & ~(1ull << s->group);
@@ -654,14 +654,14 @@ static void report_flushed(dist_server *s)
             return;
     s->flushed = true;
     msg m = {.type = MSG_FLUSH, .src = self(s), .dst = {ENT_STUB, 0, 0, 0}};
-    dist_send(s->sock, &m, NULL, 0);
+    rt_send(s->sock, &m, NULL, 0);
 }
 
 /* Rank 0's word to flush (a later one narrows the groups), or another server's final delta,
  * which may come before that word: it is sent only once every worker is done. */
-static int on_flush(dist_server *s, const msg *m, zmq_msg_t *payload, singa_err *err)
+static int on_flush(rt_server *s, const msg *m, zmq_msg_t *payload, singa_err *err)
 {
-    const dist_rt *rt = s->rt;
+    const rt_ctx *rt = s->rt;
     int nsg = rt->c->nserver_groups;
     if (m->src.kind == ENT_STUB) {
         if (m->src.proc != 0 || zmq_msg_size(payload) != MSG_FLUSH_MASK_BYTES)
@@ -698,9 +698,9 @@ static int on_flush(dist_server *s, const msg *m, zmq_msg_t *payload, singa_err 
 }
 
 /* Worker 0.0 asks for this server's shard of checkpoint m->step. */
-static int on_checkpoint(dist_server *s, const msg *m, singa_err *err)
+static int on_checkpoint(rt_server *s, const msg *m, singa_err *err)
 {
-    const dist_rt *rt = s->rt;
+    const rt_ctx *rt = s->rt;
     if (m->src.kind != ENT_WORKER || m->src.group != 0 || m->src.id != 0 || m->src.proc != 0 || !rt->ckpt_dir ||
         m->step < 0 || m->step > s->last_step + 1)
         return 1;
@@ -708,14 +708,14 @@ static int on_checkpoint(dist_server *s, const msg *m, singa_err *err)
         return -1;
     msg r = {.type = MSG_CKPT_REPLY, .src = self(s), .dst = {ENT_WORKER, 0, 0, 0}, .step = m->step,
              .slice = s->group * rt->c->nservers_per_group + s->id};
-    dist_send(s->sock, &r, NULL, 0);
+    rt_send(s->sock, &r, NULL, 0);
     return 0;
 }
 
 /* Acts on one message: 0, 1 for a message dropped, -1 on failure (err set). */
-static int handle(dist_server *s, const msg *m, zmq_msg_t *payload, singa_err *err)
+static int handle(rt_server *s, const msg *m, zmq_msg_t *payload, singa_err *err)
 {
-    const dist_rt *rt = s->rt;
+    const rt_ctx *rt = s->rt;
     if (m->type == MSG_FLUSH)
         return on_flush(s, m, payload, err);
     if (m->type == MSG_CKPT)
@@ -759,18 +759,18 @@ static int handle(dist_server *s, const msg *m, zmq_msg_t *payload, singa_err *e
     }
 }
 
-void *dist_server_main(void *arg)
+void *rt_server_main(void *arg)
 {
-    dist_server *s = arg;
-    dist_rt *rt = s->rt;
+    rt_server *s = arg;
+    rt_ctx *rt = s->rt;
     singa_err err;
-    if (!(s->sock = dist_connect(rt, ENT_SERVER, s->group, s->id, &err)))
+    if (!(s->sock = rt_connect(rt, ENT_SERVER, s->group, s->id, &err)))
         return NULL;
     bool failed = false;
     for (;;) {
         msg m;
         zmq_msg_t payload;
-        int rc = dist_recv(rt, s->sock, &m, &payload);
+        int rc = rt_recv(rt, s->sock, &m, &payload);
         if (rc < 0 || (rc == 0 && m.type == MSG_STOP)) {
             zmq_msg_close(&payload);
             break;
