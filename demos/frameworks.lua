@@ -129,7 +129,8 @@ local function run(i)
   for line in child:lines() do
     local t = now()
     output[#output + 1] = line
-    local step, acc = line:match("^step (%d+)%s+test%s+loss %S+%s+accuracy (%S+)")
+    -- An asynchronous job's records name the group ("step 250    test g0    loss ...").
+    local step, acc = line:match("^step (%d+)%s+test%s.-loss %S+%s+accuracy (%S+)")
     if step then
       step, acc = tonumber(step), tonumber(acc)
       if step == 0 then t0 = t end

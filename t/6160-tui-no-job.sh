@@ -32,11 +32,13 @@ if [ -f "$fm/train-images-idx3-ubyte.gz" ]; then
     report $? "demos/frameworks.lua prints each run's tests live" "$tmp/screen.txt"
     grep -q '1 worker: [0-9]* images/s' "$tmp/screen.txt" || grep -q '^│ 1 worker  ' "$tmp/screen.txt"
     report $? "... and each run's images/s" "$tmp/screen.txt"
+    wait_for 'Downpour: step 10/20, test accuracy' 120
+    report $? "... also an asynchronous run's, whose records name the group" "$tmp/screen.txt"
     keys q
     restored 0
     report $? "q quits" "$tmp/screen.txt"
 else
-    for t in "frameworks.lua prints each run's tests live" "... and each run's images/s" "q quits"; do
+    for t in "frameworks.lua prints each run's tests live" "... and each run's images/s" "... also an asynchronous run's, whose records name the group" "q quits"; do
         skip "$t" "no Fashion-MNIST in $fm"
     done
 fi
