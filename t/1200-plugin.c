@@ -4,7 +4,6 @@
  * of plugins/ are in plugins/.libs/. */
 #include <string.h>
 
-#include "plugin/internal.h"
 #include "singa/singa.h"
 #include "tap.h"
 

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plugin/internal.h"
 #include "singa/singa.h"
 #include "tap.h"
 

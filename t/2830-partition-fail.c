@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include "layers/layers.h"
-#include "plugin/internal.h"
 #include "singa/singa.h"
 #include "tap.h"
 

@@ -2,7 +2,9 @@
  * ENDPOINT...` sends each endpoint (a stub listening for other processes) N bad messages of
  * every kind the runtime must survive: raw bytes that are not ZeroMQ at all, random frames,
  * headers with the right magic and random fields, messages claiming to come from a real rank
- * over a stranger's connection, truncated and extra frames, and frames above the size limit.
+ * over a stranger's connection, truncated and extra frames, frames above the size limit, and
+ * for every leg of the stub's table (runtime/protocol.h) that another process may send, that
+ * message with its sender's and addressee's kinds right and the rest random.
  * With --curve its ZeroMQ sockets are CURVE clients of a server with that public key, using that
  * secret key.  `fuzz-peers --joins N ENDPOINT` instead sends a coordinator N malformed joins
  * while it waits for the job's processes: garbage, truncated ones, and well-formed ones from a
@@ -15,7 +17,15 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#include "runtime/msg.h"
+#include "runtime/protocol.h"
+
+/* The legs of the stub's table that come from other processes. */
+typedef struct leg {
+    uint8_t type, to, from, via;
+} leg;
+#define LEG(type, to, from, via, check, handle) {type, to, from, via},
+static const leg legs[] = {RT_STUB_LEGS(LEG)};
+#undef LEG
 
 static unsigned long long rng = 88172645463325252ull;
 static char server_key[41], secret_key[41], public_key[41]; /* Z85; empty without --curve */
@@ -87,8 +97,42 @@ static int raw_garbage(const char *endpoint, int n)
     return sent;
 }
 
-/* One bad ZeroMQ message of kind k. */
-static void bad_message(void *s, int k)
+/* One of the kinds in `mask` (RT_STUBS ...), at random. */
+static uint8_t kind_in(unsigned mask)
+{
+    uint8_t k;
+    while (!(mask >> (k = (uint8_t)(rnd() % 3)) & 1))
+        ;
+    return k;
+}
+
+/* A message of a leg another process may send, claiming to come from rank `from`: its type and
+ * kinds right, its fields random and mostly in range, its payload random (often float-sized). */
+static void leg_message(void *s, int from)
+{
+    const leg *l;
+    do
+        l = &legs[rnd() % (sizeof legs / sizeof *legs)];
+    while (!(l->via & RT_PEER));
+    unsigned char head[MSG_HEADER_BYTES], body[256];
+    msg m = {.type = l->type, .flags = (uint8_t)(rnd() % 2 ? MSG_F_VALUES : rnd() % 16),
+             .src = {kind_in(l->from), (uint16_t)(rnd() % 3), (uint16_t)(rnd() % 3), (uint16_t)from},
+             .dst = {kind_in(l->to), (uint16_t)(rnd() % 3), (uint16_t)(rnd() % 3), (uint16_t)(rnd() % 3)},
+             .step = (int32_t)(rnd() % 8) - 1, .slice = (int32_t)(rnd() % 24) - 2, .param = (int32_t)(rnd() % 8) - 1,
+             .server = (int32_t)(rnd() % 8) - 1, .layer = (int32_t)(rnd() % 8) - 1, .count = rnd() % 4,
+             .edge = (int32_t)(rnd() % 4) - 1, .lost = rnd() % 2, .of_step = rnd() % 2, .ptr = rnd() % 2 ? 0 : rnd(),
+             .offset = rnd() % 16, .len = rnd() % 32};
+    size_t n = rnd() % 3 == 0 ? rnd() % sizeof body : 4 * (rnd() % (sizeof body / 4));
+    if (m.type == MSG_FLUSH && rnd() % 2)
+        n = MSG_FLUSH_MASK_BYTES;
+    fill(body, n);
+    msg_encode(&m, head);
+    zmq_send(s, head, sizeof head, ZMQ_SNDMORE | ZMQ_DONTWAIT);
+    zmq_send(s, body, n, ZMQ_DONTWAIT);
+}
+
+/* One bad ZeroMQ message of kind k, over a connection claiming to be rank `from`. */
+static void bad_message(void *s, int k, int from)
 {
     unsigned char head[MSG_HEADER_BYTES], body[256];
     msg m = {.type = (uint8_t)(1 + rnd() % (MSG_NTYPES + 3)), .flags = (uint8_t)(rnd() % 4),
@@ -98,7 +142,7 @@ static void bad_message(void *s, int k)
              .offset = rnd() % 80 == 0 ? UINT64_MAX - rnd() % 4 : rnd() % 80, .len = rnd() % 80 == 0 ? rnd() : rnd() % 80};
     fill(body, sizeof body);
     msg_encode(&m, head);
-    switch (k % 6) {
+    switch (k % 8) {
     case 0: /* random bytes */
         zmq_send(s, body, 1 + rnd() % sizeof body, ZMQ_DONTWAIT);
         break;
@@ -123,8 +167,11 @@ static void bad_message(void *s, int k)
         zmq_send(s, head, sizeof head, ZMQ_SNDMORE | ZMQ_DONTWAIT);
         zmq_send(s, "fuzz", 4, ZMQ_DONTWAIT);
         break;
-    default: /* empty frames */
+    case 5: /* empty frames */
         zmq_send(s, "", 0, ZMQ_DONTWAIT);
+        break;
+    default:
+        leg_message(s, from);
         break;
     }
 }
@@ -192,11 +239,12 @@ int main(int argc, char **argv)
         total += raw_garbage(argv[e], n / 10);
         /* identities a real rank could have ("p1"), and not ("x", binary) */
         const char *ids[] = {"p1", "p0", "stranger", "\x01\x02", "p99"};
+        const int claims[] = {1, 0, 2, 1, 99};
         for (int c = 0; c < 5; c++) {
             void *s = dealer(ctx, ids[c], 1000);
             zmq_connect(s, argv[e]);
             for (int i = 0; i < n / 5; i++, total++)
-                bad_message(s, (int)rnd());
+                bad_message(s, (int)rnd(), claims[c]);
             zmq_close(s);
         }
         /* above the size limit: the connection is dropped */

@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include "singa/error.h"
 
+#pragma GCC visibility push(default) /* exported: libsinga is built hidden */
+
 enum { SINGA_CKPT_F32 = 0, SINGA_CKPT_I64 = 1, SINGA_CKPT_U64 = 2, SINGA_CKPT_U8 = 3 };
 
 typedef struct singa_ckpt_entry {
@@ -73,5 +75,7 @@ void singa_ckpt_part_path(char *buf, size_t len, const char *dir, uint64_t step,
 /* Every checkpoint file of a directory (none when it does not exist), newest step first. */
 int singa_ckpt_dir_files(const char *dir, singa_ckpt_file **files, size_t *n, singa_err *err);
 int singa_mkdirs(const char *dir, singa_err *err);
+
+#pragma GCC visibility pop
 
 #endif

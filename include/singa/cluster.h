@@ -10,6 +10,8 @@
 
 #include "singa/conf.h"
 
+#pragma GCC visibility push(default) /* exported: libsinga is built hidden */
+
 typedef struct singa_cluster {
     int nworker_groups, nserver_groups;
     int nworkers_per_group, nservers_per_group;
@@ -48,5 +50,7 @@ int singa_cluster_server_group(const singa_cluster *c, int worker_group);
 int singa_launch_rank(int *rank, int *size, const char **from, singa_err *err);
 
 extern const singa_field singa_cluster_fields[];
+
+#pragma GCC visibility pop
 
 #endif

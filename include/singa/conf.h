@@ -10,6 +10,8 @@
 #include "singa/error.h"
 #include "singa/tensor.h"
 
+#pragma GCC visibility push(default) /* exported: libsinga is built hidden */
+
 typedef enum singa_conf_kind {
     SINGA_CONF_BOOL,
     SINGA_CONF_NUM,
@@ -85,6 +87,11 @@ singa_conf *singa_conf_new_bool(bool v);
  * also when this returns NULL for lack of memory). */
 singa_conf *singa_conf_new_func(singa_func *f);
 singa_conf *singa_conf_clone(const singa_conf *c);
+/* The tree of text in Lua's table syntax, as a job written in Lua gives it, for C programs
+ * without Lua (a plugin's check example, tests): "{ beta = 1.5, param = { { name = 'a' } } }",
+ * with numbers, strings, true, false, nested tables and -- comments.  NULL with err set ("at
+ * character N: ...") when the text is not such a table. */
+singa_conf *singa_conf_parse_text(const char *text, singa_err *err);
 /* A digest of the tree that ignores the order of a table's fields (a function counts by kind
  * only), so processes running one job can check they read the same configuration. */
 uint64_t singa_conf_hash(const singa_conf *c);
@@ -130,5 +137,7 @@ int singa_err_unknown(singa_err *err, const char *what, const char *kind, const 
                       const char *const *candidates, size_t n);
 /* The declared name closest to `name` (edit distance <= 2 plus a little for long names), or NULL. */
 const char *singa_suggest(const char *name, const char *const *candidates, size_t n);
+
+#pragma GCC visibility pop
 
 #endif

@@ -5,6 +5,8 @@
 
 #include <stddef.h>
 
+#pragma GCC visibility push(default) /* exported: libsinga is built hidden */
+
 #define SINGA_ERR_LEN 1024
 
 typedef struct singa_err {
@@ -17,5 +19,7 @@ int singa_err_set(singa_err *err, const char *fmt, ...) __attribute__((format(pr
 void singa_appendf(char *buf, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Prepends a context such as "layer 'fc1' (kInnerProduct): " to an existing message. */
 int singa_err_prefix(singa_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#pragma GCC visibility pop
 
 #endif

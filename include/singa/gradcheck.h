@@ -12,6 +12,8 @@
 #include "singa/layer.h"
 #include "singa/metrics.h"
 
+#pragma GCC visibility push(default) /* exported: libsinga is built hidden */
+
 #define SINGA_GRADCHECK_MAX_DSTS 8
 
 typedef struct singa_gradcheck_input {
@@ -48,5 +50,7 @@ int singa_gradcheck_net(const singa_registry *reg, const singa_conf *netconf, ui
  * connection layer in one net: the gradients through the inserted layers. */
 int singa_gradcheck_net_parts(const singa_registry *reg, const singa_conf *netconf, int nworkers, uint64_t seed,
                               singa_gradcheck_report *rep, singa_err *err);
+
+#pragma GCC visibility pop
 
 #endif

@@ -11,6 +11,8 @@
 #include "singa/metrics.h"
 #include "singa/stats.h"
 
+#pragma GCC visibility push(default) /* exported: libsinga is built hidden */
+
 typedef struct singa_job singa_job;
 
 typedef struct singa_record {
@@ -81,5 +83,7 @@ const singa_net *singa_job_train_net(const singa_job *job);
 
 extern const singa_field singa_job_fields[];
 extern const singa_field singa_cluster_fields[];
+
+#pragma GCC visibility pop
 
 #endif

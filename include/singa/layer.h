@@ -9,6 +9,8 @@
 #include "singa/param.h"
 #include "singa/tensor.h"
 
+#pragma GCC visibility push(default) /* exported: libsinga is built hidden */
+
 typedef enum singa_phase {
     SINGA_PHASE_TRAIN = 1,
     SINGA_PHASE_VALIDATION = 2,
@@ -36,10 +38,9 @@ enum {
     SINGA_LAYER_FEATURE_WISE = 32,
     SINGA_LAYER_FEATURE_PARTS = 64,
     SINGA_LAYER_WHOLE_BATCH = 128,
-    /* Writes each param's gradient through singa_param_grad_gemm, or between
-     * singa_param_grad_begin and singa_param_grad_done, so a group's workers in one process may
-     * add their gradients into one buffer in turns (src/runtime/history.c). */
-    SINGA_LAYER_GRAD_TURNS = 256,
+    /* 256 is taken: ABI 1.2 and 1.3 plugins set it for types that write their params'
+     * gradients only through singa_param_grad_gemm or singa_param_grad_begin/_done (see
+     * singa/plugin.h). */
 };
 
 #define SINGA_CURSOR_LEN 4
@@ -162,5 +163,7 @@ size_t singa_registry_names(const singa_registry *reg, const char **names, size_
 
 /* Fields every layer accepts (name, type, srclayer, param, exclude, ...). */
 extern const singa_field singa_layer_common_fields[];
+
+#pragma GCC visibility pop
 
 #endif

@@ -10,6 +10,8 @@
 #include "singa/pool.h"
 #include "singa/rng.h"
 
+#pragma GCC visibility push(default) /* exported: libsinga is built hidden */
+
 /* A worker's part of the data (SINGA's batch partitioning of input layers): of every batch of
  * B records it reads rows [index * B / count, (index + 1) * B / count), and group `group` of
  * `ngroups` asynchronous worker groups starts group / ngroups of the way into the data set, so
@@ -55,5 +57,12 @@ singa_layer *singa_net_find(const singa_net *net, const char *name);
 /* Instances per step: the batch size of the first input layer, all its parts' rows when it is
  * cut on the batch (0 if none). */
 int singa_net_batchsize(const singa_net *net);
+/* The nets a pass over `net` computes, to read what each of their layers did (profiles,
+ * metrics): net alone, or every location's of a net cut among the workers of a group
+ * (singa/partition.h; net is then location 0's). */
+int singa_net_nlocations(const singa_net *net);
+singa_net *singa_net_location(const singa_net *net, int location);
+
+#pragma GCC visibility pop
 
 #endif

@@ -16,6 +16,8 @@
 #include "singa/layer.h"
 #include "singa/net.h"
 
+#pragma GCC visibility push(default) /* exported: libsinga is built hidden */
+
 typedef enum singa_node_role {
     SINGA_NODE_LAYER,      /* a layer of the net, or one part of a partitioned layer */
     SINGA_NODE_SLICE,      /* kSlice: cuts its source into slabs along dim */
@@ -93,5 +95,7 @@ const char *singa_node_role_name(singa_node_role role); /* "layer", "slice", ...
 /* Writes the graph as Graphviz DOT: parts clustered and coloured by worker, connection layers
  * and bridges in shapes of their own, edges carrying a slab labelled with it. */
 int singa_graph_dot(const singa_graph *g, FILE *out);
+
+#pragma GCC visibility pop
 
 #endif

@@ -30,14 +30,19 @@
  * an older plugin.  A plugin built with minor m loads on hosts of the same major and minor >= m.
  * History: 1.1 added the partitioning flags SINGA_LAYER_FEATURE_WISE, _FEATURE_PARTS and
  * _WHOLE_BATCH (a 1.0 plugin sets none: its layers read one-to-all and stay whole on dim 1).
- * 1.2 added SINGA_LAYER_GRAD_TURNS with singa_param_grad_begin and singa_param's grad_turn,
- * grad_parts and turn_held (a 1.1 plugin sets no such flag: its params' gradients are its
- * workers' own, summed by the stub).  1.3 added singa_layer_param_value (a layer's default init
+ * 1.2 added SINGA_LAYER_GRAD_TURNS (flag 256) with singa_param_grad_begin and singa_param's
+ * grad_turn, grad_parts and turn_held (a 1.1 plugin sets no such flag: its params' gradients are
+ * its workers' own, summed by the stub).  1.3 added singa_layer_param_value (a layer's default init
  * value) and singa_param's default_value, and singa_layer_param and singa_layer_param_split
  * became macros over it that give kConstant the documented value 1; the functions of those names
  * remain for older plugins and give 0, as before.  The same release appended singa_func's
  * call_text, SINGA_VALUE_FIELDS, singa_net's progress and singa_result's early-stop members,
- * none of which a layer reads.
+ * none of which a layer reads.  Later, within 1.3 (nothing was added that a plugin could
+ * use): the host's state of a param (partitions' views, where its gradient goes, grad_turn and
+ * the like) left singa_param, whose bytes there stay reserved so that every other member keeps
+ * its offset; and SINGA_LAYER_GRAD_TURNS left the headers: writing gradients in turns is the
+ * runtime's business, and the host knows which of its own types allow it.  Flag 256 stays
+ * taken: a 1.2 or 1.3 plugin's type that sets it still has its gradients written in turns.
  *
  * Ownership.  A plugin is loaded into a registry (in singa-tui, the one of the Lua state) and
  * belongs to it: singa_registry_free drops its types and then dlcloses it.  Nothing is global,
@@ -48,6 +53,8 @@
 #include "singa/conf.h"
 #include "singa/gradcheck.h"
 #include "singa/layer.h"
+
+#pragma GCC visibility push(default) /* exported: libsinga is built hidden */
 
 #define SINGA_PLUGIN_ABI_MAJOR 1
 #define SINGA_PLUGIN_ABI_MINOR 3
@@ -149,5 +156,7 @@ int singa_registry_plugin_ids(const singa_registry *reg, char *buf, size_t cap);
  * takes no sources (an input layer), has nothing to check: rep->checked stays 0. */
 int singa_plugin_gradcheck(const singa_registry *reg, const singa_plugin *p, size_t index,
                            singa_gradcheck_report *rep, singa_err *err);
+
+#pragma GCC visibility pop
 
 #endif

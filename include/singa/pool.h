@@ -6,6 +6,8 @@
 
 #include <stddef.h>
 
+#pragma GCC visibility push(default) /* exported: libsinga is built hidden */
+
 typedef struct singa_pool singa_pool;
 
 typedef void (*singa_range_fn)(void *ctx, size_t begin, size_t end);
@@ -17,5 +19,7 @@ int singa_pool_threads(const singa_pool *pool);
 /* Runs fn over [0, n) cut into one range per thread (the caller takes the first) and returns
  * when all are done.  n below min_per_thread * threads uses fewer threads. */
 void singa_pool_for(singa_pool *pool, size_t n, size_t min_per_thread, singa_range_fn fn, void *ctx);
+
+#pragma GCC visibility pop
 
 #endif

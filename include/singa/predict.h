@@ -8,6 +8,8 @@
 #include "singa/job.h"
 #include "singa/tensor.h"
 
+#pragma GCC visibility push(default) /* exported: libsinga is built hidden */
+
 typedef struct singa_model singa_model;
 
 /* Builds the kTest net of `job` (a job table as singa_job_create takes) and loads its params
@@ -37,5 +39,7 @@ int singa_model_input_size(const singa_model *m);
  * *out is allocated here (instances x the layer's values per instance). */
 int singa_model_predict(singa_model *m, const singa_tensor *input, const char *layer, singa_tensor *out,
                         singa_err *err);
+
+#pragma GCC visibility pop
 
 #endif

@@ -5,6 +5,8 @@
 
 #include <stdint.h>
 
+#pragma GCC visibility push(default) /* exported: libsinga is built hidden */
+
 typedef struct singa_rng {
     uint64_t s[4];
 } singa_rng;
@@ -18,5 +20,7 @@ double singa_rng_gaussian(singa_rng *r);
 /* Uniform integer in [0, n). */
 uint64_t singa_rng_below(singa_rng *r, uint64_t n);
 uint64_t singa_hash_str(const char *s);
+
+#pragma GCC visibility pop
 
 #endif

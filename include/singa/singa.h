@@ -1,11 +1,13 @@
 /* libsinga: the singa-tui engine. */
 #ifndef SINGA_SINGA_H
 #define SINGA_SINGA_H
+#pragma GCC visibility push(default) /* exported: libsinga is built hidden */
 
 #define SINGA_VERSION "0.1.0"
 
 #include "singa/checkpoint.h"
 #include "singa/conf.h"
+#include "singa/datafile.h"
 #include "singa/error.h"
 #include "singa/job.h"
 #include "singa/layer.h"
@@ -21,5 +23,7 @@
 #include "singa/updater.h"
 #include "singa/gradcheck.h"
 #include "singa/plugin.h"
+
+#pragma GCC visibility pop
 
 #endif

@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#pragma GCC visibility push(default) /* exported: libsinga is built hidden */
+
 typedef struct singa_stats singa_stats;
 
 typedef struct singa_traffic {
@@ -29,5 +31,7 @@ uint64_t singa_stats_dropped(const singa_stats *s);
 int singa_stats_rank(const singa_stats *s);
 /* Whether process `rank` was found dead (silent for heartbeat_timeout). */
 bool singa_stats_rank_lost(const singa_stats *s, int rank);
+
+#pragma GCC visibility pop
 
 #endif

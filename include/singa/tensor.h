@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include "singa/error.h"
 
+#pragma GCC visibility push(default) /* exported: libsinga is built hidden */
+
 #define SINGA_MAX_DIMS 4
 
 typedef struct singa_tensor {
@@ -66,5 +68,7 @@ void singa_tensor_add_row(singa_tensor *c, const float *v);
 void singa_tensor_sum_rows(const singa_tensor *c, float alpha, float beta, float *out);
 
 void singa_blas_set_threads(int n);
+
+#pragma GCC visibility pop
 
 #endif

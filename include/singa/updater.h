@@ -20,10 +20,14 @@
 #include "singa/conf.h"
 #include "singa/param.h"
 
+#pragma GCC visibility push(default) /* exported: libsinga is built hidden */
+
 typedef struct singa_updater singa_updater;
 
 #define SINGA_UPDATER_MAX_SLOTS 8
 
+/* params NULL: the schedule alone, for singa_updater_lr (a distributed worker's: the servers
+ * update). */
 int singa_updater_create(singa_updater **out, const singa_conf *conf, singa_params *params,
                          singa_err *err);
 /* Flags of singa_updater_create_ex. */
@@ -70,5 +74,7 @@ singa_tensor *singa_updater_slot(singa_updater *u, int param_id, int slot);
 
 extern const singa_field singa_updater_fields[];
 extern const singa_field singa_lr_fields[];
+
+#pragma GCC visibility pop
 
 #endif

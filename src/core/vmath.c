@@ -6,7 +6,6 @@
 #include "core/simd.h"
 #include "core/vmath.h"
 
-
 static inline float fast_exp(float x)
 {
     x = x < -87.0f ? -87.0f : x; /* not fminf/fmaxf: their NaN rules block vectorisation */
@@ -38,48 +37,48 @@ static inline float fast_tanh(float x)
     return ax < 0.625f ? small : big;
 }
 
-SINGA_KERNEL void singa_vtanh(float *restrict y, const float *restrict x, size_t n, float in_scale,
-                        float out_scale)
+SINGA_KERNEL static void vtanh(float *restrict y, const float *restrict x, size_t n, float in_scale,
+                               float out_scale)
 {
     for (size_t i = 0; i < n; i++)
         y[i] = out_scale * fast_tanh(in_scale * x[i]);
 }
 
-SINGA_KERNEL void singa_vtanh_grad(float *restrict dx, const float *restrict dy, const float *restrict y,
-                             size_t n, float in_scale, float out_scale, float beta)
+SINGA_KERNEL static void vtanh_grad(float *restrict dx, const float *restrict dy, const float *restrict y,
+                                    size_t n, float in_scale, float out_scale, float beta)
 {
     float inv = 1.0f / out_scale;
     for (size_t i = 0; i < n; i++)
         dx[i] = beta * dx[i] + dy[i] * in_scale * (out_scale - y[i] * y[i] * inv);
 }
 
-SINGA_KERNEL void singa_vsigmoid(float *restrict y, const float *restrict x, size_t n)
+SINGA_KERNEL static void vsigmoid(float *restrict y, const float *restrict x, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         y[i] = 1.0f / (1.0f + fast_exp(-x[i]));
 }
 
-SINGA_KERNEL void singa_vsigmoid_grad(float *restrict dx, const float *restrict dy,
-                                const float *restrict y, size_t n, float beta)
+SINGA_KERNEL static void vsigmoid_grad(float *restrict dx, const float *restrict dy,
+                                       const float *restrict y, size_t n, float beta)
 {
     for (size_t i = 0; i < n; i++)
         dx[i] = beta * dx[i] + dy[i] * y[i] * (1.0f - y[i]);
 }
 
-SINGA_KERNEL void singa_vrelu(float *restrict y, const float *restrict x, size_t n, float slope)
+SINGA_KERNEL static void vrelu(float *restrict y, const float *restrict x, size_t n, float slope)
 {
     for (size_t i = 0; i < n; i++)
         y[i] = x[i] > 0.0f ? x[i] : slope * x[i];
 }
 
-SINGA_KERNEL void singa_vrelu_grad(float *restrict dx, const float *restrict dy, const float *restrict y,
-                             size_t n, float slope, float beta)
+SINGA_KERNEL static void vrelu_grad(float *restrict dx, const float *restrict dy, const float *restrict y,
+                                    size_t n, float slope, float beta)
 {
     for (size_t i = 0; i < n; i++)
         dx[i] = beta * dx[i] + (y[i] > 0.0f ? dy[i] : slope * dy[i]);
 }
 
-SINGA_KERNEL float singa_vsum(const float *restrict x, size_t n)
+SINGA_KERNEL static float vsum(const float *restrict x, size_t n)
 {
     float acc[16] = {0};
     size_t i = 0;
@@ -94,7 +93,7 @@ SINGA_KERNEL float singa_vsum(const float *restrict x, size_t n)
     return sum;
 }
 
-SINGA_KERNEL float singa_vexp_shift(float *restrict y, const float *restrict x, size_t n, float shift)
+SINGA_KERNEL static float vexp_shift(float *restrict y, const float *restrict x, size_t n, float shift)
 {
     float sum = 0.0f;
     for (size_t i = 0; i < n; i++) {
@@ -103,3 +102,26 @@ SINGA_KERNEL float singa_vexp_shift(float *restrict y, const float *restrict x, 
     }
     return sum;
 }
+
+/* The kernels are static and reached through these: GCC exports a target_clones function's
+ * dispatcher whatever its visibility, and the kernels are no part of libsinga's API. */
+void singa_vtanh(float *y, const float *x, size_t n, float in_scale, float out_scale)
+{
+    vtanh(y, x, n, in_scale, out_scale);
+}
+void singa_vtanh_grad(float *dx, const float *dy, const float *y, size_t n, float in_scale, float out_scale, float beta)
+{
+    vtanh_grad(dx, dy, y, n, in_scale, out_scale, beta);
+}
+void singa_vsigmoid(float *y, const float *x, size_t n) { vsigmoid(y, x, n); }
+void singa_vsigmoid_grad(float *dx, const float *dy, const float *y, size_t n, float beta)
+{
+    vsigmoid_grad(dx, dy, y, n, beta);
+}
+void singa_vrelu(float *y, const float *x, size_t n, float slope) { vrelu(y, x, n, slope); }
+void singa_vrelu_grad(float *dx, const float *dy, const float *y, size_t n, float slope, float beta)
+{
+    vrelu_grad(dx, dy, y, n, slope, beta);
+}
+float singa_vsum(const float *x, size_t n) { return vsum(x, n); }
+float singa_vexp_shift(float *y, const float *x, size_t n, float shift) { return vexp_shift(y, x, n, shift); }

@@ -236,7 +236,7 @@ static void destroy(singa_layer *l)
 }
 
 const singa_layer_type singa_conv_layer = {
-    .name = "kConvolution", .flags = SINGA_LAYER_FEATURE_PARTS | SINGA_LAYER_GRAD_TURNS, .fields = fields, .min_src = 1, .max_src = 1,
+    .name = "kConvolution", .flags = SINGA_LAYER_FEATURE_PARTS, .fields = fields, .min_src = 1, .max_src = 1,
     .state_size = sizeof(conv_state), .setup = setup, .forward = forward, .backward = backward,
     .destroy = destroy,
 };

@@ -1,37 +1,16 @@
 /* Data files read whole into memory (datafile.c): what the input layers (kIDXData, kCSVInput,
- * kRGBImage) and singa.read_idx / singa.read_csv share.  Errors name the file ("file 'x': ...");
- * a layer adds its own name in front. */
+ * kRGBImage) share.  IDX and CSV files are public (singa/datafile.h), since singa.read_idx and
+ * singa.read_csv read them too; reading any file whole is the layers' own. */
 #ifndef SINGA_LAYERS_DATAFILE_H
 #define SINGA_LAYERS_DATAFILE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "singa/datafile.h"
 #include "singa/error.h"
 
 /* Reads a whole file, plain or gzip-compressed, into *out (malloc'd; *len bytes). */
 int singa_file_read(const char *path, uint8_t **out, size_t *len, singa_err *err);
-
-/* An IDX file of unsigned bytes (MNIST's format), 1 to 4 dimensions: dims[0] records of
- * `record` bytes each. */
-typedef struct singa_idx {
-    uint8_t *bytes;
-    int ndim;
-    int dims[4];
-    size_t count, record;
-} singa_idx;
-
-int singa_idx_read(singa_idx *f, const char *path, singa_err *err);
-void singa_idx_free(singa_idx *f);
-
-/* A text file of numbers, `sep` between columns, blank lines skipped, after its first `skip`
- * lines (a header): every row must have as many columns as the first and only finite numbers.
- * *vals (malloc'd) holds rows x ncols numbers; a file without rows is an error.  With `lines`,
- * *lines (malloc'd) gives each row's line in the file (from 1), for messages about a row. */
-int singa_csv_read(const char *path, char sep, int skip, float **vals, size_t *rows, int *ncols, size_t **lines,
-                   singa_err *err);
-/* Whether `sep` can separate numbers: one character that is no part of one (the message starts
- * with "'separator'"). */
-int singa_csv_check_sep(const char *sep, singa_err *err);
 
 #endif

@@ -73,6 +73,6 @@ static void backward(singa_layer *l)
 }
 
 const singa_layer_type singa_inner_product_layer = {
-    .name = "kInnerProduct", .flags = SINGA_LAYER_FEATURE_PARTS | SINGA_LAYER_GRAD_TURNS, .fields = fields, .min_src = 1, .max_src = 1,
+    .name = "kInnerProduct", .flags = SINGA_LAYER_FEATURE_PARTS, .fields = fields, .min_src = 1, .max_src = 1,
     .state_size = sizeof(ip_state), .setup = setup, .forward = forward, .backward = backward,
 };

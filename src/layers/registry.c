@@ -1,5 +1,5 @@
-/* The layer-type registry and what every layer shares: shaping, gradient accumulation, param
- * declaration and metrics. */
+/* The layer-type registry and what every layer shares: shaping, gradient accumulation and
+ * metrics (declaring params: layer_param.c). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,16 +43,25 @@ static const singa_layer_type *const builtins[] = {
     &singa_char_rnn_output_layer,
 };
 
+/* The built-in types that write their params' gradients in turns (SINGA_TYPE_GRAD_TURNS). */
+static const singa_layer_type *const grad_turns[] = {&singa_inner_product_layer, &singa_conv_layer};
+
 singa_registry *singa_registry_new(void)
 {
     singa_registry *reg = calloc(1, sizeof *reg);
     size_t n = sizeof builtins / sizeof builtins[0];
-    if (!reg || !(reg->types = malloc(n * sizeof *reg->types))) {
+    if (!reg || !(reg->types = malloc(n * sizeof *reg->types)) || !(reg->traits = calloc(n, sizeof *reg->traits))) {
+        if (reg)
+            free(reg->types);
         free(reg);
         return NULL;
     }
     memcpy(reg->types, builtins, sizeof builtins);
     reg->n = n;
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < sizeof grad_turns / sizeof grad_turns[0]; k++)
+            if (builtins[i] == grad_turns[k])
+                reg->traits[i] |= SINGA_TYPE_GRAD_TURNS;
     return reg;
 }
 
@@ -60,6 +69,7 @@ void singa_registry_free(singa_registry *reg)
 {
     if (reg) {
         free(reg->types);
+        free(reg->traits);
         singa_registry_unload_plugins(reg); /* after the types, which live in the plugins */
     }
     free(reg);
@@ -73,17 +83,34 @@ const singa_layer_type *singa_registry_find(const singa_registry *reg, const cha
     return NULL;
 }
 
-int singa_registry_add(singa_registry *reg, const singa_layer_type *type, singa_err *err)
+int singa_registry_add_traits(singa_registry *reg, const singa_layer_type *type, unsigned traits, singa_err *err)
 {
     if (!type->name || !type->setup || !type->forward)
         return singa_err_set(err, "layer type needs a name, setup and forward");
     if (singa_registry_find(reg, type->name))
         return singa_err_set(err, "layer type '%s' is already registered", type->name);
     const singa_layer_type **t = realloc(reg->types, (reg->n + 1) * sizeof *t);
-    if (!t)
+    if (t)
+        reg->types = t;
+    unsigned *tr = t ? realloc(reg->traits, (reg->n + 1) * sizeof *tr) : NULL;
+    if (!tr)
         return singa_err_set(err, "out of memory");
-    reg->types = t;
+    reg->traits = tr;
+    tr[reg->n] = traits;
     t[reg->n++] = type;
+    return 0;
+}
+
+int singa_registry_add(singa_registry *reg, const singa_layer_type *type, singa_err *err)
+{
+    return singa_registry_add_traits(reg, type, 0, err);
+}
+
+unsigned singa_registry_traits(const singa_registry *reg, const singa_layer_type *type)
+{
+    for (size_t i = 0; i < reg->n; i++)
+        if (reg->types[i] == type)
+            return reg->traits[i];
     return 0;
 }
 
@@ -178,42 +205,6 @@ void singa_layer_metric(singa_layer *l, const char *name, double value)
     singa_metrics_add(&l->net->metrics, name, value);
 }
 
-/* The part's view of whole param w along axis (all of w when axis < 0 or the part is on the
- * batch), appended to l's params. */
-static singa_param *add_view(singa_layer *l, singa_param *w, int axis, singa_err *err)
-{
-    singa_param *v = calloc(1, sizeof *v);
-    size_t len = strlen(w->name) + 16;
-    if (!v || !(v->name = malloc(len)) || !(v->layer = strdup(l->name))) {
-        if (v)
-            free(v->name);
-        free(v);
-        singa_err_set(err, "out of memory");
-        return NULL;
-    }
-    snprintf(v->name, len, "%s@%d", w->name, l->part.index);
-    v->whole = w;
-    v->data = w->data;
-    v->grad = w->grad;
-    v->data.owns = v->grad.owns = false;
-    if (l->part.dim == 1 && axis >= 0) {
-        int n = w->data.shape[axis] / l->part.count, at = n * l->part.index;
-        if (w->data.ndim == 1) { /* a range of a vector */
-            v->data.data += at;
-            v->grad.data += at;
-            v->data.shape[0] = v->grad.shape[0] = n;
-            v->data.size = v->grad.size = (size_t)n;
-        } else {
-            v->data = axis == 0 ? singa_tensor_view_rows(&w->data, at, n) : singa_tensor_view_cols(&w->data, at, n);
-            v->grad = axis == 0 ? singa_tensor_view_rows(&w->grad, at, n) : singa_tensor_view_cols(&w->grad, at, n);
-        }
-        v->disjoint = true;
-    }
-    w->nviews++;
-    l->params[l->nparams++] = v;
-    return v;
-}
-
 int singa_layer_part_size(const singa_layer *l, const char *field, int total, singa_err *err)
 {
     if (l->part.dim != 1 || l->part.count < 2)
@@ -227,144 +218,4 @@ int singa_layer_part_size(const singa_layer *l, const char *field, int total, si
 int singa_layer_batch(const singa_layer *l)
 {
     return singa_tensor_rows(&l->data) * (l->part.dim == 0 && l->part.count > 1 ? l->part.count : 1);
-}
-
-/* The symbols plugins built before ABI 1.3 call (singa/layer.h): their default value was 0. */
-#undef singa_layer_param
-#undef singa_layer_param_split
-singa_param *singa_layer_param(singa_layer *l, int index, const char *suffix, int ndim,
-                               const int *shape, int fan_in, int fan_out, const char *default_init,
-                               singa_err *err)
-{
-    return singa_layer_param_value(l, index, suffix, ndim, shape, -1, fan_in, fan_out, default_init, 0.0, err);
-}
-
-singa_param *singa_layer_param_split(singa_layer *l, int index, const char *suffix, int ndim,
-                                     const int *shape, int axis, int fan_in, int fan_out,
-                                     const char *default_init, singa_err *err)
-{
-    return singa_layer_param_value(l, index, suffix, ndim, shape, axis, fan_in, fan_out, default_init, 0.0, err);
-}
-
-singa_param *singa_layer_param_value(singa_layer *l, int index, const char *suffix, int ndim,
-                                     const int *shape, int axis, int fan_in, int fan_out,
-                                     const char *default_init, double default_value, singa_err *err)
-{
-    const singa_conf *list = singa_conf_get(l->conf, "param");
-    const singa_conf *pc = list && (size_t)index < list->n ? list->items[index] : NULL;
-    char what[SINGA_NAME_MAX + 64], defname[2 * SINGA_NAME_MAX + 2];
-    snprintf(what, sizeof what, "layer '%s' (%s): param %d", l->name, l->type->name, index + 1);
-    if (pc) {
-        const singa_field *const schemas[] = {singa_param_fields, NULL};
-        if (singa_conf_check(pc, schemas, what, err) < 0)
-            return NULL;
-    }
-    snprintf(defname, sizeof defname, "%s_%s", singa_conf_str(l->conf, "name", l->name), suffix);
-    const char *name = singa_conf_str(pc, "name", defname);
-    const char *share = singa_conf_str(pc, "share_from", NULL);
-    char copyname[sizeof defname + 16];
-    if (l->unroll_index > 0) { /* copies of an unrolled layer share copy 0's params */
-        if (index >= l->unroll_first->nparams) {
-            singa_err_set(err, "%s: copy %d declares more params than copy 0", what, l->unroll_index);
-            return NULL;
-        }
-        share = l->unroll_first->params[index]->name;
-        snprintf(copyname, sizeof copyname, "%s#%d", share, l->unroll_index);
-        name = copyname;
-    }
-    if (strlen(name) >= sizeof defname || !*name) {
-        singa_err_set(err, "%s: a param name must have 1 to %zu characters", what, sizeof defname - 1);
-        return NULL;
-    }
-    singa_params *ps = l->net->params;
-    singa_param *owner = NULL, *p;
-    if (share) {
-        if (!(owner = singa_params_find(ps, share))) {
-            singa_err_set(err, "%s ('%s'): share_from names unknown param '%s' (it must be declared by an earlier layer)",
-                          what, name, share);
-            return NULL;
-        }
-        while (owner->owner)
-            owner = owner->owner;
-    }
-    if (index != l->nparams) {
-        singa_err_set(err, "%s: params must be declared in order", what);
-        return NULL;
-    }
-    singa_param **arr = realloc(l->params, (size_t)(l->nparams + 1) * sizeof *arr);
-    if (!arr) {
-        singa_err_set(err, "out of memory");
-        return NULL;
-    }
-    l->params = arr;
-    bool part = l->part.count > 1;
-    if (part && (l->unroll_len > 1 || share)) {
-        singa_err_set(err, "%s: a partitioned layer's params can be neither unrolled nor shared (share_from), so far", what);
-        return NULL;
-    }
-    singa_param *prev = singa_params_find(ps, name);
-    if (prev && prev->net == l->net && !(part && prev->decl == l->conf)) {
-        singa_err_set(err, "%s: param name '%s' is already used by layer '%s' in this net (use share_from to share a value)",
-                      what, name, prev->layer);
-        return NULL;
-    }
-    bool existed = prev != NULL;
-    if (!(p = singa_params_declare(ps, name, l->name, ndim, shape, err))) {
-        singa_err_prefix(err, "%s: ", what);
-        return NULL;
-    }
-    if (!existed) {
-        p->lr_scale = (float)singa_conf_num(pc, "lr_scale", 1.0);
-        p->wd_scale = (float)singa_conf_num(pc, "wd_scale", 1.0);
-        p->fan_in = fan_in;
-        p->fan_out = fan_out;
-        p->default_init = default_init;
-        p->default_value = default_value;
-        const singa_conf *init = singa_conf_get(pc, "init");
-        if (init) {
-            const singa_field *const schemas[] = {singa_init_fields, NULL};
-            char iw[200];
-            snprintf(iw, sizeof iw, "%s ('%s'): init", what, name);
-            if (singa_conf_check(init, schemas, iw, err) < 0)
-                return NULL;
-            if (!(p->init = singa_conf_clone(init))) {
-                singa_err_set(err, "out of memory");
-                return NULL;
-            }
-        }
-        if (owner) {
-            if (!singa_tensor_same_shape(&owner->data, &p->data)) {
-                char a[64], b[64];
-                singa_err_set(err, "%s ('%s'): shape %s differs from shared param '%s' (%s)", what,
-                              name, singa_tensor_shape_str(&p->data, a, sizeof a), owner->name,
-                              singa_tensor_shape_str(&owner->data, b, sizeof b));
-                return NULL;
-            }
-            singa_tensor_free(&p->data);
-            p->data = owner->data;
-            p->data.owns = false;
-            p->owner = owner;
-        } else if (ps->defer_init ? singa_param_init_held(p, l->net->rng, NULL, 0, err) < 0
-                                  : singa_param_init_values(p, l->net->rng, err) < 0) {
-            singa_err_prefix(err, "%s ('%s'): ", what, name);
-            return NULL;
-        }
-    }
-    p->net = l->net;
-    p->decl = l->conf;
-    if (l->net->phase == SINGA_PHASE_TRAIN && !p->trained) {
-        p->trained = true;
-        if (p->owner)
-            p->owner->nsharers++;
-    }
-    if (part) {
-        if (axis >= 0 && l->part.dim == 1 && p->data.shape[axis] % l->part.count != 0) {
-            singa_err_set(err, "%s ('%s'): dimension %d (%d) does not divide into %d parts on the features", what,
-                          name, axis, p->data.shape[axis], l->part.count);
-            return NULL;
-        }
-        return add_view(l, p, axis, err);
-    }
-    l->params[l->nparams++] = p;
-    return p;
 }

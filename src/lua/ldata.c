@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "layers/datafile.h"
 #include "lua/lsinga.h"
 #include "lua/ltensor.h"
+#include "singa/datafile.h"
 
 /* Checks the options table at idx (absent, nil or a table) against `names`: an unknown key is
  * refused with a "did you mean". */

@@ -10,7 +10,7 @@
 #include "lua/lsinga.h"
 #include "lua/ltensor.h"
 #include "lua/luaconf.h"
-#include "net/parts.h"
+#include "layers/param_state.h"
 #include "singa/predict.h"
 #include "singa/singa.h"
 
@@ -383,7 +383,7 @@ static void push_param_table(lua_State *L, const singa_params *ps)
     lua_createtable(L, 0, ps->n);
     for (int i = 0; i < ps->n; i++) {
         const singa_param *p = ps->items[i];
-        if (p->partial)
+        if (singa_param_state_c(p)->partial)
             continue;
         singa_tensor *t = singa_lua_tensor_new(L, p->data.ndim, p->data.shape);
         singa_tensor_copy(t, &p->data);

@@ -5,8 +5,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "layers/param_state.h"
 #include "net/parts.h"
-#include "net/running.h"
+#include "net/topo.h"
+#include "layers/running.h"
 #include "singa/net.h"
 #include "singa/partition.h"
 
@@ -50,8 +52,7 @@ static void layer_free(singa_layer *l)
     singa_tensor_free(&l->aux);
     free(l->state);
     for (int i = 0; i < l->nparams; i++)
-        if (l->params[i]->whole)
-            singa_param_view_free(l->params[i]);
+        singa_param_view_free(l->params[i]); /* a view; the store frees the others */
     free(l->params);
     free(l->src);
     free(l->src_slab);
@@ -98,34 +99,55 @@ static bool orders(const singa_layer *l, int k)
     return !l->type->back_src || !l->type->back_src(l, l->src[k]);
 }
 
+static int index_in(const singa_net *net, const singa_layer *l)
+{
+    for (int i = 0; i < net->nlayers; i++)
+        if (net->layers[i] == l)
+            return i;
+    return -1;
+}
+
+/* The net as singa_topo_sort sees it (topo.h): its layers in declaration order, and for each its
+ * pass, the first in which a scan of the layers in that order finds its sources placed. */
+typedef struct net_graph {
+    const singa_net *net;
+    long *pass;
+} net_graph;
+
+static int net_nsrc(void *ud, int i) { return ((const net_graph *)ud)->net->layers[i]->nsrc; }
+
+static int net_src(void *ud, int i, int k)
+{
+    const singa_net *net = ((const net_graph *)ud)->net;
+    return orders(net->layers[i], k) ? index_in(net, net->layers[i]->src[k]) : -1;
+}
+
+static long net_pass(void *ud, int i)
+{
+    net_graph *g = ud;
+    long pass = 0;
+    for (int k = 0; k < net_nsrc(ud, i); k++) {
+        int s = net_src(ud, i, k);
+        if (s >= 0 && g->pass[s] + (s > i) > pass) /* a source after it: placed in a later scan */
+            pass = g->pass[s] + (s > i);
+    }
+    return g->pass[i] = pass;
+}
+
+/* Orders the layers by scans in declaration order, each placing the layers whose sources are
+ * placed: that keeps the order stable and close to what was written. */
 static int toposort(singa_net *net, singa_err *err)
 {
-    int n = net->nlayers, *indeg = calloc((size_t)n, sizeof *indeg);
-    singa_layer **order = malloc((size_t)n * sizeof *order);
-    if (!indeg || !order) {
-        free(indeg);
+    int n = net->nlayers, *order = malloc(((size_t)n + 1) * sizeof *order);
+    bool *placed = malloc(((size_t)n + 1) * sizeof *placed);
+    net_graph ng = {net, malloc(((size_t)n + 1) * sizeof *ng.pass)};
+    singa_topo_graph g = {&ng, net_nsrc, net_src, net_pass};
+    int done = order && placed && ng.pass ? singa_topo_sort(n, &g, order, placed) : -1;
+    free(ng.pass);
+    if (done < 0) {
         free(order);
+        free(placed);
         return singa_err_set(err, "out of memory");
-    }
-    for (int i = 0; i < n; i++)
-        for (int k = 0; k < net->layers[i]->nsrc; k++)
-            indeg[i] += orders(net->layers[i], k);
-    int done = 0;
-    /* Repeated passes in declaration order keep the order stable and close to what was written. */
-    for (bool progress = true; progress && done < n;) {
-        progress = false;
-        for (int i = 0; i < n; i++) {
-            if (indeg[i] != 0)
-                continue;
-            singa_layer *l = net->layers[i];
-            indeg[i] = -1;
-            order[done++] = l;
-            progress = true;
-            for (int j = 0; j < n; j++)
-                for (int k = 0; k < net->layers[j]->nsrc; k++)
-                    if (net->layers[j]->src[k] == l && orders(net->layers[j], k))
-                        indeg[j]--;
-        }
     }
     int rc = 0;
     if (done < n) {
@@ -134,7 +156,7 @@ static int toposort(singa_net *net, singa_err *err)
         int *seen_at = calloc((size_t)n, sizeof *seen_at), len = 0;
         singa_layer *cur = NULL, **path = malloc((size_t)n * sizeof *path);
         for (int i = 0; i < n && !cur; i++)
-            if (indeg[i] > 0)
+            if (!placed[i])
                 cur = net->layers[i];
         while (seen_at && path && cur) {
             int idx = 0;
@@ -147,7 +169,7 @@ static int toposort(singa_net *net, singa_err *err)
             singa_layer *next = NULL;
             for (int k = 0; k < cur->nsrc && !next; k++)
                 for (int j = 0; j < n; j++)
-                    if (net->layers[j] == cur->src[k] && indeg[j] > 0 && orders(cur, k))
+                    if (net->layers[j] == cur->src[k] && !placed[j] && orders(cur, k))
                         next = cur->src[k];
             cur = next;
         }
@@ -165,9 +187,16 @@ static int toposort(singa_net *net, singa_err *err)
         free(path);
         rc = singa_err_set(err, "the layers form a cycle through srclayer: %s", cyc);
     } else {
-        memcpy(net->layers, order, (size_t)n * sizeof *order);
+        singa_layer **sorted = malloc(((size_t)n + 1) * sizeof *sorted);
+        if (!sorted)
+            rc = singa_err_set(err, "out of memory");
+        for (int i = 0; sorted && i < n; i++)
+            sorted[i] = net->layers[order[i]];
+        if (sorted)
+            memcpy(net->layers, sorted, (size_t)n * sizeof *sorted);
+        free(sorted);
     }
-    free(indeg);
+    free(placed);
     free(order);
     return rc;
 }
@@ -569,13 +598,15 @@ void singa_net_backward_begin(singa_net *net)
 {
     for (int i = 0; i < net->nlayers; i++) {
         net->layers[i]->grad_written = false;
-        for (int k = 0; k < net->layers[i]->nparams; k++)
-            if (net->layers[i]->params[k]->whole)
-                net->layers[i]->params[k]->whole->claimed = false;
+        for (int k = 0; k < net->layers[i]->nparams; k++) {
+            singa_param_view *v = singa_param_view_of(net->layers[i]->params[k]);
+            if (v)
+                singa_param_state_of(v->whole)->claimed = false;
+        }
     }
     for (int i = net->nlayers - 1; i >= 0; i--) /* parts' views, in the order they will write */
         for (int k = 0; k < net->layers[i]->nparams; k++)
-            if (net->layers[i]->params[k]->whole)
+            if (singa_param_view_of(net->layers[i]->params[k]))
                 singa_param_view_begin(net->layers[i]->params[k]);
 }
 

@@ -6,18 +6,15 @@
  * the result does not depend on which thread ran first.  Each location runs its layers in an
  * order that sends as early and receives as late as the graph allows (order_for_bridges).
  *
- * A param's grad_ready is the worker's, which sends the gradient through a socket only the lead's
- * thread may use: during a backward pass the parts take it over, mark a param final in whatever
+ * A param's gradient sink is the worker's, which sends the gradient through a socket only the
+ * lead's thread may use: during a backward pass the parts take it over, mark a param final in whatever
  * thread finishes it, and the lead tells the worker between its own layers and while it waits, so
  * gradients still leave as soon as they are final; replicated params once summed.
  *
- * Linked to other processes (see parts.h), a layer whose blob another process waits for has it
- * sent by the lead, which alone may use the worker's socket: at once when it computed the layer,
- * else between its layers and while it waits, as with gradients.  Blobs from elsewhere arrive in
- * whatever thread receives them and count as the sender's layer finished.  One that comes before
- * its pass began (a fast sender's next pass) waits in a copy: a gradient written before the pass
- * begins would be taken for stale.  This process's gradient of a param is then its part of the
- * group's (zero where only other processes compute), and the servers sum the processes'. */
+ * Placed among processes (see parts.h), a layer whose blob another process waits for has it sent
+ * by the lead, whose thread alone may use the worker's socket: at once when it computed the
+ * layer, else between its layers and while it waits, as with gradients.  What the remote puts
+ * here counts as the sender's layer finished. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -25,19 +22,20 @@
 #include <string.h>
 #include <time.h>
 
-#include "runtime/runtime.h"
+#include "layers/param_state.h"
 #include "net/parts.h"
+#include "net/topo.h"
 #include "singa/layer.h"
 #include "singa/param.h"
 
 typedef struct replica {
-    singa_param *view;
+    singa_param *view, *whole;
     singa_tensor grad; /* the view's own gradient buffer */
     int location;      /* its layer's */
 } replica;
 
-typedef struct held { /* a param's own grad_ready, taken over during a backward pass */
-    singa_grad_ready_fn fn; /* NULL: the param has none */
+typedef struct held { /* a param's own sink, taken over during a backward pass */
+    const singa_grad_sink *sink; /* NULL: the param has none */
     void *ud;
     bool summed;            /* a whole param with replicas: final once they are summed */
     bool ready, told;       /* this pass: final, and the worker told */
@@ -47,12 +45,6 @@ typedef struct executor {
     singa_parts *pp;
     int location;
 } executor;
-
-typedef struct inbound { /* a blob another process sends here */
-    int x, e;     /* its layer, and -1 (the layer's features) or the edge of its source (its gradient) */
-    float *stage; /* a copy that came before its pass began */
-    long staged;  /* that pass; 0: none */
-} inbound;
 
 struct singa_parts {
     int n;
@@ -82,19 +74,11 @@ struct singa_parts {
     held *held;  /* by param id */
     int nheld;
     atomic_int nready; /* params final and not yet told */
-    singa_stats *stats; /* where bridges count what they carry, or NULL */
-    /* Linked to other processes. */
-    singa_parts_peers link;
-    int *owner;       /* per location: its process; NULL when not linked */
-    int **sends[2];   /* per layer and direction: forward, one location per process its features
-                       * go to; backward, the edges of the sources whose gradient goes back; -1 ends */
+    singa_parts_remote remote; /* all NULL unless the runtime set one */
+    /* Placed among processes. */
+    bool placed;
     int *outbox;      /* this pass: layers finished here by others than the lead, to be sent */
     int nout, nsent;
-    inbound *in;
-    int nin;
-    bool *reports;    /* per location: the first of another process, whose metrics location 0's awaits */
-    singa_metrics *theirs; /* per location: those metrics */
-    long *theirs_pass;
     int *views_elsewhere; /* by param id: views computed by other processes */
 };
 
@@ -116,7 +100,7 @@ static singa_layer *layer_at(const singa_parts *pp, int x)
 }
 
 /* Appends v to a -1-ended list. */
-static int push(int **list, int v)
+int singa_parts_list_push(int **list, int v)
 {
     int n = 0;
     while (*list && (*list)[n] >= 0)
@@ -130,16 +114,11 @@ static int push(int **list, int v)
     return 0;
 }
 
-static int location_of(const singa_parts *pp, int x)
-{
-    return layer_at(pp, x)->net->location;
-}
-
 /* Appends y to x's list of layers to wait for in direction d. */
 static int add_wait(singa_parts *pp, int d, int x, int y)
 {
     pp->signals[d][y] = true;
-    return push(&pp->waits[d][x], y);
+    return singa_parts_list_push(&pp->waits[d][x], y);
 }
 
 /* Whether another location reads l (it sends) or l reads another location (it receives). */
@@ -161,6 +140,41 @@ static bool reads_elsewhere(const singa_layer *l)
     return false;
 }
 
+typedef struct location_graph {
+    singa_net **nets;
+    int n;
+    singa_net *net;
+} location_graph;
+
+static int location_nsrc(void *ud, int i) { return ((const location_graph *)ud)->net->layers[i]->nsrc; }
+
+static int listed_at(const singa_net *net, const singa_layer *l)
+{
+    for (int j = 0; j < net->nlayers; j++)
+        if (net->layers[j] == l)
+            return j;
+    return -1;
+}
+
+/* Sources here order the layers; a kSlice's slab stands for the kSlice. */
+static int location_src(void *ud, int i, int e)
+{
+    const singa_net *net = ((const location_graph *)ud)->net;
+    const singa_layer *src = net->layers[i]->src[e];
+    int j = listed_at(net, src);
+    if (j < 0 && src->net == net && src->nsrc == 1)
+        j = listed_at(net, src->src[0]);
+    return j;
+}
+
+/* 0 senders, 1 the rest, 2 receivers. */
+static long location_prefer(void *ud, int i)
+{
+    const location_graph *g = ud;
+    const singa_layer *l = g->net->layers[i];
+    return reads_elsewhere(l) ? 2 : read_elsewhere(g->nets, g->n, l) ? 0 : 1;
+}
+
 /* Orders a location's layers so that it sends as early and receives as late as it can (a
  * topological order preferring senders, then the rest, then receivers, else the graph's order):
  * in the graph's one order, a worker would wait for the other's features before sending its
@@ -169,48 +183,21 @@ static bool reads_elsewhere(const singa_layer *l)
  * the workers cannot wait for each other in a circle. */
 static int order_for_bridges(singa_net **nets, int n, singa_net *net)
 {
-    int m = net->nlayers;
-    singa_layer **order = malloc((size_t)m * sizeof *order);
-    bool *placed = calloc((size_t)m, sizeof *placed);
-    int *prefer = malloc((size_t)m * sizeof *prefer); /* 0 senders, 1 the rest, 2 receivers */
-    if (!order || !placed || !prefer) {
-        free(order);
-        free(placed);
-        free(prefer);
-        return -1;
-    }
-    for (int i = 0; i < m; i++)
-        prefer[i] = reads_elsewhere(net->layers[i]) ? 2 : read_elsewhere(nets, n, net->layers[i]) ? 0 : 1;
-    for (int k = 0; k < m; k++) {
-        int best = -1;
-        for (int i = 0; i < m; i++) {
-            if (placed[i] || (best >= 0 && prefer[i] >= prefer[best]))
-                continue;
-            bool ready = true; /* its sources here placed */
-            for (int e = 0; e < net->layers[i]->nsrc && ready; e++) {
-                const singa_layer *src = net->layers[i]->src[e];
-                bool listed = false;
-                for (int j = 0; j < m && !listed; j++)
-                    listed = net->layers[j] == src;
-                if (!listed && src->net == net && src->nsrc == 1) /* a kSlice's slab: the kSlice */
-                    src = src->src[0];
-                for (int j = 0; j < m && ready; j++)
-                    ready = !(net->layers[j] == src && !placed[j]);
-            }
-            if (ready)
-                best = i;
-        }
-        if (best < 0) /* cannot happen in a graph without cycles; its own order is always valid */
-            break;
-        placed[best] = true;
-        order[k] = net->layers[best];
-        if (k == m - 1)
-            memcpy(net->layers, order, (size_t)m * sizeof *order);
+    int m = net->nlayers, *order = malloc(((size_t)m + 1) * sizeof *order);
+    bool *placed = malloc(((size_t)m + 1) * sizeof *placed);
+    singa_layer **sorted = malloc(((size_t)m + 1) * sizeof *sorted);
+    location_graph lg = {nets, n, net};
+    singa_topo_graph g = {&lg, location_nsrc, location_src, location_prefer};
+    int done = order && placed && sorted ? singa_topo_sort(m, &g, order, placed) : -1;
+    if (done == m) { /* fewer cannot happen in a graph without cycles: its own order is valid */
+        for (int i = 0; i < m; i++)
+            sorted[i] = net->layers[order[i]];
+        memcpy(net->layers, sorted, (size_t)m * sizeof *sorted);
     }
     free(order);
     free(placed);
-    free(prefer);
-    return 0;
+    free(sorted);
+    return done < 0 ? -1 : 0;
 }
 
 /* Forward, a layer waits for its sources elsewhere; backward, a source waits for the layers
@@ -237,7 +224,8 @@ static int own_replica_grads(singa_parts *pp, singa_err *err)
         singa_layer *l = layer_at(pp, x);
         for (int k = 0; k < l->nparams; k++) {
             singa_param *v = l->params[k];
-            if (!v->whole || v->disjoint)
+            const singa_param_view *pv = singa_param_view_of(v);
+            if (!pv || pv->disjoint)
                 continue;
             replica *r = realloc(pp->reps, (size_t)(pp->nreps + 1) * sizeof *r);
             if (!r)
@@ -248,6 +236,7 @@ static int own_replica_grads(singa_parts *pp, singa_err *err)
                 return -1;
             pp->nreps++;
             r->view = v;
+            r->whole = pv->whole;
             r->location = l->net->location;
             v->grad = r->grad;
             v->grad.owns = false;
@@ -311,27 +300,6 @@ static double now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* A bridge's blob arrived: counted as received from the worker that computed it (forward, a
- * kBridgeDst reads its source's features; backward, a kBridgeSrc gets its gradient). */
-static void count(singa_parts *pp, const singa_layer *l, const int *from, bool backward, double waited)
-{
-    for (; *from >= 0; from++) {
-        const singa_layer *y = layer_at(pp, *from);
-        char peer[40];
-        int k = y->net->location;
-        snprintf(peer, sizeof peer, "worker %d.%d", l->net->split.group, k);
-        bool remote = pp->owner && pp->owner[k] != pp->link.self; /* its bytes are the stub's to count */
-        while (remote && k > 0 && pp->owner[k - 1] == pp->owner[k]) /* named as the stub names it: */
-            k--;                                                       /* its process's sender */
-        if (remote)
-            snprintf(peer, sizeof peer, "worker %d.%d (rank %d)", l->net->split.group, k, pp->owner[k]);
-        size_t floats = remote ? 0 : backward ? l->grad.size : y->data.size;
-        rt_stats_count(pp->stats, backward ? "bridge-grad" : "bridge", peer, false, floats * sizeof(float), 0,
-                         waited);
-        waited = 0;
-    }
-}
-
 /* A param final in some location's thread: the lead will tell its worker. */
 static void mark_ready(void *ud, singa_param *p, size_t begin, size_t end)
 {
@@ -348,6 +316,8 @@ static void mark_ready(void *ud, singa_param *p, size_t begin, size_t end)
     pthread_mutex_unlock(&pp->lock);
 }
 
+static const singa_grad_sink parts_sink = {.ready = mark_ready};
+
 /* The lead, holding the lock: tells the workers of the params final so far (unlocked meanwhile). */
 static void tell_ready(singa_parts *pp)
 {
@@ -359,7 +329,7 @@ static void tell_ready(singa_parts *pp)
         atomic_fetch_sub(&pp->nready, 1);
         singa_param *p = pp->nets[0]->params->items[i];
         pthread_mutex_unlock(&pp->lock);
-        h->fn(h->ud, p, 0, p->grad.size);
+        h->sink->ready(h->ud, p, 0, p->grad.size);
         pthread_mutex_lock(&pp->lock);
     }
 }
@@ -367,16 +337,7 @@ static void tell_ready(singa_parts *pp)
 /* The lead: layer x's blob of this pass to the processes waiting for it. */
 static int send_remote(singa_parts *pp, int x, bool backward, singa_err *err)
 {
-    const singa_parts_peers *k = &pp->link;
-    singa_layer *l = layer_at(pp, x);
-    for (const int *t = pp->sends[backward][x]; *t >= 0; t++) {
-        const singa_tensor *blob = backward ? &l->src[*t]->grad : &l->data;
-        int to = backward ? l->src[*t]->net->location : *t;
-        if (k->send(k->ud, to, x, backward ? *t : -1, pp->pass, blob->data, blob->size, backward ? NULL : l->aux.data,
-                    backward ? 0 : l->aux.size, err) < 0)
-            return -1;
-    }
-    return 0;
+    return pp->remote.send(pp->remote.ud, x, backward, pp->pass, err);
 }
 
 /* The lead, holding the lock: sends one blob finished by another thread here, or tells its worker
@@ -406,7 +367,7 @@ int singa_parts_wait(singa_parts *pp, const singa_net *net, int i, bool backward
     bool lead = net->location == pp->lead;
     if (!waits)
         return 0;
-    double t0 = pp->stats ? now() : 0;
+    double t0 = pp->remote.count ? now() : 0;
     pthread_mutex_lock(&pp->lock);
     for (const int *w = waits; *w >= 0 && !pp->failed; w++)
         while (pp->done[backward][*w] < pp->pass && !pp->failed)
@@ -416,20 +377,18 @@ int singa_parts_wait(singa_parts *pp, const singa_net *net, int i, bool backward
     pthread_mutex_unlock(&pp->lock);
     if (failed)
         return singa_err_set(err, "another worker of the group failed");
-    if (pp->stats)
-        count(pp, net->layers[i], waits, backward, now() - t0);
+    if (pp->remote.count) {
+        double waited = now() - t0;
+        for (; *waits >= 0; waits++, waited = 0)
+            pp->remote.count(pp->remote.ud, net->layers[i], layer_at(pp, *waits), backward, waited);
+    }
     return 0;
-}
-
-void singa_parts_count_traffic(singa_parts *pp, singa_stats *stats)
-{
-    pp->stats = stats;
 }
 
 void singa_parts_signal(singa_parts *pp, const singa_net *net, int i, bool backward)
 {
     int x = pp->base[net->location] + i;
-    bool lead = net->location == pp->lead, remote = pp->owner && pp->sends[backward][x];
+    bool lead = net->location == pp->lead, remote = pp->placed && pp->remote.sends(pp->remote.ud, x, backward);
     singa_err err = {{0}};
     int rc = remote && lead ? send_remote(pp, x, backward, &err) : 0;
     bool tell = backward && lead && atomic_load(&pp->nready) > 0;
@@ -452,17 +411,17 @@ void singa_parts_signal(singa_parts *pp, const singa_net *net, int i, bool backw
 }
 
 /* Before a backward pass: replicas write their own buffers afresh, and the parts take over every
- * grad_ready (see the top). */
-static int hold_grad_ready(singa_parts *pp, singa_err *err)
+ * gradient sink (see the top). */
+static int hold_sinks(singa_parts *pp, singa_err *err)
 {
     singa_params *ps = pp->nets[0]->params;
     for (int i = 0; i < pp->n; i++)
         singa_net_backward_begin(pp->nets[i]);
     for (int i = 0; pp->views_elsewhere && i < ps->n; i++) /* final there: never reported here */
-        __atomic_store_n(&ps->items[i]->nviews_done, pp->views_elsewhere[i], __ATOMIC_RELAXED);
+        __atomic_store_n(&singa_param_state_of(ps->items[i])->nviews_done, pp->views_elsewhere[i], __ATOMIC_RELAXED);
     for (int r = 0; r < pp->nreps; r++) {
         singa_param *v = pp->reps[r].view;
-        v->grad_alpha = v->whole->grad_alpha;
+        v->grad_alpha = pp->reps[r].whole->grad_alpha;
         v->grad_beta = 0.0f;
     }
     if (ps->n > pp->nheld) {
@@ -474,34 +433,32 @@ static int hold_grad_ready(singa_parts *pp, singa_err *err)
     }
     for (int i = 0; i < ps->n; i++) {
         singa_param *p = ps->items[i];
+        const singa_param_state *s = singa_param_state_of(p);
         held *h = &pp->held[i];
-        *h = (held){.fn = p->grad_ready, .ud = p->grad_ready_ud};
+        *h = (held){.sink = s->sink && s->sink->ready ? s->sink : NULL, .ud = s->sink_ud};
         for (int r = 0; r < pp->nreps && !h->summed; r++)
-            h->summed = pp->reps[r].view->whole == p;
-        if (h->fn) {
-            p->grad_ready = mark_ready;
-            p->grad_ready_ud = pp;
-        }
+            h->summed = pp->reps[r].whole == p;
+        if (h->sink)
+            singa_param_set_sink(p, &parts_sink, pp);
     }
     atomic_store(&pp->nready, 0);
     return 0;
 }
 
-/* After a backward pass: every grad_ready back to its owner, called for the params not told yet
+/* After a backward pass: every sink back to its param, called for the params not told yet
  * unless the pass failed. */
-static void release_grad_ready(singa_parts *pp, bool call)
+static void release_sinks(singa_parts *pp, bool call)
 {
     singa_params *ps = pp->nets[0]->params;
     for (int i = 0; i < pp->nheld && i < ps->n; i++) {
         singa_param *p = ps->items[i];
         held *h = &pp->held[i];
-        if (!h->fn)
+        if (!h->sink)
             continue;
-        p->grad_ready = h->fn;
-        p->grad_ready_ud = h->ud;
+        singa_param_set_sink(p, h->sink, h->ud);
         if (call && !h->told)
-            h->fn(h->ud, p, 0, p->grad.size);
-        h->fn = NULL;
+            h->sink->ready(h->ud, p, 0, p->grad.size);
+        h->sink = NULL;
     }
 }
 
@@ -513,12 +470,12 @@ static bool rep_here(const singa_parts *pp, int r)
 static void sum_replicas(singa_parts *pp)
 {
     for (int r = 0; r < pp->nreps; r++) {
-        singa_param *v = pp->reps[r].view, *w = v->whole;
+        singa_param *v = pp->reps[r].view, *w = pp->reps[r].whole;
         if (!rep_here(pp, r))
             continue;
         bool first = true;
         for (int q = 0; q < r && first; q++)
-            first = pp->reps[q].view->whole != w || !rep_here(pp, q);
+            first = pp->reps[q].whole != w || !rep_here(pp, q);
         if (first && w->grad_beta == 0.0f) {
             memcpy(w->grad.data, v->grad.data, w->grad.size * sizeof(float));
             continue;
@@ -544,51 +501,25 @@ static int start_threads(singa_parts *pp, singa_err *err)
     return 0;
 }
 
-static void apply(singa_parts *pp, inbound *in, const void *data, long pass)
-{
-    singa_layer *l = layer_at(pp, in->x);
-    if (in->e < 0) { /* features, then their rows' labels */
-        if (l->data.size) /* a blob may be empty: the message still says the layer is done */
-            memcpy(l->data.data, data, l->data.size * sizeof(float));
-        if (l->aux.size)
-            memcpy(l->aux.data, (const char *)data + l->data.size * sizeof(float), l->aux.size * sizeof(float));
-    } else { /* as a layer here writing its source's gradient would */
-        singa_layer *src = l->src[in->e];
-        if (src->grad_written) /* data from a socket may lie anywhere */
-            for (size_t i = 0; i < src->grad.size; i++) {
-                float v;
-                memcpy(&v, (const char *)data + i * sizeof v, sizeof v);
-                src->grad.data[i] += v;
-            }
-        else if (src->grad.size)
-            memcpy(src->grad.data, data, src->grad.size * sizeof(float));
-        src->grad_written = true;
-    }
-    pp->done[in->e >= 0][in->x] = pass;
-    pthread_cond_broadcast(&pp->cv);
-}
-
-/* Whether location 0's process still waits for another's metrics of this pass. */
+/* Whether the lead still waits for other processes' metrics of this forward pass. */
 static bool metrics_missing(const singa_parts *pp)
 {
-    for (int k = 0; pp->reports && k < pp->n; k++)
-        if (pp->reports[k] && pp->theirs_pass[k] < pp->pass)
-            return true;
-    return false;
+    return pp->placed && pp->remote.waiting(pp->remote.ud, pp->pass);
 }
 
-/* After a forward pass: the metrics of every location, in location 0's net; another process's
- * part sends its own to location 0's. */
+/* After a forward pass: the metrics of every location, in location order in location 0's net;
+ * where another process computes location 0, the remote sends them there. */
 static int gather_metrics(singa_parts *pp, singa_err *err)
 {
     singa_metrics *all = &pp->nets[0]->metrics;
-    for (int k = 1; k < pp->n; k++)
-        if (pp->here[k])
-            singa_metrics_merge(all, &pp->nets[k]->metrics);
-        else if (pp->reports && pp->reports[k])
-            singa_metrics_merge(all, &pp->theirs[k]);
-    if (pp->owner && !pp->here[0])
-        return pp->link.send_metrics(pp->link.ud, 0, pp->pass, all, err);
+    for (int k = 1; k < pp->n; k++) {
+        const singa_metrics *m = pp->here[k] ? &pp->nets[k]->metrics
+                                 : pp->placed ? pp->remote.metrics(pp->remote.ud, k) : NULL;
+        if (m)
+            singa_metrics_merge(all, m);
+    }
+    if (pp->placed && !pp->here[0])
+        return pp->remote.gathered(pp->remote.ud, all, pp->pass, err);
     return 0;
 }
 
@@ -602,7 +533,7 @@ int singa_parts_pass(singa_parts *pp, bool backward, singa_err *err)
             pthread_mutex_unlock(&pp->lock);
         }
     }
-    if (backward && hold_grad_ready(pp, err) < 0)
+    if (backward && hold_sinks(pp, err) < 0)
         return -1;
     pthread_mutex_lock(&pp->lock);
     bool failed = pp->failed;
@@ -611,11 +542,8 @@ int singa_parts_pass(singa_parts *pp, bool backward, singa_err *err)
         pp->backward = backward;
         pp->busy = pp->nthreads;
         pp->nout = pp->nsent = 0;
-        for (int i = 0; i < pp->nin; i++)
-            if (pp->in[i].staged == pp->pass) {
-                apply(pp, &pp->in[i], pp->in[i].stage, pp->pass);
-                pp->in[i].staged = 0;
-            }
+        if (pp->placed)
+            pp->remote.begin(pp->remote.ud, pp->pass);
         pthread_cond_broadcast(&pp->cv);
         pthread_mutex_unlock(&pp->lock);
         singa_err mine = {{0}};
@@ -632,14 +560,14 @@ int singa_parts_pass(singa_parts *pp, bool backward, singa_err *err)
     pthread_mutex_unlock(&pp->lock);
     if (failed) {
         if (backward)
-            release_grad_ready(pp, false);
+            release_sinks(pp, false);
         *err = pp->err;
         return -1;
     }
     if (!backward)
         return gather_metrics(pp, err);
     sum_replicas(pp);
-    release_grad_ready(pp, true);
+    release_sinks(pp, true);
     return 0;
 }
 
@@ -692,233 +620,6 @@ int singa_parts_start(singa_net **nets, int n, singa_err *err)
     return 0;
 }
 
-static int add_inbound(singa_parts *pp, int x, int e)
-{
-    for (int i = 0; i < pp->nin; i++)
-        if (pp->in[i].x == x && pp->in[i].e == e) /* features come once, however many read them */
-            return 0;
-    inbound *in = realloc(pp->in, (size_t)(pp->nin + 1) * sizeof *in);
-    if (!in)
-        return -1;
-    pp->in = in;
-    pp->in[pp->nin++] = (inbound){.x = x, .e = e};
-    return 0;
-}
-
-/* Whether layer y (here) is read by another layer than x in x's process: the gradients it sends
- * back would then be summed there, each message carrying the sum so far. */
-static const singa_layer *second_reader(const singa_parts *pp, int x, const singa_layer *y)
-{
-    int there = pp->owner[location_of(pp, x)];
-    for (int z = 0; z < pp->nlayers; z++) {
-        const singa_layer *l = layer_at(pp, z);
-        for (int f = 0; z != x && pp->owner[l->net->location] == there && f < l->nsrc; f++)
-            if (l->src[f] == y)
-                return l;
-    }
-    return NULL;
-}
-
-/* What crosses between this process and the others: forward, features of layers here to the
- * processes reading them, and of layers elsewhere read here; backward, the other way. */
-static int link_bridges(singa_parts *pp, singa_err *err)
-{
-    for (int x = 0; x < pp->nlayers; x++) {
-        singa_layer *l = layer_at(pp, x);
-        for (int e = 0; e < l->nsrc; e++) {
-            singa_layer *src = l->src[e];
-            int y = index_of(pp, src), kx = l->net->location, ky = src->net->location;
-            if (src->net == l->net || pp->here[kx] == pp->here[ky])
-                continue;
-            if (pp->here[ky]) {
-                const singa_layer *z = second_reader(pp, x, src);
-                if (z)
-                    return singa_err_set(err, "layer '%s' is read by '%s' and '%s' in one other process", src->name,
-                                         l->name, z->name);
-                bool sent = false;
-                for (const int *t = pp->sends[0][y]; t && *t >= 0 && !sent; t++)
-                    sent = pp->owner[*t] == pp->owner[kx];
-                if ((!sent && push(&pp->sends[0][y], kx) < 0) || add_inbound(pp, x, e) < 0)
-                    return singa_err_set(err, "out of memory");
-            } else if (push(&pp->sends[1][x], e) < 0 || add_inbound(pp, y, -1) < 0) {
-                return singa_err_set(err, "out of memory");
-            }
-        }
-    }
-    return 0;
-}
-
-int singa_parts_link(singa_parts *pp, const singa_parts_peers *link, singa_err *err)
-{
-    singa_params *ps = pp->nets[0]->params;
-    pp->link = *link;
-    pp->lead = -1;
-    if (!(pp->owner = malloc((size_t)pp->n * sizeof *pp->owner)) || !(pp->outbox = malloc((size_t)pp->nlayers * sizeof *pp->outbox)) ||
-        !(pp->views_elsewhere = calloc((size_t)ps->n, sizeof *pp->views_elsewhere)))
-        return singa_err_set(err, "out of memory");
-    for (int d = 0; d < 2; d++)
-        if (!(pp->sends[d] = calloc((size_t)pp->nlayers, sizeof *pp->sends[d])))
-            return singa_err_set(err, "out of memory");
-    for (int k = 0; k < pp->n; k++) {
-        pp->owner[k] = link->owner[k];
-        pp->here[k] = link->owner[k] == link->self;
-        if (pp->here[k] && pp->lead < 0)
-            pp->lead = k;
-    }
-    if (pp->lead < 0)
-        return singa_err_set(err, "no worker of the group computes here");
-    if (pp->here[0]) {
-        if (!(pp->reports = calloc((size_t)pp->n, sizeof *pp->reports)) ||
-            !(pp->theirs = calloc((size_t)pp->n, sizeof *pp->theirs)) ||
-            !(pp->theirs_pass = calloc((size_t)pp->n, sizeof *pp->theirs_pass)))
-            return singa_err_set(err, "out of memory");
-        for (int k = 1; k < pp->n; k++)
-            pp->reports[k] = !pp->here[k] && pp->owner[k] != pp->owner[k - 1];
-    }
-    for (int k = 0; k < pp->n; k++)
-        for (int i = 0; !pp->here[k] && i < pp->nets[k]->nlayers; i++)
-            for (int j = 0; j < pp->nets[k]->layers[i]->nparams; j++) {
-                const singa_param *v = pp->nets[k]->layers[i]->params[j];
-                if (v->whole)
-                    pp->views_elsewhere[v->whole->id]++;
-            }
-    return link_bridges(pp, err);
-}
-
-/* The floats of a blob from elsewhere. */
-static size_t inbound_size(const singa_parts *pp, const inbound *in)
-{
-    const singa_layer *l = layer_at(pp, in->x);
-    return in->e < 0 ? l->data.size + l->aux.size : l->src[in->e]->grad.size;
-}
-
-size_t singa_parts_inbound_bytes(const singa_parts *pp)
-{
-    size_t most = 0;
-    for (int i = 0; i < pp->nin; i++)
-        if (inbound_size(pp, &pp->in[i]) > most)
-            most = inbound_size(pp, &pp->in[i]);
-    return most * sizeof(float);
-}
-
-/* The elements a view covers within its whole param, [*begin, *end): a row range, or from the
- * first to the last element of a column range. */
-static void view_extent(const singa_param *v, size_t *begin, size_t *end)
-{
-    const singa_tensor *t = &v->data;
-    *begin = (size_t)(t->data - v->whole->data.data);
-    *end = *begin + (singa_tensor_contiguous(t) ? t->size
-                                                : (size_t)(singa_tensor_rows(t) - 1) * (size_t)t->ld +
-                                                      (size_t)singa_tensor_cols(t));
-}
-
-void singa_parts_span(const singa_parts *pp, const singa_param *p, size_t *begin, size_t *end)
-{
-    size_t lo = p->data.size, hi = 0;
-    for (int k = 0; k < pp->n; k++)
-        for (int i = 0; pp->here[k] && i < pp->nets[k]->nlayers; i++)
-            for (int j = 0; j < pp->nets[k]->layers[i]->nparams; j++) {
-                const singa_param *v = pp->nets[k]->layers[i]->params[j], *w = v->whole ? v->whole : v;
-                size_t a = 0, b = p->data.size;
-                if (v->whole && v->disjoint && !w->owner)
-                    view_extent(v, &a, &b);
-                while (w->owner) /* a copy's gradient is added to its owner's, all of it */
-                    w = w->owner;
-                if (w != p)
-                    continue;
-                lo = a < lo ? a : lo;
-                hi = b > hi ? b : hi;
-            }
-    *begin = lo < hi ? lo : 0;
-    *end = lo < hi ? hi : 0;
-}
-
-size_t singa_parts_profile_get(const singa_parts *pp, double *out)
-{
-    double passes = (double)pp->nets[0]->profiled_passes;
-    size_t n = 0;
-    for (int k = 0; k < pp->n; k++)
-        for (int i = 0; pp->here[k] && i < pp->nets[k]->nlayers; i++, n += 2)
-            if (out) {
-                out[n] = passes > 0 ? pp->nets[k]->layers[i]->forward_seconds / passes : 0;
-                out[n + 1] = passes > 0 ? pp->nets[k]->layers[i]->backward_seconds / passes : 0;
-            }
-    return n;
-}
-
-int singa_parts_profile_put(singa_parts *pp, int from, const void *data, size_t nbytes)
-{
-    size_t n = 0;
-    for (int k = 0; pp->owner && k < pp->n; k++)
-        n += pp->owner[k] == from && !pp->here[k] ? 2 * (size_t)pp->nets[k]->nlayers : 0;
-    if (n == 0 || nbytes != n * sizeof(double))
-        return -1;
-    double t[2];
-    for (size_t j = 0; j < n; j++) {
-        memcpy(t, (const char *)data + j * sizeof(double), sizeof(double));
-        if (!(t[0] >= 0 && t[0] < 1e6))
-            return -1;
-    }
-    double passes = (double)pp->nets[0]->profiled_passes;
-    const char *p = data;
-    for (int k = 0; k < pp->n; k++)
-        for (int i = 0; pp->owner[k] == from && !pp->here[k] && i < pp->nets[k]->nlayers; i++, p += sizeof t) {
-            memcpy(t, p, sizeof t);
-            pp->nets[k]->layers[i]->forward_seconds = t[0] * passes;
-            pp->nets[k]->layers[i]->backward_seconds = t[1] * passes;
-        }
-    return 0;
-}
-
-static inbound *find_inbound(singa_parts *pp, int x, int e)
-{
-    for (int i = 0; i < pp->nin; i++)
-        if (pp->in[i].x == x && pp->in[i].e == e)
-            return &pp->in[i];
-    return NULL;
-}
-
-int singa_parts_deliver(singa_parts *pp, int from, int x, int e, long pass, const void *data, size_t nbytes)
-{
-    int rc = -1;
-    pthread_mutex_lock(&pp->lock);
-    inbound *in = x >= 0 && x < pp->nlayers ? find_inbound(pp, x, e) : NULL;
-    if (in && pp->owner[location_of(pp, x)] == from) {
-        if (nbytes != inbound_size(pp, in) * sizeof(float))
-            ;
-        else if (pass == pp->pass && pp->done[e >= 0][x] < pass) {
-            apply(pp, in, data, pass);
-            rc = 0;
-        } else if (pass == pp->pass + 1 && !in->staged &&
-                   (in->stage || (in->stage = malloc(nbytes ? nbytes : 1)))) { /* its pass has not begun here */
-            if (nbytes)
-                memcpy(in->stage, data, nbytes);
-            in->staged = pass;
-            rc = 0;
-        }
-    }
-    pthread_mutex_unlock(&pp->lock);
-    return rc;
-}
-
-int singa_parts_deliver_metrics(singa_parts *pp, int from, long pass, const singa_metrics *m)
-{
-    int rc = -1;
-    pthread_mutex_lock(&pp->lock);
-    for (int k = 1; pp->reports && k < pp->n; k++)
-        if (pp->reports[k] && pp->owner[k] == from) {
-            if ((pass == pp->pass || pass == pp->pass + 1) && pp->theirs_pass[k] < pass) {
-                pp->theirs[k] = *m;
-                pp->theirs_pass[k] = pass;
-                pthread_cond_broadcast(&pp->cv);
-                rc = 0;
-            }
-            break;
-        }
-    pthread_mutex_unlock(&pp->lock);
-    return rc;
-}
-
 void singa_parts_abort(singa_parts *pp, const char *why)
 {
     singa_err err;
@@ -945,24 +646,16 @@ void singa_parts_free(singa_parts *pp)
         free(pp->nets);
     for (int r = 0; r < pp->nreps; r++)
         singa_tensor_free(&pp->reps[r].grad);
+    if (pp->remote.free)
+        pp->remote.free(pp->remote.ud);
     for (int d = 0; d < 2; d++) {
         for (int x = 0; x < pp->nlayers && pp->waits[d]; x++)
             free(pp->waits[d][x]);
-        for (int x = 0; x < pp->nlayers && pp->sends[d]; x++)
-            free(pp->sends[d][x]);
         free(pp->waits[d]);
-        free(pp->sends[d]);
         free(pp->done[d]);
         free(pp->signals[d]);
     }
-    for (int i = 0; i < pp->nin; i++)
-        free(pp->in[i].stage);
-    free(pp->in);
-    free(pp->owner);
     free(pp->outbox);
-    free(pp->reports);
-    free(pp->theirs);
-    free(pp->theirs_pass);
     free(pp->views_elsewhere);
     free(pp->reps);
     free(pp->held);
@@ -995,3 +688,63 @@ int singa_parts_batchsize(const singa_parts *pp)
                 return singa_layer_batch(pp->nets[k]->layers[i]);
     return 0;
 }
+
+void singa_parts_set_remote(singa_parts *pp, const singa_parts_remote *remote) { pp->remote = *remote; }
+
+void *singa_parts_remote_ud(const singa_parts *pp) { return pp->remote.ud; }
+
+int singa_parts_place(singa_parts *pp, const bool *here, singa_err *err)
+{
+    singa_params *ps = pp->nets[0]->params;
+    pp->lead = -1;
+    for (int k = 0; k < pp->n; k++) {
+        pp->here[k] = here[k];
+        if (here[k] && pp->lead < 0)
+            pp->lead = k;
+    }
+    if (!(pp->outbox = malloc((size_t)pp->nlayers * sizeof *pp->outbox)) ||
+        !(pp->views_elsewhere = calloc((size_t)ps->n, sizeof *pp->views_elsewhere)))
+        return singa_err_set(err, "out of memory");
+    if (pp->lead < 0)
+        return singa_err_set(err, "no worker of the group computes here");
+    for (int k = 0; k < pp->n; k++)
+        for (int i = 0; !pp->here[k] && i < pp->nets[k]->nlayers; i++)
+            for (int j = 0; j < pp->nets[k]->layers[i]->nparams; j++) {
+                const singa_param_view *v = singa_param_view_of(pp->nets[k]->layers[i]->params[j]);
+                if (v)
+                    pp->views_elsewhere[v->whole->id]++;
+            }
+    pp->placed = true;
+    return 0;
+}
+
+bool singa_parts_here(const singa_parts *pp, int location) { return pp->here[location]; }
+
+singa_net *singa_parts_net(const singa_parts *pp, int location) { return pp->nets[location]; }
+
+int singa_parts_nlayers(const singa_parts *pp) { return pp->nlayers; }
+
+singa_layer *singa_parts_layer(const singa_parts *pp, int x) { return layer_at(pp, x); }
+
+int singa_parts_index(const singa_parts *pp, const singa_layer *l) { return index_of(pp, l); }
+
+long singa_parts_lock(singa_parts *pp)
+{
+    pthread_mutex_lock(&pp->lock);
+    return pp->pass;
+}
+
+void singa_parts_unlock(singa_parts *pp) { pthread_mutex_unlock(&pp->lock); }
+
+bool singa_parts_is_done(const singa_parts *pp, int x, bool backward, long pass)
+{
+    return pp->done[backward][x] >= pass;
+}
+
+void singa_parts_done(singa_parts *pp, int x, bool backward, long pass)
+{
+    pp->done[backward][x] = pass;
+    pthread_cond_broadcast(&pp->cv);
+}
+
+void singa_parts_wake(singa_parts *pp) { pthread_cond_broadcast(&pp->cv); }

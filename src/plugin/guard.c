@@ -1,8 +1,8 @@
 /* A plugin's layer types run behind the host's functions, which record the running layer as the
- * plugin's (net/running.h) so that a fault in the plugin's code is reported with the layer, the
+ * plugin's (layers/running.h) so that a fault in the plugin's code is reported with the layer, the
  * stage and the plugin's file, whoever calls the type: the net, kCD's negative phases, the
  * gradient check, predict.  Built-in types pay nothing for it. */
-#include "net/running.h"
+#include "layers/running.h"
 #include "plugin/internal.h"
 
 /* A layer's type is the host's copy, the first member of its singa_plugin_type. */

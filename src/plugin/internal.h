@@ -1,4 +1,4 @@
-/* What the plugin files share: a loaded plugin, and text-to-conf for check examples. */
+/* What the plugin files share: a loaded plugin and its registered types. */
 #ifndef SINGA_PLUGIN_INTERNAL_H
 #define SINGA_PLUGIN_INTERNAL_H
 
@@ -13,7 +13,7 @@ typedef struct singa_plugin_type {
     const char *file;      /* the plugin's path, for a fault's report */
 } singa_plugin_type;
 
-/* Makes pt's setup, forward and backward record the layer they run as the plugin's (net/running.h)
+/* Makes pt's setup, forward and backward record the layer they run as the plugin's (layers/running.h)
  * around the plugin's own, wherever they are called (guard.c). */
 void singa_plugin_guard(singa_plugin_type *pt, const char *file);
 
@@ -25,9 +25,5 @@ struct singa_plugin {
     singa_plugin_type **types; /* each its own allocation: the registry points into them */
     size_t ntypes;
 };
-
-/* Parses Lua table syntax ("{ beta = 1.5, param = { { name = 'a' } } }") into a conf tree
- * (conf_text.c).  NULL with the error set on a syntax error. */
-singa_conf *singa_conf_parse_text(const char *text, singa_err *err);
 
 #endif

@@ -28,6 +28,19 @@ struct singa_plugin_ctx {
 static size_t type_size(int minor) { return sizeof(singa_layer_type); }
 static size_t example_size(int minor) { return sizeof(singa_plugin_example); }
 
+/* The flag with which ABI 1.2 and 1.3 plugins said a type writes its params' gradients in turns
+ * (SINGA_LAYER_GRAD_TURNS then): now the host's trait of the type, not a flag. */
+enum { OLD_GRAD_TURNS = 256 };
+
+/* Takes the traits out of a plugin's flags. */
+static unsigned take_traits(singa_layer_type *type, int minor)
+{
+    if (minor < 2 || minor > 3 || !(type->flags & OLD_GRAD_TURNS))
+        return 0;
+    type->flags &= ~(unsigned)OLD_GRAD_TURNS;
+    return SINGA_TYPE_GRAD_TURNS;
+}
+
 static void plugin_free(singa_plugin *p)
 {
     if (!p)
@@ -104,8 +117,9 @@ static int add_layer(singa_plugin_ctx *ctx, const singa_layer_type *type,
         pt->example.ninputs = 1;
         pt->example.inputs[0] = (singa_gradcheck_input){.ndim = 2, .shape = {4, 6}};
     }
+    unsigned traits = take_traits(&pt->type, p->def->abi_minor);
     singa_plugin_guard(pt, p->path);
-    if (singa_registry_add(ctx->reg, &pt->type, err) < 0) {
+    if (singa_registry_add_traits(ctx->reg, &pt->type, traits, err) < 0) {
         free(pt);
         return -1;
     }

@@ -8,8 +8,9 @@
  *
  * Taken when every thread of the job lives in this process, with one worker group and one
  * server group sharing the values (share_memory), the net not cut among the workers, and kSGD
- * with momentum and no clipping; per param, when its layer writes its gradient in turns
- * (SINGA_LAYER_GRAD_TURNS) and no other param shares its value.
+ * with momentum and no clipping; per param, when every layer using it is of a type that allows
+ * writing its gradient in turns (the registry's SINGA_TYPE_GRAD_TURNS) and no other param shares
+ * its value.  The workers then hand those params a gradient sink that takes turns (worker.c).
  *
  * Turns go from worker 0 to worker n - 1, so the sum does not depend on which thread is faster.
  * A weight's gradient GEMM is written in RT_HISTORY_PARTS blocks of rows, each a turn of its
@@ -24,6 +25,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "layers/registry.h"
+#include "layers/param_state.h"
 #include "runtime/runtime.h"
 #include "singa/layer.h"
 #include "singa/net.h"
@@ -39,13 +42,17 @@ static bool *eligible_params(rt_ctx *rt)
         ok[k] = true;
     for (int i = 0; i < rt->nworkers; i++) {
         const singa_net *net = singa_job_train_net(rt->workers[i].job);
+        const singa_registry *reg = singa_job_registry(rt->workers[i].job);
         for (int k = 0; k < rt->nparams; k++) {
             singa_param *p = rt->workers[i].params[k];
-            bool turns = false;
-            for (int l = 0; l < net->nlayers && !turns; l++)
+            bool used = false, turns = true;
+            for (int l = 0; l < net->nlayers; l++)
                 for (int j = 0; j < net->layers[l]->nparams; j++)
-                    turns |= net->layers[l]->params[j] == p && (net->layers[l]->type->flags & SINGA_LAYER_GRAD_TURNS);
-            ok[k] &= turns && p->nsharers == 0 && !net->parts; /* a part's view writes without turns */
+                    if (net->layers[l]->params[j] == p) {
+                        used = true;
+                        turns &= (singa_registry_traits(reg, net->layers[l]->type) & SINGA_TYPE_GRAD_TURNS) != 0;
+                    }
+            ok[k] &= used && turns && p->nsharers == 0 && !net->parts; /* a part's view writes without turns */
         }
     }
     return ok;
@@ -103,7 +110,7 @@ int rt_history_setup(rt_ctx *rt, singa_err *err)
                 p->grad.owns = false;
             }
             singa_tensor_rebind(&p->grad, rt->params[k].hist);
-            p->grad_parts = rt->nworkers > 1 ? RT_HISTORY_PARTS : 1; /* alone, one GEMM is faster */
+            singa_param_state_of(p)->grad_parts = rt->nworkers > 1 ? RT_HISTORY_PARTS : 1; /* alone, one GEMM is faster */
         }
     }
     free(ok);
@@ -123,8 +130,7 @@ void rt_history_free(rt_ctx *rt)
         if (rt->nworkers > 0) {
             singa_param *p = rt->workers[0].params[k];
             p->grad = h->lead_grad[k];
-            p->grad_turn = NULL;
-            p->grad_parts = 0;
+            singa_param_state_of(p)->grad_parts = 0;
             p->grad_alpha = 1.0f;
             p->grad_beta = 0.0f;
         }

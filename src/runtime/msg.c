@@ -22,22 +22,38 @@ static char handoff;
 #define HANDOFF_RECEIVED() ((void)0)
 #endif
 
-static const char *const type_names[MSG_NTYPES] = {
-    [MSG_HELLO] = "hello",   [MSG_PUT] = "put",           [MSG_GET] = "get",
-    [MSG_UPDATE] = "update", [MSG_SYNC] = "sync",         [MSG_GET_REPLY] = "get-reply",
-    [MSG_UPDATE_REPLY] = "update-reply", [MSG_SYNC_REPLY] = "sync-reply", [MSG_READY] = "ready",
-    [MSG_DONE] = "done",     [MSG_FINISHED] = "finished", [MSG_STOP] = "stop",         [MSG_ABORT] = "abort",
-    [MSG_METRIC] = "metric", [MSG_JOIN] = "join",         [MSG_PEERS] = "peers",
-    [MSG_HEARTBEAT] = "heartbeat", [MSG_FLUSH] = "flush",
-    [MSG_CKPT] = "checkpoint", [MSG_CKPT_REPLY] = "checkpoint-reply",
-    [MSG_BRIDGE] = "bridge", [MSG_BRIDGE_GRAD] = "bridge-grad", [MSG_BRIDGE_METRICS] = "bridge-metrics",
-    [MSG_BRIDGE_PROFILE] = "bridge-profile",
-    [MSG_WORKER_METRICS] = "worker-metrics", [MSG_FINAL_VALUES] = "final-values",
+const msg_kind msg_types[MSG_NTYPES] = {
+    [MSG_HELLO] = {"hello"},
+    [MSG_PUT] = {"put", MSG_IX_SLICE},
+    [MSG_GET] = {"get", MSG_IX_SLICE},
+    [MSG_UPDATE] = {"update", MSG_IX_LEG, MSG_ARG_COUNT},
+    [MSG_SYNC] = {"sync", MSG_IX_SLICE},
+    [MSG_GET_REPLY] = {"get-reply", MSG_IX_SLICE},
+    [MSG_UPDATE_REPLY] = {"update-reply", MSG_IX_LEG},
+    [MSG_SYNC_REPLY] = {"sync-reply", MSG_IX_SLICE},
+    [MSG_READY] = {"ready"},
+    [MSG_DONE] = {"done"},
+    [MSG_FINISHED] = {"finished"},
+    [MSG_STOP] = {"stop"},
+    [MSG_ABORT] = {"abort"},
+    [MSG_METRIC] = {"metric", MSG_IX_NONE, MSG_ARG_OF_STEP},
+    [MSG_JOIN] = {"join"},
+    [MSG_PEERS] = {"peers"},
+    [MSG_HEARTBEAT] = {"heartbeat"},
+    [MSG_FLUSH] = {"flush", MSG_IX_SLICE},
+    [MSG_CKPT] = {"checkpoint"},
+    [MSG_CKPT_REPLY] = {"checkpoint-reply", MSG_IX_SERVER, MSG_ARG_LOST},
+    [MSG_BRIDGE] = {"bridge", MSG_IX_LAYER},
+    [MSG_BRIDGE_GRAD] = {"bridge-grad", MSG_IX_LAYER, MSG_ARG_EDGE},
+    [MSG_BRIDGE_METRICS] = {"bridge-metrics"},
+    [MSG_BRIDGE_PROFILE] = {"bridge-profile"},
+    [MSG_WORKER_METRICS] = {"worker-metrics"},
+    [MSG_FINAL_VALUES] = {"final-values", MSG_IX_SLICE},
 };
 
 const char *msg_type_name(int type)
 {
-    return type > 0 && type < MSG_NTYPES ? type_names[type] : "unknown";
+    return type > 0 && type < MSG_NTYPES ? msg_types[type].name : "unknown";
 }
 
 static uint8_t *put16(uint8_t *p, uint16_t v)
@@ -76,13 +92,65 @@ static const uint8_t *get_addr(const uint8_t *p, msg_addr *a)
     return p + 6;
 }
 
+/* The field of m that the index slot holds for m's type (NULL: none). */
+static int32_t *index_field(msg *m)
+{
+    switch (m->type < MSG_NTYPES ? msg_types[m->type].index : MSG_IX_NONE) {
+    case MSG_IX_SLICE:
+        return &m->slice;
+    case MSG_IX_LEG:
+        return m->src.kind == ENT_WORKER || m->dst.kind == ENT_WORKER ? &m->param : &m->slice;
+    case MSG_IX_SERVER:
+        return &m->server;
+    case MSG_IX_LAYER:
+        return &m->layer;
+    default:
+        return NULL;
+    }
+}
+
+static uint32_t count_slot(const msg *m)
+{
+    switch (m->type < MSG_NTYPES ? msg_types[m->type].arg : MSG_ARG_NONE) {
+    case MSG_ARG_COUNT:
+        return m->count;
+    case MSG_ARG_EDGE:
+        return (uint32_t)m->edge;
+    case MSG_ARG_LOST:
+        return m->lost;
+    case MSG_ARG_OF_STEP:
+        return m->of_step;
+    default:
+        return 0;
+    }
+}
+
+static void set_count_slot(msg *m, uint32_t v)
+{
+    switch (msg_types[m->type].arg) {
+    case MSG_ARG_COUNT:
+        m->count = v;
+        break;
+    case MSG_ARG_EDGE:
+        m->edge = (int32_t)v;
+        break;
+    case MSG_ARG_LOST:
+        m->lost = v != 0;
+        break;
+    case MSG_ARG_OF_STEP:
+        m->of_step = v == 1;
+        break;
+    }
+}
+
 void msg_encode(const msg *m, uint8_t out[MSG_HEADER_BYTES])
 {
+    const int32_t *at = index_field((msg *)m);
     uint8_t *p = put32(out, MSG_MAGIC);
     *p++ = m->type;
     *p++ = m->flags;
     p = put_addr(put_addr(p, &m->src), &m->dst);
-    p = put32(put32(put32(p, (uint32_t)m->slice), (uint32_t)m->step), m->count);
+    p = put32(put32(put32(p, at ? (uint32_t)*at : 0), (uint32_t)m->step), count_slot(m));
     put64(put64(put64(p, m->ptr), m->offset), m->len);
 }
 
@@ -92,20 +160,19 @@ int msg_decode(msg *m, const void *buf, size_t len)
     if (len != MSG_HEADER_BYTES || get32(p) != MSG_MAGIC)
         return -1;
     p += 4;
-    m->type = *p++;
-    m->flags = *p++;
-    p = get_addr(get_addr(p, &m->src), &m->dst);
-    m->slice = (int32_t)get32(p);
-    m->step = (int32_t)get32(p + 4);
-    m->count = get32(p + 8);
-    m->ptr = get64(p + 12);
-    m->offset = get64(p + 20);
-    m->len = get64(p + 28);
-    m->frame = NULL;
-    m->loan = NULL;
+    *m = (msg){.type = p[0], .flags = p[1]};
+    p = get_addr(get_addr(p + 2, &m->src), &m->dst);
     if (m->type == 0 || m->type >= MSG_NTYPES || m->src.kind > ENT_SERVER || m->dst.kind > ENT_SERVER ||
         (m->flags & ~(MSG_F_VALUES | MSG_F_PTR | MSG_F_STEP)))
         return -1;
+    int32_t *at = index_field(m);
+    if (at)
+        *at = (int32_t)get32(p);
+    m->step = (int32_t)get32(p + 4);
+    set_count_slot(m, get32(p + 8));
+    m->ptr = get64(p + 12);
+    m->offset = get64(p + 20);
+    m->len = get64(p + 28);
     return 0;
 }
 
@@ -394,4 +461,44 @@ int msg_traffic_decode(const void *buf, size_t len, singa_traffic *rows, int max
             return -1;
     }
     return n;
+}
+
+/* A heartbeat: progress and the busy flag, then the controls (pause and stop flags, the lr
+ * scale's bits) or traffic rows. */
+enum { LIFE_BYTES = 5, CONTROL_BYTES = 1 + 8 };
+
+size_t msg_heartbeat_encode(const msg_heartbeat *h, uint8_t out[MSG_HEARTBEAT_MAX])
+{
+    uint8_t *p = put32(out, h->progress);
+    *p++ = h->busy;
+    if (h->carries == MSG_BEAT_CONTROL) {
+        *p++ = (uint8_t)(h->pause | h->stop << 1);
+        p = put_double(p, h->lr_scale);
+    } else if (h->carries == MSG_BEAT_TRAFFIC) {
+        p += msg_traffic_encode(h->rows, h->nrows, p);
+    }
+    return (size_t)(p - out);
+}
+
+int msg_heartbeat_decode(msg_heartbeat *h, const void *buf, size_t len, bool from_rank0)
+{
+    const uint8_t *p = buf;
+    if (len < LIFE_BYTES || p[4] > 1)
+        return -1;
+    *h = (msg_heartbeat){.progress = get32(p), .busy = p[4]};
+    p += LIFE_BYTES;
+    len -= LIFE_BYTES;
+    if (from_rank0 && len == CONTROL_BYTES) {
+        h->carries = MSG_BEAT_CONTROL;
+        h->pause = p[0] & 1;
+        h->stop = p[0] >> 1 & 1;
+        h->lr_scale = get_double(p + 1);
+        return h->lr_scale >= 0 && h->lr_scale < 1e6 ? 0 : -2;
+    }
+    if (len > 0) {
+        h->carries = MSG_BEAT_TRAFFIC;
+        h->nrows = msg_traffic_decode(p, len, h->rows, MSG_HEARTBEAT_ROWS);
+        return h->nrows < 0 ? -2 : 0;
+    }
+    return 0;
 }

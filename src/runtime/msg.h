@@ -1,11 +1,52 @@
 /* Messages of the runtime (SINGA's Msg): a fixed 56-byte header frame, then an optional payload
- * frame of float values.  Between threads of one process a message may instead carry the
- * address of a buffer both sides share (`ptr`); such a message from another process is a forgery
- * and is dropped, as is anything that does not decode.
+ * frame.  Between threads of one process a message may instead carry the address of a buffer both
+ * sides share (`ptr`); such a message from another process is a forgery and is dropped, as is
+ * anything that does not decode.
  *
  * A payload is copied into its frame unless the sender says otherwise: a frame it received can
  * be passed on as it is (`frame`), and a buffer it will not write until ZeroMQ is done with it
- * can be lent (`loan`), ZeroMQ then reading the buffer itself. */
+ * can be lent (`loan`), ZeroMQ then reading the buffer itself.
+ *
+ * The message types.  "W" a worker, "S" a server, "stub" a process's router, "0" rank 0's stub,
+ * "W0.0" worker 0.0 (always in rank 0); "->" within a process, "=>" to another process (through
+ * both stubs).  Beside the addresses, the flags and `step`, a header carries the fields listed
+ * (msg_types: one slot of the wire, decoded into the field the type gives it); "floats" are the
+ * float32 values [offset, offset + len) of a slice.
+ *
+ *   type             from, to                   fields         payload
+ *   hello            W, S -> stub               -              -
+ *   put              stub -> S, => S            slice          ptr here, floats there
+ *   get              stub -> S, => S            slice          -
+ *                    W0.0 -> stub (a test)      -              -
+ *   update           W -> stub                  param          ptr to its gradient
+ *                    stub -> S, => S            slice, count   ptr here, floats there
+ *   sync             S -> S, => S               slice          floats: a delta, to the master
+ *   sync-reply       S -> S, => S               slice          floats: the master's values
+ *   get-reply        S -> stub, => stub         slice          floats, or none: in place
+ *   update-reply     S -> stub, => stub         slice          floats, or none: in place
+ *                    stub -> W                  param          -
+ *   ready            stub -> W                  -              -
+ *   done             W -> stub; stub => 0       -              -
+ *   finished         W0.0 -> stub; 0 => stub    -              msg_result
+ *   stop             stub -> W, S; stub => stub -              text: why (none: a good end)
+ *   abort            W, S, stub -> stub         -              text: why
+ *   metric           W => 0                     of_step        msg_record
+ *   join             stub => 0                  -              text (peers.c)
+ *   peers            0 => stub                  -              text (peers.c)
+ *   heartbeat        stub => stub               -              msg_heartbeat
+ *   flush            0 -> S, => S               -              flush mask (below)
+ *                    S -> S, => S               slice          floats: a final delta
+ *                    S -> stub, => 0            -              - (a report)
+ *   checkpoint       W0.0 -> stub -> S, => S    -              -
+ *   checkpoint-reply S -> stub, => 0 -> W0.0    server, lost   -
+ *   bridge           W => W                     layer          floats: features (+ aux)
+ *   bridge-grad      W => W                     layer, edge    floats: a gradient (+ aux)
+ *   bridge-metrics   W => W                     -              msg_metrics
+ *   bridge-profile   W => W0.0                  -              doubles: its layers' times
+ *   worker-metrics   W -> W, => W               -              msg_metrics, to its leader
+ *   final-values     0 => stub                  slice          floats: the whole slice
+ *
+ * Who may send each to the stub, and what it checks, is the stub's table (protocol.h). */
 #ifndef SINGA_RUNTIME_MSG_H
 #define SINGA_RUNTIME_MSG_H
 
@@ -38,10 +79,10 @@ typedef enum {
     MSG_HEARTBEAT,
     MSG_FLUSH,      /* the final flush of server groups (Hogwild), by direction: see below */
     MSG_CKPT,       /* worker 0.0 to a server: write your shard of checkpoint `step` */
-    MSG_CKPT_REPLY, /* a server to worker 0.0: written (count 0), or rank 0's stub: lost (count 1) */
+    MSG_CKPT_REPLY, /* a server to worker 0.0: written; or rank 0's stub: `lost` before it wrote */
     /* Between the parts of a worker group's net in different processes (net/parts.h), worker to
-     * worker: pass `step`'s features of layer `slice`; the gradient of its source `count`; and
-     * the metrics of a forward pass, for location 0's part. */
+     * worker: pass `step`'s features of `layer`; the gradient of its source `edge`; and the
+     * metrics of a forward pass, for location 0's part. */
     MSG_BRIDGE,
     MSG_BRIDGE_GRAD,
     MSG_BRIDGE_METRICS,
@@ -74,9 +115,18 @@ typedef struct msg_loan {
 typedef struct msg {
     uint8_t type, flags;
     msg_addr src, dst;
-    int32_t slice;   /* slice, or param for worker <-> stub */
-    int32_t step;    /* the step of an update, the version of a reply */
-    uint32_t count;  /* gradient contributions summed into an update */
+    int32_t step;    /* the step of an update or a checkpoint, the version of a reply, a bridge's pass */
+    /* The header's index slot, one meaning per field: a type carries one of them (msg_types),
+     * the others are 0. */
+    int32_t slice;   /* a slice, on the servers' leg */
+    int32_t param;   /* a param, on a worker's leg of an update and its reply */
+    int32_t server;  /* checkpoint-reply: the server's index, group * nservers_per_group + id */
+    int32_t layer;   /* bridge, bridge-grad: the layer whose features or gradient */
+    /* The header's count slot, likewise. */
+    uint32_t count;  /* update to a server: gradient contributions summed into it */
+    int32_t edge;    /* bridge-grad: the source of the layer whose gradient it is */
+    bool lost;       /* checkpoint-reply: rank 0's stub answers for a server lost before it wrote */
+    bool of_step;    /* metric: a step's record (else a result's) */
     uint64_t ptr;    /* MSG_F_PTR: a buffer of this process */
     /* A slice's elements [offset, offset + len): those an update to a server carries (the rest
      * of its gradient is zero: a process of a cut group sends what its workers compute), and
@@ -86,6 +136,18 @@ typedef struct msg {
     zmq_msg_t *frame; /* the payload's own frame, received earlier: moved, not copied */
     msg_loan *loan;   /* the payload is lent: counted here until ZeroMQ is done with it */
 } msg;
+
+/* What a type's header carries in its index and count slots, for msg_encode and msg_decode. */
+typedef enum { MSG_IX_NONE, MSG_IX_SLICE, MSG_IX_LEG, MSG_IX_SERVER, MSG_IX_LAYER } msg_index;
+typedef enum { MSG_ARG_NONE, MSG_ARG_COUNT, MSG_ARG_EDGE, MSG_ARG_LOST, MSG_ARG_OF_STEP } msg_arg;
+
+typedef struct msg_kind {
+    const char *name; /* in the traffic table */
+    uint8_t index;    /* msg_index; MSG_IX_LEG: `param` when a worker is an end, else `slice` */
+    uint8_t arg;      /* msg_arg */
+} msg_kind;
+
+extern const msg_kind msg_types[MSG_NTYPES];
 
 /* The final flush (several server groups, once every worker is done; stub.c and server.c):
  * - rank 0's stub to a server: flush now; the payload is the MSG_FLUSH_MASK_BYTES mask of the
@@ -158,6 +220,25 @@ int msg_record_decode(singa_record *r, singa_metrics *metrics, const void *buf, 
 
 /* Another process's traffic rows, which its heartbeats carry to rank 0. */
 enum { MSG_TRAFFIC_ROW = 24 + 24 + 6 * 8 };
+
+/* A heartbeat (peers.c): the sender's progress and whether its workers and servers are busy;
+ * then, from rank 0, its host's controls, or, to rank 0, at most MSG_HEARTBEAT_ROWS of the
+ * sender's traffic rows. */
+enum { MSG_HEARTBEAT_ROWS = 64, MSG_HEARTBEAT_MAX = 5 + MSG_HEARTBEAT_ROWS * MSG_TRAFFIC_ROW };
+typedef enum { MSG_BEAT_LIFE, MSG_BEAT_CONTROL, MSG_BEAT_TRAFFIC } msg_beat;
+typedef struct msg_heartbeat {
+    uint32_t progress;
+    bool busy;
+    msg_beat carries;
+    bool pause, stop;  /* MSG_BEAT_CONTROL */
+    double lr_scale;
+    int nrows;         /* MSG_BEAT_TRAFFIC */
+    singa_traffic rows[MSG_HEARTBEAT_ROWS];
+} msg_heartbeat;
+size_t msg_heartbeat_encode(const msg_heartbeat *h, uint8_t out[MSG_HEARTBEAT_MAX]);
+/* 0; -1 when even its life part is malformed; -2 when only what follows it is (h->progress and
+ * h->busy are set).  Only rank 0's carry controls. */
+int msg_heartbeat_decode(msg_heartbeat *h, const void *buf, size_t len, bool from_rank0);
 size_t msg_traffic_encode(const singa_traffic *rows, int n, uint8_t *out);
 /* At most max rows; -1 for anything that is not whole rows. */
 int msg_traffic_decode(const void *buf, size_t len, singa_traffic *rows, int max);

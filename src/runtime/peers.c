@@ -24,15 +24,10 @@
 #include <time.h>
 
 #include "runtime/runtime.h"
-#include "net/parts.h"
+#include "runtime/bridge.h"
 
 typedef char endpoint[128];
 typedef char key[41];
-
-/* A heartbeat begins with the sender's progress and whether it is busy (LIFE_BYTES).  Then one to
- * rank 0 carries at most this many of the sender's traffic rows; rank 0's carry its host's pause
- * flag and lr scale. */
-enum { LIFE_BYTES = 4 + 1, HEARTBEAT_ROWS = 64, CONTROL_BYTES = 1 + sizeof(double) };
 
 /* Seconds a peer's closed connection may stay closed before its process counts as dead; seconds
  * a connection to the coordinator may stay without a ZeroMQ handshake before the address counts
@@ -80,8 +75,8 @@ static int fail_zmq(singa_err *err, const char *what, const char *where)
 static int64_t max_frame(const rt_ctx *rt)
 {
     size_t most = (sizeof(endpoint) + sizeof(key)) * (size_t)rt->nprocs;
-    if (most < HEARTBEAT_ROWS * MSG_TRAFFIC_ROW)
-        most = HEARTBEAT_ROWS * MSG_TRAFFIC_ROW;
+    if (most < MSG_HEARTBEAT_MAX)
+        most = MSG_HEARTBEAT_MAX;
     for (int k = 0; k < rt->nslices; k++)
         if (rt->slices[k].len * sizeof(float) > most)
             most = rt->slices[k].len * sizeof(float);
@@ -236,6 +231,60 @@ static int check_join(rt_peers *p, const char *id, const char *text, const bool 
     return rank;
 }
 
+/* Reads one message at the coordinator: a join that counts (accepted: joined[rank]; refused:
+ * the process hears why, and the first reason goes to err) returns 1, anything else 0. */
+static int take_join(rt_peers *p, bool *joined, bool *bad, singa_err *err)
+{
+    char id[32];
+    msg m;
+    zmq_msg_t payload;
+    int counts = 0;
+    if (msg_recv(p->router, true, id, sizeof id, &m, &payload) == 0 && m.type == MSG_JOIN) {
+        char text[sizeof(endpoint) + 4096];
+        size_t n = zmq_msg_size(&payload) < sizeof text - 1 ? zmq_msg_size(&payload) : sizeof text - 1;
+        memcpy(text, zmq_msg_data(&payload), n);
+        text[n] = 0;
+        singa_err why;
+        int r = check_join(p, id, text, joined, &why);
+        counts = r != -2;
+        if (r >= 0) {
+            joined[r] = true;
+        } else if (r == -2) {
+            singa_stats_drop(p->rt->stats);
+        } else {
+            msg stop = {.type = MSG_STOP, .src = {ENT_STUB, 0, 0, 0}, .dst = m.src};
+            msg_send(p->router, id, &stop, why.msg, strlen(why.msg));
+            if (!*bad)
+                *err = why;
+            *bad = true;
+        }
+    } else {
+        singa_stats_drop(p->rt->stats);
+    }
+    zmq_msg_close(&payload);
+    return counts;
+}
+
+/* Hands every other process the list of endpoints and keys, one line per rank. */
+static int send_peers(rt_peers *p, singa_err *err)
+{
+    const rt_ctx *rt = p->rt;
+    size_t len = 0, cap = (sizeof(endpoint) + sizeof(key)) * (size_t)rt->nprocs;
+    char *list = malloc(cap);
+    if (!list)
+        return singa_err_set(err, "out of memory");
+    for (int r = 0; r < rt->nprocs; r++)
+        len += (size_t)snprintf(list + len, cap - len, "%s %s\n", p->endpoints[r], p->keys[r]);
+    for (int r = 1; r < rt->nprocs; r++) {
+        char id[16];
+        snprintf(id, sizeof id, "p%d", r);
+        msg m = {.type = MSG_PEERS, .src = {ENT_STUB, 0, 0, 0}, .dst = {ENT_STUB, 0, 0, (uint16_t)r}};
+        msg_send(p->router, id, &m, list, len);
+    }
+    free(list);
+    return 0;
+}
+
 /* Waits for every other rank's join.  A bad one is refused at once, and the meeting goes on so
  * that every process can hear the reason before the coordinator fails. */
 static int meet_as_coordinator(rt_peers *p, singa_err *err)
@@ -259,51 +308,9 @@ static int meet_as_coordinator(rt_peers *p, singa_err *err)
             bad = true;
             break;
         }
-        char id[32];
-        msg m;
-        zmq_msg_t payload;
-        if (msg_recv(p->router, true, id, sizeof id, &m, &payload) == 0 && m.type == MSG_JOIN) {
-            char text[sizeof(endpoint) + 4096];
-            size_t n = zmq_msg_size(&payload) < sizeof text - 1 ? zmq_msg_size(&payload) : sizeof text - 1;
-            memcpy(text, zmq_msg_data(&payload), n);
-            text[n] = 0;
-            singa_err why;
-            int r = check_join(p, id, text, joined, &why);
-            answers += r != -2;
-            if (r >= 0) {
-                joined[r] = true;
-            } else if (r == -2) {
-                rt_stats_drop(rt->stats);
-            } else {
-                msg stop = {.type = MSG_STOP, .src = {ENT_STUB, 0, 0, 0}, .dst = m.src};
-                msg_send(p->router, id, &stop, why.msg, strlen(why.msg));
-                if (!bad)
-                    *err = why;
-                bad = true;
-            }
-        } else {
-            rt_stats_drop(rt->stats);
-        }
-        zmq_msg_close(&payload);
+        answers += take_join(p, joined, &bad, err);
     }
-    int rc = bad ? refuse(p, joined, err) : 0;
-    if (rc == 0) {
-        size_t len = 0, cap = (sizeof(endpoint) + sizeof(key)) * (size_t)rt->nprocs;
-        char *list = malloc(cap);
-        if (!list) {
-            free(joined);
-            return singa_err_set(err, "out of memory");
-        }
-        for (int r = 0; r < rt->nprocs; r++)
-            len += (size_t)snprintf(list + len, cap - len, "%s %s\n", p->endpoints[r], p->keys[r]);
-        for (int r = 1; r < rt->nprocs; r++) {
-            char id[16];
-            snprintf(id, sizeof id, "p%d", r);
-            msg m = {.type = MSG_PEERS, .src = {ENT_STUB, 0, 0, 0}, .dst = {ENT_STUB, 0, 0, (uint16_t)r}};
-            msg_send(p->router, id, &m, list, len);
-        }
-        free(list);
-    }
+    int rc = bad ? refuse(p, joined, err) : send_peers(p, err);
     free(joined);
     return rc;
 }
@@ -333,6 +340,29 @@ static int check_coordinator(rt_peers *p, double *since, singa_err *err)
                                   "within %g s: is the port taken by another program (rank 0 cannot listen there "
                                   "then)?", at, HANDSHAKE_WAIT);
     return 0;
+}
+
+/* The coordinator's list of endpoints and keys: takes the other ranks'; returns how many lines
+ * were well formed (all of them: nprocs). */
+static int take_peers(rt_peers *p, const char *data, size_t len)
+{
+    int got = 0;
+    for (size_t at = 0; got < p->rt->nprocs && at < len; got++) {
+        const char *nl = memchr(data + at, '\n', len - at);
+        char line[sizeof(endpoint) + sizeof(key) + 2], ep[sizeof(endpoint)], pub[sizeof(key)];
+        size_t l = nl ? (size_t)(nl - (data + at)) : 0;
+        if (!nl || l == 0 || l >= sizeof line)
+            break;
+        snprintf(line, sizeof line, "%.*s", (int)l, data + at);
+        if (sscanf(line, "%127s %40s", ep, pub) != 2)
+            break;
+        if (got != p->rt->rank && got != 0) {
+            snprintf(p->endpoints[got], sizeof(endpoint), "%s", ep);
+            snprintf(p->keys[got], sizeof(key), "%s", pub);
+        }
+        at += l + 1;
+    }
+    return got;
 }
 
 static int meet_as_member(rt_peers *p, singa_err *err)
@@ -374,27 +404,11 @@ static int meet_as_member(rt_peers *p, singa_err *err)
             zmq_msg_close(&payload);
             return -1;
         }
-        int got = 0;
-        if (rc == 0 && m.type == MSG_PEERS)
-            for (size_t at = 0; got < rt->nprocs && at < len; got++) {
-                const char *nl = memchr(data + at, '\n', len - at);
-                char line[sizeof(endpoint) + sizeof(key) + 2], ep[sizeof(endpoint)], pub[sizeof(key)];
-                size_t l = nl ? (size_t)(nl - (data + at)) : 0;
-                if (!nl || l == 0 || l >= sizeof line)
-                    break;
-                snprintf(line, sizeof line, "%.*s", (int)l, data + at);
-                if (sscanf(line, "%127s %40s", ep, pub) != 2)
-                    break;
-                if (got != rt->rank && got != 0) {
-                    snprintf(p->endpoints[got], sizeof(endpoint), "%s", ep);
-                    snprintf(p->keys[got], sizeof(key), "%s", pub);
-                }
-                at += l + 1;
-            }
+        int got = rc == 0 && m.type == MSG_PEERS ? take_peers(p, data, len) : 0;
         zmq_msg_close(&payload);
         if (got == rt->nprocs)
             return 0;
-        rt_stats_drop(rt->stats);
+        singa_stats_drop(rt->stats);
     }
 }
 
@@ -510,43 +524,32 @@ int rt_peers_recv(rt_peers *p, msg *m, zmq_msg_t *payload)
         return rc;
     int r = m->src.proc;
     snprintf(expect, sizeof expect, "p%d", r);
-
     if (r >= p->rt->nprocs || r == p->rt->rank || p->dead[r] || strcmp(id, expect) != 0 ||
         m->dst.proc != p->rt->rank || (m->flags & MSG_F_PTR) || m->type == MSG_JOIN || m->type == MSG_PEERS)
         return 1;
     p->seen[r] = rt_now();
     if (m->type != MSG_HEARTBEAT)
         return 0;
-    const uint8_t *life = zmq_msg_data(payload);
-    size_t len = zmq_msg_size(payload);
-    if (len < LIFE_BYTES || life[4] > 1)
+    msg_heartbeat h;
+    int beat = msg_heartbeat_decode(&h, zmq_msg_data(payload), zmq_msg_size(payload), r == 0);
+    if (beat == -1)
         return 1;
-    uint32_t progress;
-    memcpy(&progress, life, sizeof progress);
-    if (!life[4])
+    if (!h.busy)
         p->still[r] = 0;
-    else if (progress != p->progress[r] || !p->still[r])
+    else if (h.progress != p->progress[r] || !p->still[r])
         p->still[r] = p->seen[r];
-    p->progress[r] = progress;
-    len -= LIFE_BYTES;
-    if (r == 0 && len == CONTROL_BYTES) { /* the others hear rank 0's host */
-        const uint8_t *c = life + LIFE_BYTES;
-        double scale;
-        memcpy(&scale, c + 1, sizeof scale);
-        if (!(scale >= 0 && scale < 1e6))
-            return 1;
-        atomic_store(&p->rt->from_rank0.pause, c[0] & 1);
-        if (c[0] & 2) /* never unset: a stop is for good */
+    p->progress[r] = h.progress;
+    if (beat < 0)
+        return 1;
+    if (h.carries == MSG_BEAT_CONTROL) { /* the others hear rank 0's host */
+        atomic_store(&p->rt->from_rank0.pause, h.pause);
+        if (h.stop) /* never unset: a stop is for good */
             atomic_store(&p->rt->from_rank0.stop, true);
-        atomic_store(&p->rt->from_rank0.lr_scale, scale);
-        return 2;
-    }
-    if (len > 0) { /* rank 0 hears the sender's traffic */
-        singa_traffic rows[HEARTBEAT_ROWS];
-        int n = msg_traffic_decode(life + LIFE_BYTES, len, rows, HEARTBEAT_ROWS);
-        if (n < 0 || p->rt->rank != 0)
+        atomic_store(&p->rt->from_rank0.lr_scale, h.lr_scale);
+    } else if (h.carries == MSG_BEAT_TRAFFIC) { /* rank 0 hears the sender's traffic */
+        if (p->rt->rank != 0)
             return 1;
-        rt_stats_put(p->rt->stats, r, rows, n);
+        singa_stats_put(p->rt->stats, r, h.rows, h.nrows);
     }
     return 2;
 }
@@ -558,24 +561,25 @@ double rt_peers_tick(rt_peers *p)
     const rt_ctx *rt = p->rt;
     double t = rt_now(), interval = rt->c->heartbeat_timeout / 5;
     if (t >= p->next_beat) {
-        singa_traffic rows[HEARTBEAT_ROWS];
-        uint8_t body[LIFE_BYTES + HEARTBEAT_ROWS * MSG_TRAFFIC_ROW], *more = body + LIFE_BYTES;
-        uint32_t progress = atomic_load(&rt->progress);
-        memcpy(body, &progress, sizeof progress);
-        body[4] = atomic_load(&rt->busy) > 0 && !paused(rt); /* paused, it waits for the host */
-        size_t n = 0;
+        msg_heartbeat own = {.progress = atomic_load(&rt->progress),
+                             .busy = atomic_load(&rt->busy) > 0 && !paused(rt)}; /* paused, it waits for the host */
+        uint8_t life[MSG_HEARTBEAT_MAX], more[MSG_HEARTBEAT_MAX];
+        size_t nlife = msg_heartbeat_encode(&own, life), nmore = 0;
         if (rt->rank) {
-            n = msg_traffic_encode(rows, rt_stats_own(rt->stats, rows, HEARTBEAT_ROWS), more);
-        } else if (rt->control) { /* pause and stop flags, then the lr scale's bytes */
-            double scale = atomic_load(&rt->control->lr_scale);
-            more[0] = (uint8_t)(atomic_load(&rt->control->pause) | atomic_load(&rt->control->stop) << 1);
-            memcpy(more + 1, &scale, sizeof scale);
-            n = CONTROL_BYTES;
+            own.carries = MSG_BEAT_TRAFFIC;
+            own.nrows = singa_stats_own(rt->stats, own.rows, MSG_HEARTBEAT_ROWS);
+        } else if (rt->control) {
+            own.carries = MSG_BEAT_CONTROL;
+            own.pause = atomic_load(&rt->control->pause);
+            own.stop = atomic_load(&rt->control->stop);
+            own.lr_scale = atomic_load(&rt->control->lr_scale);
         }
+        if (own.carries != MSG_BEAT_LIFE)
+            nmore = msg_heartbeat_encode(&own, more);
         for (int r = 0; r < rt->nprocs; r++) {
             msg m = {.type = MSG_HEARTBEAT, .src = {ENT_STUB, 0, 0, (uint16_t)rt->rank}, .dst = {ENT_STUB, 0, 0, (uint16_t)r}};
-            bool with = n && (rt->rank == 0 || r == 0);
-            rt_peers_send(p, r, &m, body, LIFE_BYTES + (with ? n : 0));
+            bool with = nmore && (rt->rank == 0 || r == 0);
+            rt_peers_send(p, r, &m, with ? more : life, with ? nmore : nlife);
         }
         p->next_beat = t + interval;
     }
@@ -614,7 +618,7 @@ int rt_peers_lost(rt_peers *p, rt_loss *why)
         else
             continue;
         p->dead[r] = true;
-        rt_stats_lost(p->rt->stats, r);
+        singa_stats_lost(p->rt->stats, r);
         return r;
     }
     return -1;

@@ -20,7 +20,8 @@
 #include <zmq.h>
 
 #include "runtime/runtime.h"
-#include "net/parts.h"
+#include "layers/param_state.h"
+#include "runtime/bridge.h"
 #include "singa/net.h"
 #include "singa/plugin.h"
 #include "singa/tensor.h"
@@ -463,13 +464,15 @@ static int make_slices(rt_ctx *rt, singa_job *job, singa_err *err)
     return 0;
 }
 
-/* A worker's distributed params, by index. */
+/* A worker's distributed params, by index, and its learning rates. */
 static int worker_params(rt_ctx *rt, rt_worker *w, singa_err *err)
 {
     singa_params *ps = singa_job_params(w->job);
     if (!(w->params = calloc((size_t)rt->nparams, sizeof *w->params)) ||
         !(w->sent = calloc((size_t)rt->nparams, sizeof *w->sent)))
         return singa_err_set(err, "out of memory");
+    if (singa_updater_create(&w->rates, singa_conf_get(rt->conf, "updater"), NULL, err) < 0)
+        return -1;
     int k = 0;
     for (int i = 0; i < ps->n && k <= rt->nparams; i++) {
         singa_param *p = ps->items[i];
@@ -567,13 +570,12 @@ void rt_log(rt_ctx *rt, const char *fmt, ...)
     log_line(rt, line, true, false);
 }
 
-/* A record of a group leader in another process, to rank 0's host through the stubs (count 1:
- * a step's). */
+/* A record of a group leader in another process, to rank 0's host through the stubs. */
 static void send_record(rt_worker *w, const singa_record *r, bool step)
 {
     uint8_t buf[MSG_RECORD_MAX];
     msg m = {.type = MSG_METRIC, .src = {ENT_WORKER, (uint16_t)w->group, (uint16_t)w->id, (uint16_t)w->rt->rank},
-             .dst = {ENT_STUB, 0, 0, 0}, .count = step};
+             .dst = {ENT_STUB, 0, 0, 0}, .of_step = step};
     rt_send(w->sock, &m, buf, msg_record_encode(r, buf));
 }
 
@@ -656,7 +658,7 @@ static int draw_held(void *ud, singa_param *p, singa_rng *rng, singa_err *err)
     r[0][1] = p->data.size;
     if (k < rt->nparams && h->parts)
         singa_parts_span(h->parts, p, &r[0][0], &r[0][1]);
-    p->partial = r[0][1] - r[0][0] < p->data.size;
+    singa_param_state_of(p)->partial = r[0][1] - r[0][0] < p->data.size;
     for (int i = 0; k < rt->nparams && i < rt->params[k].nslices; i++) {
         const rt_slice *sl = &rt->slices[rt->params[k].first_slice + i];
         if (rt_server_proc(rt, 0, sl->server) != rt->rank)
@@ -693,8 +695,8 @@ static int add_workers(rt_ctx *rt, singa_job *lead, singa_err *err)
             else if (singa_job_create_worker(&w->job, rt->conf, singa_job_registry(lead), g, j, err) < 0)
                 return singa_err_prefix(err, "worker %d.%d: ", g, j);
             const singa_net *train = singa_job_train_net(w->job);
-            if (train->parts) /* a net cut among the group's workers: what its bridges carry */
-                singa_parts_count_traffic(train->parts, rt->stats);
+            if (train->parts && singa_parts_count_traffic(train->parts, rt->stats, err) < 0) /* what a cut net's bridges carry */
+                return singa_err_prefix(err, "worker %d.%d: ", g, j);
             bool linked = rt->cut && rt_senders(rt, g) > 1;
             if (linked && rt_worker_link(w, err) < 0)
                 return singa_err_prefix(err, "worker %d.%d: ", g, j);
@@ -738,6 +740,7 @@ static void free_rt(rt_ctx *rt, singa_job *lead)
             singa_job_free(w->job);
         free(w->params);
         free(w->sent);
+        singa_updater_free(w->rates);
     }
     for (int i = 0; i < rt->nservers; i++)
         rt_server_free(rt_server_at(rt, i));
@@ -883,7 +886,7 @@ int singa_runtime_run(singa_job *job, const singa_job_hooks *hooks, singa_result
         rt.ckpt_dir = singa_conf_strs_at(rt.conf, "checkpoint_path", 0);
     rt.ckpt_keep = singa_conf_int(rt.conf, "checkpoint_keep", 3);
     singa_registry_plugin_ids(singa_job_registry(job), rt.plugins, sizeof rt.plugins);
-    rt_stats_set_rank(rt.stats, rt.rank);
+    singa_stats_set_rank(rt.stats, rt.rank);
     pthread_mutex_init(&rt.lock, NULL);
     snprintf(rt.endpoint, sizeof rt.endpoint, "inproc://singa-stub-%p", (void *)&rt);
     int rc = -1;
@@ -907,7 +910,7 @@ int singa_runtime_run(singa_job *job, const singa_job_hooks *hooks, singa_result
         log_line(&rt, line, false, false);
     }
     for (int k = 0; rt.c->shard_params && rt.rank != 0 && k < rt.nparams; k++)
-        rt.final_params[k]->partial = true; /* the script's job here is no worker's: it was never drawn */
+        singa_param_state_of(rt.final_params[k])->partial = true; /* the script's job here is no worker's: it was never drawn */
     if (!(rt.zmq = zmq_ctx_new())) {
         singa_err_set(err, "cannot start ZeroMQ: %s", zmq_strerror(zmq_errno()));
         goto out;

@@ -1,5 +1,5 @@
 /* The distributed runtime inside one process: a stub thread routing messages, a thread per
- * worker and per server, and what they share.  runtime.c builds and joins them, stub.c routes
+ * worker and per server, and what they share.  process.c builds and joins them, stub.c routes
  * and aggregates, server.c updates slices, worker.c trains. */
 #ifndef SINGA_RUNTIME_RUNTIME_H
 #define SINGA_RUNTIME_RUNTIME_H
@@ -14,6 +14,7 @@
 #include "singa/checkpoint.h"
 #include "singa/cluster.h"
 #include "singa/job.h"
+#include "core/stats.h"
 #include "singa/stats.h"
 #include "singa/updater.h"
 #include "train/train.h"
@@ -24,7 +25,7 @@ int singa_runtime_run(singa_job *job, const singa_job_hooks *hooks, singa_result
 /* A trained param's part held by one server of every server group.  Each server of a group owns
  * a contiguous, near-equal range of all the params laid end to end, so a small param lies on one
  * server and a large one may span several; a server's range of a param longer than 2 MB is cut
- * into slices of at most that (SLICE_MAX in runtime.c). */
+ * into slices of at most that (SLICE_MAX in process.c). */
 typedef struct rt_slice {
     int param;          /* index among the distributed params */
     size_t offset, len; /* in floats, within the param */
@@ -71,6 +72,7 @@ typedef struct rt_worker {
     int group, id;
     singa_job *job;
     singa_param **params; /* the job's distributed params, by index */
+    singa_updater *rates; /* the job's schedule alone, for its records: the servers update */
     bool *sent;           /* this step's update is on its way */
     void *sock;
     pthread_t thread;
@@ -144,7 +146,7 @@ struct rt_ctx {
     singa_err err;
     bool failed;
     singa_stats *stats;
-    /* Checkpoints (runtime.c): checkpoint_path's first entry (NULL: none), checkpoint_keep, the
+    /* Checkpoints (process.c): checkpoint_path's first entry (NULL: none), checkpoint_keep, the
      * step every thread of every process starts from (0 for a fresh start; puts and gets carry
      * it, so processes that chose different checkpoints are found out), and what the threads
      * here load from the checkpoint resume chose (until they are built). */
@@ -288,15 +290,5 @@ int rt_stub_create(rt_ctx *rt, singa_err *err);
 void rt_stub_free(rt_stub *s);
 void *rt_stub_main(void *arg);
 
-/* Counts a message of `bytes` (0: none, only pending and wait change) on the row (type, peer). */
-void rt_stats_count(singa_stats *s, const char *type, const char *peer, bool sent, size_t bytes, int pending,
-                      double wait);
-void rt_stats_drop(singa_stats *s);
-void rt_stats_set_rank(singa_stats *s, int rank);
-/* This process's own rows (what its heartbeats tell rank 0); returns how many were copied. */
-int rt_stats_own(const singa_stats *s, singa_traffic *rows, int max);
-/* Replaces process `rank`'s rows with these. */
-void rt_stats_put(singa_stats *s, int rank, const singa_traffic *rows, int n);
-void rt_stats_lost(singa_stats *s, int rank);
 
 #endif

@@ -21,6 +21,17 @@
  * master adds its pending deltas at once, then every delta as it comes, and tells rank 0 once it
  * has one from every other group taking part; rank 0 then reads each slice from it.
  *
+ * The two machines, beside the code that moves them:
+ *   a slice's sync (srv_sync, servers that are not its master):
+ *     IDLE     --sync_freq updates: the delta leaves (sync_groups)------> OUT
+ *     OUT      --the master's answer (on_sync)---------------------------> ANSWERED
+ *     ANSWERED --its next update merges it (sync_groups)-----------------> IDLE
+ *   the server's flush (srv_flush):
+ *     SERVING  --rank 0's first word: final deltas leave (on_flush_word)--> FLUSHING
+ *     FLUSHING --a later word narrows the groups; a final delta comes------> FLUSHING
+ *     FLUSHING --every final delta awaited is in: rank 0 hears it---------> FLUSHED
+ *   Flushing, the sync is over: an answer still due is not merged.
+ *
  * Checkpoints: asked by worker 0.0, a server writes its shard of the step, "param/<name>" (its
  * slice's values), "updater/<name>/<slot>" (their updater state) and "slice/<name>" (the slice's
  * index, offset, length and version) for each of its slices, and answers.  Resumed, it loads them
@@ -31,9 +42,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/protocol.h"
 #include "runtime/runtime.h"
 #include "singa/checkpoint.h"
 #include "singa/updater.h"
+#include "train/ckpt_load.h"
+
+typedef enum { SYNC_IDLE, SYNC_OUT, SYNC_ANSWERED } srv_sync;
+typedef enum { SRV_SERVING, SRV_FLUSHING, SRV_FLUSHED } srv_flush;
 
 /* A worker group's contributions to the current step of a slice. */
 typedef struct pending {
@@ -61,7 +77,7 @@ typedef struct srv_slice {
     /* Server-group sync. */
     int since;          /* updates since the last delta left */
     float *last, *snap, *master;
-    bool out, answered; /* a delta is out; its answer waits to be merged */
+    srv_sync sync;
     float *delta;       /* master: deltas received and not yet added */
     uint64_t delta_from; /* master: server groups to answer */
     uint64_t flushed_from; /* flush master: groups whose final delta is added */
@@ -79,9 +95,9 @@ struct rt_server {
     bool lend;                /* answers lend the values rather than copy them (see answer) */
     void *sock;
     /* The final flush. */
-    uint64_t flush_groups;    /* the groups taking part, from rank 0's first word (0: not begun) */
+    srv_flush flush;
+    uint64_t flush_groups;    /* the groups taking part, from rank 0's first word */
     uint64_t flush_live;      /* those still alive: final deltas are awaited from them only */
-    bool flushed;             /* told rank 0: every final delta is in */
     int last_step;            /* the job's last step (the host may stop a group before) */
     bool reader_done;         /* the worker group reading values in place trained its last step */
     int published;            /* the last step whose rate it handed the workers (history.c) */
@@ -237,58 +253,80 @@ static int write_shard(rt_server *s, int step, singa_err *err)
     return rc < 0 ? singa_err_prefix(err, "server %d.%d: ", s->group, s->id) : 0;
 }
 
-/* Loading a shard: first every entry is checked, then (apply) copied. */
-typedef struct shard_load {
-    const singa_ckpt *ck;
-    const char *path;
-    bool apply;
-    size_t seen;
-} shard_load;
+/* Loading a shard (train/ckpt_load.h): the loader sees every entry as a tensor of one
+ * dimension. */
+typedef struct shard_walk {
+    rt_server *s;
+    int64_t *where;
+} shard_walk;
 
-static int load_entry(void *ud, const char *name, int dtype, int len, void *data, singa_err *err)
+typedef struct shard_visit {
+    singa_ckpt_visit_fn visit;
+    void *ud;
+} shard_visit;
+
+static int visit_1d(void *ud, const char *name, int dtype, int len, void *data, singa_err *err)
 {
-    shard_load *l = ud;
-    const singa_ckpt_entry *e = singa_ckpt_find(l->ck, name);
-    if (!e)
-        return singa_err_set(err, "checkpoint '%s': tensor '%s' is missing (the file belongs to another net or updater)",
-                             l->path, name);
-    if (e->dtype != dtype || e->ndim != 1 || e->dims[0] != (uint32_t)len)
-        return singa_err_set(err, "checkpoint '%s': tensor '%s' does not have the %d values of this server's slice",
-                             l->path, name, len);
-    if (dtype == SINGA_CKPT_I64) { /* where the slice lies: the same, but for its version */
-        const int64_t *w = e->data, *want = data;
-        if (w[0] != want[0] || w[1] != want[1] || w[2] != want[2] || w[3] < 0)
-            return singa_err_set(err, "checkpoint '%s': tensor '%s' describes another slice", l->path, name);
-        if (l->apply)
-            ((int64_t *)data)[3] = w[3];
-        l->seen++;
-        return 0;
-    }
-    if (l->apply)
-        memcpy(data, e->data, e->bytes);
-    l->seen++;
+    const shard_visit *v = ud;
+    return v->visit(v->ud, name, dtype, 1, &len, data, err);
+}
+
+static int each_shard_tensor(void *obj, singa_ckpt_visit_fn visit, void *ud, singa_err *err)
+{
+    shard_walk *w = obj;
+    shard_visit v = {visit, ud};
+    return each_shard_entry(w->s, w->where, visit_1d, &v, err);
+}
+
+static int shard_mismatch(void *ud, const char *name, const singa_ckpt_entry *e, int ndim, const int *dims,
+                          singa_err *err)
+{
+    return singa_err_set(err, "checkpoint '%s': tensor '%s' does not have the %d values of this server's slice",
+                         ((const rt_resume_part *)ud)->path, name, dims[0]);
+}
+
+/* Where a slice lies must be the same, but for its version. */
+static int shard_check(void *ud, const char *name, const singa_ckpt_entry *e, const void *data, singa_err *err)
+{
+    const int64_t *w = e->data, *want = data;
+    if (e->dtype == SINGA_CKPT_I64 && (w[0] != want[0] || w[1] != want[1] || w[2] != want[2] || w[3] < 0))
+        return singa_err_set(err, "checkpoint '%s': tensor '%s' describes another slice", ((const rt_resume_part *)ud)->path,
+                             name);
     return 0;
 }
 
+/* "topology" and "shard", which the runtime checked, and nothing else. */
+static int shard_extra(void *ud, const char *name, singa_err *err)
+{
+    if (strcmp(name, "topology") == 0 || strcmp(name, "shard") == 0)
+        return 0;
+    return singa_err_set(err, "checkpoint '%s': it holds tensors this server does not have (another updater?)",
+                         ((const rt_resume_part *)ud)->path);
+}
+
+static void shard_apply(void *ud, const char *name, const singa_ckpt_entry *e, void *data)
+{
+    if (e->dtype == SINGA_CKPT_I64) /* a slice's version */
+        ((int64_t *)data)[3] = ((const int64_t *)e->data)[3];
+    else
+        memcpy(data, e->data, e->bytes);
+}
+
+static const singa_ckpt_load_ops shard_ops = {
+    .mismatch = shard_mismatch, .check = shard_check, .extra = shard_extra, .apply = shard_apply,
+};
+
 int rt_server_load(rt_server *s, const rt_resume_part *part, singa_err *err)
 {
-    shard_load l = {&part->ck, part->path, false, 0};
-    int64_t *where = malloc((size_t)(s->nsl ? s->nsl : 1) * 4 * sizeof *where);
-    if (!where)
+    shard_walk w = {s, malloc((size_t)(s->nsl ? s->nsl : 1) * 4 * sizeof *w.where)};
+    if (!w.where)
         return singa_err_set(err, "out of memory");
-    int rc = each_shard_entry(s, where, load_entry, &l, err);
-    if (rc == 0 && l.seen + 2 != part->ck.n) /* and "topology", "shard", which the runtime checked */
-        rc = singa_err_set(err, "checkpoint '%s': it holds tensors this server does not have (another updater?)",
-                           part->path);
-    if (rc == 0) {
-        l.apply = true;
-        each_shard_entry(s, where, load_entry, &l, err);
-        for (int i = 0; i < s->nsl; i++) {
-            s->sl[i].version = (int)where[4 * i + 3];
-            s->sl[i].loaded = true;
-        }
+    int rc = singa_ckpt_load(&part->ck, part->path, each_shard_tensor, &w, &shard_ops, (void *)part, err);
+    for (int i = 0; rc == 0 && i < s->nsl; i++) {
+        s->sl[i].version = (int)w.where[4 * i + 3];
+        s->sl[i].loaded = true;
     }
-    free(where);
+    free(w.where);
     return rc < 0 ? singa_err_prefix(err, "resume: server %d.%d: ", s->group, s->id) : 0;
 }
 
@@ -405,14 +443,14 @@ static int sync_groups(rt_server *s, srv_slice *x)
         x->delta_from = 0;
         return 0;
     }
-    if (x->answered) {
+    if (x->sync == SYNC_ANSWERED) {
         for (size_t i = 0; i < n; i++) {
             x->data[i] = x->master[i] + (x->data[i] - x->snap[i]);
             x->last[i] = x->master[i];
         }
-        x->answered = x->out = false;
+        x->sync = SYNC_IDLE;
     }
-    if (x->out || ++x->since < rt->c->sync_freq)
+    if (x->sync != SYNC_IDLE || ++x->since < rt->c->sync_freq)
         return 0;
     if (!copy_of(x->data, &x->snap, n) || (!x->master && !(x->master = malloc(n * sizeof(float)))))
         return -1;
@@ -423,7 +461,7 @@ static int sync_groups(rt_server *s, srv_slice *x)
              .slice = x->slice};
     rt_send(s->sock, &m, x->master, n * sizeof(float));
     x->since = 0;
-    x->out = true;
+    x->sync = SYNC_OUT;
     return 0;
 }
 
@@ -483,16 +521,53 @@ static int add_contribution(pending *p, size_t n, const float *grad, size_t at, 
     return 0;
 }
 
+/* Whether m comes from a worker group this server serves. */
+static bool from_group(const rt_server *s, const msg *m)
+{
+    return m->src.group >= s->first_group && m->src.group < s->first_group + s->ngroups;
+}
+
+/* Every contribution to a step of the slice is in: the updater applies their sum, or the
+ * momentum history the workers wrote (history.c). */
+static int apply_step(rt_server *s, srv_slice *x, pending *p, int need, singa_err *err)
+{
+    const rt_ctx *rt = s->rt;
+    size_t n = rt->slices[x->slice].len;
+    const singa_job_control *ctl = s->rt->control; /* the host's lr scale, as in a local job */
+    if (ctl)
+        singa_updater_set_lr_scale(s->upd, (float)atomic_load(&ctl->lr_scale));
+    msg_loan_wait(&x->lent);
+    if (rt->params[rt->slices[x->slice].param].hist) { /* the workers wrote h = m h - lr g */
+        if (singa_updater_apply_history(s->upd, x->store, p->step, err) < 0)
+            return singa_err_prefix(err, "server %d.%d: ", s->group, s->id);
+        if (s->published != p->step + 1) { /* once a step: a kLua schedule is a call */
+            float next = singa_updater_lr(s->upd, p->step + 1);
+            if (!isfinite(next))
+                return singa_err_set(err, "server %d.%d: updater.learning_rate (kLua) at step %d failed", s->group,
+                                     s->id, p->step + 1);
+            rt_history_publish(s->rt, p->step + 1, next);
+            s->published = p->step + 1;
+        }
+    } else {
+        float scale = rt->cut ? 1.0f : 1.0f / (float)need; /* parts of the group's gradient, or replicas' */
+        if (!p->direct && start_sum(p, n) < 0) /* no contribution held anything: a zero gradient */
+            return singa_err_set(err, "server %d.%d: out of memory", s->group, s->id);
+        if (singa_updater_apply_one(s->upd, x->store, p->step, p->direct ? (float *)p->direct : p->acc, scale, err) < 0)
+            return singa_err_prefix(err, "server %d.%d: ", s->group, s->id);
+    }
+    return 0;
+}
+
 /* Adds one contribution; once the group's every worker is in, updates and answers. */
 static int on_update(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload, singa_err *err)
 {
     const rt_ctx *rt = s->rt;
     size_t n = rt->slices[x->slice].len, at = m->offset, len = m->len;
     int g = m->src.group;
-    pending *p = &x->pend[g - s->first_group];
     const float *grad; /* the worker's buffer, or the payload frame, alive until this returns */
-    if (m->offset > n || m->len > n - m->offset)
+    if (!from_group(s, m) || !x->ready || m->offset > n || m->len > n - m->offset)
         return 1;
+    pending *p = &x->pend[g - s->first_group];
     if (m->flags & MSG_F_PTR)
         grad = (const float *)(uintptr_t)m->ptr;
     else if ((m->flags & MSG_F_VALUES) && zmq_msg_size(payload) == len * sizeof(float))
@@ -521,28 +596,8 @@ static int on_update(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payloa
     p->count = 0;
     if (p->flags & MSG_F_LAST)
         rt_stop_before(s->rt, g, p->step + 1);
-    const singa_job_control *ctl = s->rt->control; /* the host's lr scale, as in a local job */
-    if (ctl)
-        singa_updater_set_lr_scale(s->upd, (float)atomic_load(&ctl->lr_scale));
-    msg_loan_wait(&x->lent);
-    if (rt->params[rt->slices[x->slice].param].hist) { /* the workers wrote h = m h - lr g */
-        if (singa_updater_apply_history(s->upd, x->store, p->step, err) < 0)
-            return singa_err_prefix(err, "server %d.%d: ", s->group, s->id);
-        if (s->published != p->step + 1) { /* once a step: a kLua schedule is a call */
-            float next = singa_updater_lr(s->upd, p->step + 1);
-            if (!isfinite(next))
-                return singa_err_set(err, "server %d.%d: updater.learning_rate (kLua) at step %d failed", s->group,
-                                     s->id, p->step + 1);
-            rt_history_publish(s->rt, p->step + 1, next);
-            s->published = p->step + 1;
-        }
-    } else {
-        float scale = rt->cut ? 1.0f : 1.0f / (float)need; /* parts of the group's gradient, or replicas' */
-        if (!p->direct && start_sum(p, n) < 0) /* no contribution held anything: a zero gradient */
-            return singa_err_set(err, "server %d.%d: out of memory", s->group, s->id);
-        if (singa_updater_apply_one(s->upd, x->store, p->step, p->direct ? (float *)p->direct : p->acc, scale, err) < 0)
-            return singa_err_prefix(err, "server %d.%d: ", s->group, s->id);
-    }
+    if (apply_step(s, x, p, need, err) < 0)
+        return -1;
     x->version++;
     if (g == x->shared_group && last_update(s, g, p->step))
         s->reader_done = true;
@@ -585,12 +640,12 @@ static int on_sync(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload)
         m->src.group >= s->rt->c->nserver_groups)
         return 1;
     if (m->type == MSG_SYNC) {
-        if (x->slice % s->rt->c->nserver_groups != s->group || s->flushed)
+        if (x->slice % s->rt->c->nserver_groups != s->group || s->flush == SRV_FLUSHED)
             return 1;
-        if (s->flush_groups || (x->ready && (x->shared_group < 0 || s->reader_done))) { /* nobody reads in place */
+        if (s->flush != SRV_SERVING || (x->ready && (x->shared_group < 0 || s->reader_done))) { /* nobody reads in place */
             for (size_t i = 0; i < n; i++)
                 x->data[i] += v[i];
-            if (!s->flush_groups) /* in the flush, the final delta follows and nobody waits */
+            if (s->flush == SRV_SERVING) /* in the flush, the final delta follows and nobody waits */
                 answer_deltas(s, x, 1ull << m->src.group);
             return 0;
         }
@@ -601,12 +656,12 @@ static int on_sync(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload)
         x->delta_from |= 1ull << m->src.group;
         return 0;
     }
-    if (s->flush_groups) /* the final delta counted everything since the snapshot */
+    if (s->flush != SRV_SERVING) /* the final delta counted everything since the snapshot */
         return 0;
-    if (!x->out || x->answered)
+    if (x->sync != SYNC_OUT)
         return 1;
     memcpy(x->master, v, n * sizeof(float));
-    x->answered = true;
+    x->sync = SYNC_ANSWERED;
     return 0;
 }
 
@@ -631,7 +686,7 @@ static int flush_slice(rt_server *s, srv_slice *x)
         return -1;
     /* What `to` has not seen: a delta out to the master gets there first, one out to a lost
      * master never does.  A slice never put (its worker group lost at once) changed nothing. */
-    const float *seen = x->out && to == master ? x->snap : x->last;
+    const float *seen = x->sync != SYNC_IDLE && to == master ? x->snap : x->last;
     for (size_t i = 0; i < n; i++)
         x->master[i] = x->ready ? x->data[i] - seen[i] : 0.0f;
     msg m = {.type = MSG_FLUSH, .flags = MSG_F_VALUES, .src = self(s),
@@ -647,47 +702,50 @@ static void report_flushed(rt_server *s)
 {
     int nsg = s->rt->c->nserver_groups;
     uint64_t others = s->flush_live & ~(1ull << s->group);
-    if (!s->flush_groups || s->flushed)
+    if (s->flush != SRV_FLUSHING)
         return;
     for (int i = 0; i < s->nsl; i++)
         if (msg_flush_master(s->sl[i].slice, nsg, s->flush_groups) == s->group && (others & ~s->sl[i].flushed_from))
             return;
-    s->flushed = true;
+    s->flush = SRV_FLUSHED;
     msg m = {.type = MSG_FLUSH, .src = self(s), .dst = {ENT_STUB, 0, 0, 0}};
     rt_send(s->sock, &m, NULL, 0);
 }
 
-/* Rank 0's word to flush (a later one narrows the groups), or another server's final delta,
- * which may come before that word: it is sent only once every worker is done. */
-static int on_flush(rt_server *s, const msg *m, zmq_msg_t *payload, singa_err *err)
+/* The message handlers: 0, 1 for a message dropped, -1 on failure (err set).  x is the slice of
+ * this server a message is about, for the legs that have one. */
+
+/* Rank 0's word to flush; a later one narrows the groups. */
+static int on_flush_word(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload, singa_err *err)
 {
-    const rt_ctx *rt = s->rt;
-    int nsg = rt->c->nserver_groups;
-    if (m->src.kind == ENT_STUB) {
-        if (m->src.proc != 0 || zmq_msg_size(payload) != MSG_FLUSH_MASK_BYTES)
-            return 1;
-        uint64_t groups = msg_flush_mask_decode(zmq_msg_data(payload));
-        if (!(groups >> s->group & 1))
-            return 1;
-        if (s->flush_groups) {
-            s->flush_live &= groups;
-        } else {
-            s->flush_groups = s->flush_live = groups;
-            for (int i = 0; i < s->nsl; i++)
-                if (flush_slice(s, &s->sl[i]) < 0)
-                    return singa_err_set(err, "server %d.%d: out of memory", s->group, s->id);
-        }
-        report_flushed(s);
-        return 0;
-    }
-    if (m->src.kind != ENT_SERVER || m->slice < 0 || m->slice >= rt->nslices || s->local[m->slice] < 0)
+    if (m->src.proc != 0 || zmq_msg_size(payload) != MSG_FLUSH_MASK_BYTES)
         return 1;
-    srv_slice *x = &s->sl[s->local[m->slice]];
-    size_t n = rt->slices[x->slice].len;
+    uint64_t groups = msg_flush_mask_decode(zmq_msg_data(payload));
+    if (!(groups >> s->group & 1))
+        return 1;
+    if (s->flush != SRV_SERVING) {
+        s->flush_live &= groups;
+    } else {
+        s->flush = SRV_FLUSHING;
+        s->flush_groups = s->flush_live = groups;
+        for (int i = 0; i < s->nsl; i++)
+            if (flush_slice(s, &s->sl[i]) < 0)
+                return singa_err_set(err, "server %d.%d: out of memory", s->group, s->id);
+    }
+    report_flushed(s);
+    return 0;
+}
+
+/* Another server's final delta, which may come before rank 0's word: it is sent only once every
+ * worker is done. */
+static int on_final_delta(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload, singa_err *err)
+{
+    int nsg = s->rt->c->nserver_groups;
+    size_t n = s->rt->slices[x->slice].len;
     int from = m->src.group;
-    if (from >= nsg || from == s->group || m->src.id != s->id || s->flushed || (x->flushed_from >> from & 1) ||
-        !(m->flags & MSG_F_VALUES) || zmq_msg_size(payload) != n * sizeof(float) ||
-        (s->flush_groups && msg_flush_master(x->slice, nsg, s->flush_groups) != s->group))
+    if (from >= nsg || from == s->group || m->src.id != s->id || s->flush == SRV_FLUSHED ||
+        (x->flushed_from >> from & 1) || !(m->flags & MSG_F_VALUES) || zmq_msg_size(payload) != n * sizeof(float) ||
+        (s->flush != SRV_SERVING && msg_flush_master(x->slice, nsg, s->flush_groups) != s->group))
         return 1;
     const float *v = zmq_msg_data(payload);
     for (size_t i = 0; i < n; i++)
@@ -698,65 +756,97 @@ static int on_flush(rt_server *s, const msg *m, zmq_msg_t *payload, singa_err *e
 }
 
 /* Worker 0.0 asks for this server's shard of checkpoint m->step. */
-static int on_checkpoint(rt_server *s, const msg *m, singa_err *err)
+static int on_checkpoint(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload, singa_err *err)
 {
     const rt_ctx *rt = s->rt;
-    if (m->src.kind != ENT_WORKER || m->src.group != 0 || m->src.id != 0 || m->src.proc != 0 || !rt->ckpt_dir ||
-        m->step < 0 || m->step > s->last_step + 1)
+    if (m->src.group != 0 || m->src.id != 0 || m->src.proc != 0 || !rt->ckpt_dir || m->step < 0 ||
+        m->step > s->last_step + 1)
         return 1;
     if (write_shard(s, m->step, err) < 0)
         return -1;
     msg r = {.type = MSG_CKPT_REPLY, .src = self(s), .dst = {ENT_WORKER, 0, 0, 0}, .step = m->step,
-             .slice = s->group * rt->c->nservers_per_group + s->id};
+             .server = s->group * rt->c->nservers_per_group + s->id};
     rt_send(s->sock, &r, NULL, 0);
     return 0;
+}
+
+static int on_put_msg(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload, singa_err *err)
+{
+    int rc = from_group(s, m) ? on_put(s, x, m, payload) : 1;
+    return rc < 0 ? singa_err_set(err, "server %d.%d: out of memory", s->group, s->id) : rc;
+}
+
+/* A group's fetch; after the flush, worker 0.0's final values from any group. */
+static int on_get(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload, singa_err *err)
+{
+    if (!from_group(s, m) && s->flush != SRV_FLUSHED)
+        return 1;
+    if (x->ready || s->flush == SRV_FLUSHED) { /* only the asker: every process of the group asks for itself */
+        answer(s, x, MSG_GET_REPLY, m->src.group, m->src.proc, x->version, 0, s->rt->slices[x->slice].len, 0);
+        return 0;
+    }
+    msg_addr *grown = realloc(x->asked, (size_t)(x->nasked + 1) * sizeof *grown);
+    if (!grown)
+        return singa_err_set(err, "server %d.%d: out of memory", s->group, s->id);
+    x->asked = grown;
+    x->asked[x->nasked++] = m->src;
+    return 0;
+}
+
+static int on_sync_msg(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload, singa_err *err)
+{
+    return on_sync(s, x, m, payload);
+}
+
+/* The server's protocol: a message of `type` from one of `from` (RT_STUBS ...), carrying the
+ * step every process starts from (`starts`), about one of its slices (`sliced`).  The first row
+ * that matches takes it; one no row takes is dropped. */
+typedef struct srv_leg {
+    uint8_t type, from;
+    bool starts, sliced;
+    int (*handle)(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload, singa_err *err);
+} srv_leg;
+
+static const srv_leg legs[] = {
+    {MSG_PUT, RT_STUBS, true, true, on_put_msg},
+    {MSG_GET, RT_STUBS, true, true, on_get},
+    {MSG_UPDATE, RT_STUBS, false, true, on_update},
+    {MSG_SYNC, RT_SERVERS, false, true, on_sync_msg},
+    {MSG_SYNC_REPLY, RT_SERVERS, false, true, on_sync_msg},
+    {MSG_FLUSH, RT_STUBS, false, false, on_flush_word},
+    {MSG_FLUSH, RT_SERVERS, false, true, on_final_delta},
+    {MSG_CKPT, RT_WORKERS, false, false, on_checkpoint},
+};
+
+/* Every process starts from the step its checkpoint gave; they share checkpoint_path, so they
+ * agree, unless they do not see the same files. */
+static int same_start(const rt_server *s, const msg *m, singa_err *err)
+{
+    const rt_ctx *rt = s->rt;
+    if (m->step == rt->resume_step)
+        return 0;
+    return singa_err_set(err, "server %d.%d (rank %d) starts from step %d, but rank %d from step %d: the processes "
+                              "see different checkpoints in '%s' (checkpoint_path must be a folder every process "
+                              "shares)", s->group, s->id, rt->rank, rt->resume_step, m->src.proc, m->step,
+                         rt->ckpt_dir ? rt->ckpt_dir : "-");
 }
 
 /* Acts on one message: 0, 1 for a message dropped, -1 on failure (err set). */
 static int handle(rt_server *s, const msg *m, zmq_msg_t *payload, singa_err *err)
 {
-    const rt_ctx *rt = s->rt;
-    if (m->type == MSG_FLUSH)
-        return on_flush(s, m, payload, err);
-    if (m->type == MSG_CKPT)
-        return on_checkpoint(s, m, err);
-    /* Every process starts from the step its checkpoint gave; they share checkpoint_path, so
-     * they agree, unless they do not see the same files. */
-    if ((m->type == MSG_PUT || m->type == MSG_GET) && m->step != rt->resume_step)
-        return singa_err_set(err, "server %d.%d (rank %d) starts from step %d, but rank %d from step %d: the "
-                                  "processes see different checkpoints in '%s' (checkpoint_path must be a folder "
-                                  "every process shares)", s->group, s->id, rt->rank, rt->resume_step, m->src.proc,
-                             m->step, rt->ckpt_dir ? rt->ckpt_dir : "-");
-    if (m->slice < 0 || m->slice >= s->rt->nslices || s->local[m->slice] < 0)
-        return 1;
-    srv_slice *x = &s->sl[s->local[m->slice]];
-    bool from_group = m->src.group >= s->first_group && m->src.group < s->first_group + s->ngroups;
-    switch (m->type) {
-    case MSG_PUT: {
-        int rc = from_group ? on_put(s, x, m, payload) : 1;
-        return rc < 0 ? singa_err_set(err, "server %d.%d: out of memory", s->group, s->id) : rc;
-    }
-    case MSG_GET: /* after the flush, worker 0.0's final values from any group */
-        if (!from_group && !s->flushed)
+    for (size_t i = 0; i < sizeof legs / sizeof *legs; i++) {
+        const srv_leg *l = &legs[i];
+        if (l->type != m->type || !(l->from >> m->src.kind & 1))
+            continue;
+        if (l->starts && same_start(s, m, err) < 0)
+            return -1;
+        if (!l->sliced)
+            return l->handle(s, NULL, m, payload, err);
+        if (m->slice < 0 || m->slice >= s->rt->nslices || s->local[m->slice] < 0)
             return 1;
-        if (x->ready || s->flushed) { /* only the asker: every process of the group asks for itself */
-            answer(s, x, MSG_GET_REPLY, m->src.group, m->src.proc, x->version, 0, s->rt->slices[x->slice].len, 0);
-        } else {
-            msg_addr *grown = realloc(x->asked, (size_t)(x->nasked + 1) * sizeof *grown);
-            if (!grown)
-                return singa_err_set(err, "server %d.%d: out of memory", s->group, s->id);
-            x->asked = grown;
-            x->asked[x->nasked++] = m->src;
-        }
-        return 0;
-    case MSG_UPDATE:
-        return from_group && x->ready ? on_update(s, x, m, payload, err) : 1;
-    case MSG_SYNC:
-    case MSG_SYNC_REPLY:
-        return on_sync(s, x, m, payload);
-    default:
-        return 1;
+        return l->handle(s, &s->sl[s->local[m->slice]], m, payload, err);
     }
+    return 1;
 }
 
 void *rt_server_main(void *arg)

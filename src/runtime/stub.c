@@ -3,7 +3,8 @@
  * gradients of a group's local workers before sending one update per slice (SINGA's
  * aggregation, unless the workers added them up themselves: history.c), tells those workers once
  * every slice of a param is fresh, puts and gets the params before training starts, and stops
- * every thread when the workers are done or one thread fails.
+ * every thread when the workers are done or one thread fails.  What it accepts, from whom and
+ * how, is its table of legs (protocol.h); a message no leg takes is dropped and counted.
  *
  * The end of a job: each process tells rank 0 once its workers are done; rank 0 then fetches the
  * newest values for worker 0.0's final test and hands its result to every process with the
@@ -17,6 +18,22 @@
  * since its last sync are lost), its slices gathered by a stand-in, and a loss during the flush
  * only narrows whom the masters wait for, so nothing hangs on it.
  *
+ * Rank 0's end of the job (stub_end), a machine of its own:
+ *   TRAINING --every process done, one server group-------> FETCHING  get_all(0)
+ *   TRAINING --every process done, several server groups--> FLUSHING  flush_begin: a flush word
+ *                                                                      to every server alive
+ *   FLUSHING --a server's report, or its process lost-----> FLUSHING  (narrowed; flush_lost)
+ *   FLUSHING --the last report------------------------------> FETCHING each slice from its flush
+ *                                                                      master (fetch_flushed)
+ *   FETCHING --worker 0.0's FINISHED-------------------------> the stop of every thread
+ * A process other than rank 0 stays in TRAINING until rank 0's FINISHED or a STOP.
+ *
+ * A group's fetch (stub_fetch), what its gets are for; one at a time:
+ *   NONE --every thread said hello----------------> START  READY to every worker of the group here
+ *   NONE --worker 0.0's GET (a test, cut net)-----> TEST   READY to worker 0.0 alone
+ *   NONE --rank 0 enters FETCHING (group 0)-------> FINAL  READY to worker 0.0 alone
+ *   any  --the last slice's reply-----------------> NONE
+ *
  * Checkpoints: worker 0.0's request to every server passes through here like any message; rank
  * 0's stub notes which answers worker 0.0 waits for and answers itself (lost) for a server whose
  * process is lost, so an asynchronous job that goes on without it does not wait forever. */
@@ -25,8 +42,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/bridge.h"
+#include "runtime/protocol.h"
 #include "runtime/runtime.h"
-#include "net/parts.h"
+
+typedef enum { END_TRAINING, END_FLUSHING, END_FETCHING } stub_end;
+typedef enum { FETCH_NONE, FETCH_START, FETCH_TEST, FETCH_FINAL } stub_fetch;
+/* Rank 0, per server: worker 0.0's checkpoint request passed on (ASKED) until the server's
+ * answer, or the stub's own when the server's process is lost, goes back (IDLE). */
+typedef enum { CKPT_IDLE, CKPT_ASKED } stub_ckpt;
 
 /* What the stub keeps of a worker group with workers in this process. */
 typedef struct stub_group {
@@ -38,6 +62,7 @@ typedef struct stub_group {
     size_t (*span)[2];     /* per param: the elements its workers here compute (all, unless cut) */
     int *slices_left;      /* per param: slices whose update is not yet answered */
     int gets_left;         /* slices to fetch before the group may train */
+    stub_fetch fetch;      /* what they are for */
 } stub_group;
 
 struct rt_stub {
@@ -49,18 +74,16 @@ struct rt_stub {
     int done;              /* workers here that finished training */
     bool *proc_done;       /* rank 0: processes whose workers are all done (or lost) */
     int procs_done;
-    bool final_fetch;      /* fetching the newest values for worker 0.0's final test */
-    bool test_fetch;       /* for one of its tests during training (before_eval in worker.c) */
+    stub_end end;
     bool stop;
     /* Rank 0, several server groups: the final flush. */
-    bool flushing;
     uint64_t *flush_live;  /* per server id: the server groups taking part and not lost */
     bool *flush_wait;      /* per server (group * nservers_per_group + id): its report is awaited */
     int flush_left;
     int *fetch_from;       /* per slice: the server group its final values come from, -1 once in */
-    /* Rank 0: the checkpoint worker 0.0 waits for, and the servers it waits for (group * per + id). */
+    /* Rank 0: the checkpoint worker 0.0 waits for, and each server's part (group * per + id). */
     int ckpt_step;
-    bool *ckpt_wait;
+    uint8_t *ckpt;         /* stub_ckpt */
 };
 
 int rt_stub_create(rt_ctx *rt, singa_err *err)
@@ -102,7 +125,7 @@ int rt_stub_create(rt_ctx *rt, singa_err *err)
          !(s->fetch_from = calloc((size_t)rt->nslices, sizeof *s->fetch_from))))
         goto oom;
     size_t nservers = (size_t)(c->nserver_groups * c->nservers_per_group);
-    if (rt->rank == 0 && !(s->ckpt_wait = calloc(nservers, sizeof *s->ckpt_wait)))
+    if (rt->rank == 0 && !(s->ckpt = calloc(nservers, sizeof *s->ckpt)))
         goto oom;
     return 0;
 oom:
@@ -130,7 +153,7 @@ void rt_stub_free(rt_stub *s)
     free(s->flush_live);
     free(s->flush_wait);
     free(s->fetch_from);
-    free(s->ckpt_wait);
+    free(s->ckpt);
     free(s);
 }
 
@@ -154,13 +177,13 @@ static size_t carried(const rt_ctx *rt, const msg *m, size_t nbytes)
 {
     size_t values = 0;
     if (m->src.kind == ENT_WORKER && m->type == MSG_UPDATE && (m->flags & MSG_F_PTR))
-        values = m->slice >= 0 && m->slice < rt->nparams ? rt->params[m->slice].size : 0; /* the whole gradient */
+        values = m->param >= 0 && m->param < rt->nparams ? rt->params[m->param].size : 0; /* the whole gradient */
     else if (m->flags & MSG_F_PTR)
         values = m->len;
     else if (m->src.kind == ENT_SERVER && (m->type == MSG_UPDATE_REPLY || m->type == MSG_GET_REPLY))
         values = m->len; /* in the frame, or written into the shared replica */
     else if (m->src.kind == ENT_STUB && m->dst.kind == ENT_WORKER && m->type == MSG_UPDATE_REPLY)
-        values = m->slice >= 0 && m->slice < rt->nparams ? rt->params[m->slice].size : 0;
+        values = m->param >= 0 && m->param < rt->nparams ? rt->params[m->param].size : 0;
     return MSG_HEADER_BYTES + (values ? values * sizeof(float) : nbytes);
 }
 
@@ -170,7 +193,7 @@ static void route(rt_stub *s, const msg *m, const void *payload, size_t nbytes)
     char id[32], peer[32];
     peer_name(peer, sizeof peer, &m->dst, s->rt->rank);
     int pending = m->type == MSG_UPDATE || m->type == MSG_GET ? 1 : 0;
-    rt_stats_count(s->rt->stats, msg_type_name(m->type), peer, true, carried(s->rt, m, nbytes), pending, 0);
+    singa_stats_count(s->rt->stats, msg_type_name(m->type), peer, true, carried(s->rt, m, nbytes), pending, 0);
     if (m->dst.proc != s->rt->rank) {
         if (s->peers)
             rt_peers_send(s->peers, m->dst.proc, m, payload, nbytes);
@@ -250,7 +273,7 @@ static float *replica_at(rt_ctx *rt, int g, const rt_slice *sl)
 }
 
 /* Asks group g's servers for every slice. */
-static void get_all(rt_stub *s, int g)
+static void get_all(rt_stub *s, int g, stub_fetch why)
 {
     rt_ctx *rt = s->rt;
     for (int k = 0; k < rt->nslices; k++) {
@@ -260,6 +283,7 @@ static void get_all(rt_stub *s, int g)
         route(s, &m, NULL, 0);
     }
     s->groups[g].gets_left = rt->nslices;
+    s->groups[g].fetch = why;
 }
 
 /* A put or an update to a server: the values' address when it is here, else the values (none
@@ -291,7 +315,7 @@ static void start(rt_stub *s)
             if (g % per == 0 && (!rt->c->shard_params || m.dst.proc == rt->rank))
                 send_slice(s, &m, replica_at(rt, g, sl), sl->len, NULL);
         }
-        get_all(s, g);
+        get_all(s, g, FETCH_START);
     }
 }
 
@@ -329,10 +353,10 @@ static uint8_t step_flags(const rt_ctx *rt, int g, int step)
  * the server still waits for that word).  Those in other processes get the sum lent, not
  * copied: its workers write it again only in their next backward pass, after they hear the
  * param is fresh, which on_update_reply tells them once ZeroMQ has given it back. */
-static void on_worker_update(rt_stub *s, const msg *m)
+static void on_worker_update(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
 {
     rt_ctx *rt = s->rt;
-    int g = m->src.group, k = m->slice;
+    int g = m->src.group, k = m->param;
     stub_group *sg = &s->groups[g];
     float *grad = (float *)(uintptr_t)m->ptr;
     size_t n = rt->params[k].size;
@@ -361,14 +385,14 @@ static void on_worker_update(rt_stub *s, const msg *m)
     }
 }
 
-static void on_update_reply(rt_stub *s, const msg *m, zmq_msg_t *payload)
+static void on_update_reply(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
 {
     rt_ctx *rt = s->rt;
     int g = m->dst.group;
     const rt_slice *sl = &rt->slices[m->slice];
     stub_group *sg = &s->groups[g];
     if (sg->slices_left[sl->param] <= 0 || take_values(s, g, m, payload) < 0) {
-        rt_stats_drop(rt->stats);
+        singa_stats_drop(rt->stats);
         return;
     }
     if (m->flags & MSG_F_LAST) /* another process of the group stops after this step */
@@ -380,33 +404,33 @@ static void on_update_reply(rt_stub *s, const msg *m, zmq_msg_t *payload)
     /* Every slice's answer is in, so each server had the last byte of its update: the frames
      * lent are closed or about to be. */
     msg_loan_wait(&sg->lent[sl->param]);
-    to_workers(s, g, (msg){.type = MSG_UPDATE_REPLY, .src = stub_addr(s, g), .slice = sl->param,
+    to_workers(s, g, (msg){.type = MSG_UPDATE_REPLY, .src = stub_addr(s, g), .param = sl->param,
                            .step = sg->step[sl->param]});
 }
 
-static void on_get_reply(rt_stub *s, const msg *m, zmq_msg_t *payload)
+static void on_get_reply(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
 {
     int g = m->dst.group;
     stub_group *sg = &s->groups[g];
-    if (s->flushing && s->final_fetch && g == 0) { /* each slice once, from where it was asked */
+    if (sg->fetch == FETCH_FINAL && s->rt->c->nserver_groups > 1) { /* each slice once, from where it was asked */
         if (s->fetch_from[m->slice] != m->src.group) {
-            rt_stats_drop(s->rt->stats);
+            singa_stats_drop(s->rt->stats);
             return;
         }
         s->fetch_from[m->slice] = -1;
     }
     if (sg->gets_left <= 0 || take_values(s, g, m, payload) < 0) { /* nothing asked for: no write */
-        rt_stats_drop(s->rt->stats);
+        singa_stats_drop(s->rt->stats);
         return;
     }
     if (--sg->gets_left > 0)
         return;
     msg ready = {.type = MSG_READY, .src = stub_addr(s, g), .dst = {ENT_WORKER, (uint16_t)g, 0, (uint16_t)s->rt->rank}};
-    if (s->final_fetch || s->test_fetch)
-        route(s, &ready, NULL, 0);
-    else
+    if (sg->fetch == FETCH_START)
         to_workers(s, g, ready);
-    s->test_fetch = false;
+    else
+        route(s, &ready, NULL, 0);
+    sg->fetch = FETCH_NONE;
 }
 
 static bool proc_lost(const rt_stub *s, int r)
@@ -428,8 +452,9 @@ static void fetch_flushed(rt_stub *s, int k)
 /* Every report is in: worker 0.0's final values come from each slice's flush master. */
 static void flush_done(rt_stub *s)
 {
-    s->final_fetch = true;
+    s->end = END_FETCHING;
     s->groups[0].gets_left = s->rt->nslices;
+    s->groups[0].fetch = FETCH_FINAL;
     for (int k = 0; k < s->rt->nslices; k++)
         fetch_flushed(s, k);
 }
@@ -447,7 +472,7 @@ static void flush_begin(rt_stub *s)
 {
     rt_ctx *rt = s->rt;
     int nsg = rt->c->nserver_groups, per = rt->c->nservers_per_group;
-    s->flushing = true;
+    s->end = END_FLUSHING;
     for (int j = 0; j < per; j++)
         for (int g = 0; g < nsg; g++) {
             int r = rt_server_proc(rt, g, j);
@@ -469,11 +494,11 @@ static void flush_begin(rt_stub *s)
 }
 
 /* A server's report: its final deltas are all in. */
-static void on_flush_report(rt_stub *s, const msg *m)
+static void on_flush_report(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
 {
     int i = m->src.group * s->rt->c->nservers_per_group + m->src.id;
-    if (!s->flushing || s->final_fetch || !s->flush_wait[i]) {
-        rt_stats_drop(s->rt->stats);
+    if (!s->flush_wait[i]) {
+        singa_stats_drop(s->rt->stats);
         return;
     }
     s->flush_wait[i] = false;
@@ -487,7 +512,7 @@ static void flush_lost(rt_stub *s, int r)
 {
     rt_ctx *rt = s->rt;
     int nsg = rt->c->nserver_groups, per = rt->c->nservers_per_group;
-    if (!s->flushing)
+    if (!s->flush_live || s->end == END_TRAINING) /* no flush, or not yet */
         return;
     for (int j = 0; j < per; j++) {
         bool narrowed = false;
@@ -502,11 +527,11 @@ static void flush_lost(rt_stub *s, int r)
                 rt_log(rt, "server %d.%d (rank %d) was lost during the final flush: what it had not sent is lost", g,
                          j, r);
             }
-        for (int g = 0; narrowed && !s->final_fetch && g < nsg; g++)
+        for (int g = 0; narrowed && s->end == END_FLUSHING && g < nsg; g++)
             if (s->flush_wait[g * per + j])
                 send_flush(s, g, j);
     }
-    if (s->final_fetch) {
+    if (s->end == END_FETCHING) {
         for (int k = 0; k < rt->nslices; k++)
             if (s->fetch_from[k] >= 0 && rt_server_proc(rt, s->fetch_from[k], rt->slices[k].server) == r)
                 fetch_flushed(s, k);
@@ -528,8 +553,8 @@ static void proc_done(rt_stub *s, int r)
         flush_begin(s);
         return;
     }
-    s->final_fetch = true;
-    get_all(s, 0);
+    s->end = END_FETCHING;
+    get_all(s, 0, FETCH_FINAL);
 }
 
 /* Every worker here trained (or none lives here). */
@@ -566,42 +591,10 @@ static bool loss_is_fatal(const rt_ctx *rt, int r)
 /* Rank 0: answers worker 0.0 for server i (group * per + id), lost before it wrote its shard. */
 static void ckpt_lost(rt_stub *s, int i)
 {
-    s->ckpt_wait[i] = false;
+    s->ckpt[i] = CKPT_IDLE;
     msg m = {.type = MSG_CKPT_REPLY, .src = stub_addr(s, 0), .dst = {ENT_WORKER, 0, 0, 0}, .step = s->ckpt_step,
-             .slice = i, .count = 1};
+             .server = i, .lost = true};
     route(s, &m, NULL, 0);
-}
-
-/* Rank 0: worker 0.0 asks a server for its shard; one whose process is lost will never answer. */
-static void on_ckpt_request(rt_stub *s, const msg *m)
-{
-    const rt_ctx *rt = s->rt;
-    const singa_cluster *c = rt->c;
-    if (rt->rank != 0 || m->src.kind != ENT_WORKER || m->src.group != 0 || m->src.id != 0 ||
-        m->dst.kind != ENT_SERVER || m->dst.group >= c->nserver_groups || m->dst.id >= c->nservers_per_group ||
-        m->dst.proc != rt_server_proc(rt, m->dst.group, m->dst.id)) {
-        rt_stats_drop(rt->stats);
-        return;
-    }
-    int i = m->dst.group * c->nservers_per_group + m->dst.id;
-    s->ckpt_step = m->step;
-    s->ckpt_wait[i] = true;
-    if (m->dst.proc != rt->rank && proc_lost(s, m->dst.proc))
-        ckpt_lost(s, i);
-    else
-        route(s, m, NULL, 0);
-}
-
-/* Rank 0: a server's shard is written; worker 0.0 hears it. */
-static void on_ckpt_reply(rt_stub *s, const msg *m)
-{
-    int i = m->src.group * s->rt->c->nservers_per_group + m->src.id;
-    if (m->slice != i || m->step != s->ckpt_step || !s->ckpt_wait[i] || m->count != 0) {
-        rt_stats_drop(s->rt->stats);
-        return;
-    }
-    s->ckpt_wait[i] = false;
-    route(s, m, NULL, 0);
 }
 
 static void on_lost(rt_stub *s, int r, rt_loss why)
@@ -628,11 +621,123 @@ static void on_lost(rt_stub *s, int r, rt_loss why)
     if (rt->rank == 0) {
         int per = rt->c->nservers_per_group;
         for (int i = 0; i < rt->c->nserver_groups * per; i++)
-            if (s->ckpt_wait[i] && rt_server_proc(rt, i / per, i % per) == r)
+            if (s->ckpt[i] == CKPT_ASKED && rt_server_proc(rt, i / per, i % per) == r)
                 ckpt_lost(s, i);
         flush_lost(s, r); /* when the flush is on; else proc_done may begin it, without r */
         proc_done(s, r);
     }
+}
+
+/* The legs of the stub's protocol (protocol.h): the checks beyond a row's columns, then the
+ * handlers, which act on a message that passed them. */
+
+static bool is_lead(const msg_addr *a)
+{
+    return a->kind == ENT_WORKER && a->group == 0 && a->id == 0;
+}
+
+static bool server_exists(const rt_ctx *rt, const msg_addr *a)
+{
+    return a->group < rt->c->nserver_groups && a->id < rt->c->nservers_per_group &&
+           a->proc == rt_server_proc(rt, a->group, a->id);
+}
+
+static int server_index(const rt_ctx *rt, const msg_addr *a)
+{
+    return a->group * rt->c->nservers_per_group + a->id;
+}
+
+static bool server_here(const rt_stub *s, const msg *m)
+{
+    return server_exists(s->rt, &m->dst) && m->dst.proc == s->rt->rank;
+}
+
+static bool at_rank0(const rt_stub *s, const msg *m)
+{
+    return s->rt->rank == 0;
+}
+
+static bool from_rank0(const rt_stub *s, const msg *m)
+{
+    return m->src.proc == 0;
+}
+
+static bool from_lead(const rt_stub *s, const msg *m)
+{
+    return is_lead(&m->src);
+}
+
+static bool slice_ok(const rt_stub *s, const msg *m)
+{
+    return m->slice >= 0 && m->slice < s->rt->nslices;
+}
+
+/* A server's answer for a group with workers here. */
+static bool reply_ok(const rt_stub *s, const msg *m)
+{
+    return m->dst.group < s->rt->c->nworker_groups && s->groups[m->dst.group].nlocal && slice_ok(s, m);
+}
+
+static bool final_values_ok(const rt_stub *s, const msg *m)
+{
+    return m->src.proc == 0 && slice_ok(s, m);
+}
+
+/* A worker's gradient, by address, of a param of its group. */
+static bool gradient_ok(const rt_stub *s, const msg *m)
+{
+    return (m->flags & MSG_F_PTR) && m->ptr && m->src.group < s->rt->c->nworker_groups &&
+           s->groups[m->src.group].nlocal && m->param >= 0 && m->param < s->rt->nparams;
+}
+
+/* Worker 0.0's fetch for a test, once the one before is in. */
+static bool test_fetch_ok(const rt_stub *s, const msg *m)
+{
+    return is_lead(&m->src) && s->groups[0].gets_left == 0;
+}
+
+static bool flush_report_ok(const rt_stub *s, const msg *m)
+{
+    return s->rt->rank == 0 && s->end == END_FLUSHING && m->src.group < s->rt->c->nserver_groups &&
+           m->src.id < s->rt->c->nservers_per_group;
+}
+
+/* Rank 0's word to flush. */
+static bool flush_word_ok(const rt_stub *s, const msg *m)
+{
+    return server_here(s, m) && m->src.proc == 0;
+}
+
+/* Worker 0.0's checkpoint request from rank 0, to a server here. */
+static bool ckpt_ok(const rt_stub *s, const msg *m)
+{
+    return server_here(s, m) && is_lead(&m->src) && m->src.proc == 0;
+}
+
+/* Rank 0: worker 0.0's checkpoint request, to a server anywhere. */
+static bool ckpt_request_ok(const rt_stub *s, const msg *m)
+{
+    return s->rt->rank == 0 && is_lead(&m->src) && server_exists(s->rt, &m->dst);
+}
+
+/* Rank 0: a server's answer to the checkpoint request worker 0.0 waits for. */
+static bool ckpt_reply_ok(const rt_stub *s, const msg *m)
+{
+    const rt_ctx *rt = s->rt;
+    if (rt->rank != 0 || !is_lead(&m->dst) || !server_exists(rt, &m->src))
+        return false;
+    int i = server_index(rt, &m->src);
+    return m->server == i && m->step == s->ckpt_step && s->ckpt[i] == CKPT_ASKED && !m->lost;
+}
+
+/* The metrics of a worker to the leader here of a group training whole copies. */
+static bool worker_metrics_ok(const rt_stub *s, const msg *m)
+{
+    const rt_ctx *rt = s->rt;
+    const singa_cluster *c = rt->c;
+    return !rt->cut && m->dst.group < c->nworker_groups && m->dst.id == 0 &&
+           rt_worker_proc(rt, m->dst.group, 0) == rt->rank && m->src.group == m->dst.group && m->src.id > 0 &&
+           m->src.id < c->nworkers_per_group && m->src.proc == rt_worker_proc(rt, m->src.group, m->src.id);
 }
 
 /* The parts here that a bridge's message from another process is for, or NULL: the sender is
@@ -651,74 +756,21 @@ static singa_parts *bridge_parts(const rt_stub *s, const msg *m)
     return NULL;
 }
 
-static void on_bridge(rt_stub *s, const msg *m, const void *data, size_t len)
+static bool bridge_ok(const rt_stub *s, const msg *m)
 {
-    singa_parts *parts = bridge_parts(s, m);
-    singa_metrics metrics;
-    int rc = m->type == MSG_BRIDGE_PROFILE ? singa_parts_profile_put(parts, m->src.proc, data, len)
-             : m->type != MSG_BRIDGE_METRICS
-                 ? singa_parts_deliver(parts, m->src.proc, m->slice, m->type == MSG_BRIDGE ? -1 : (int)m->count,
-                                       m->step, data, len)
-             : msg_metrics_decode(&metrics, data, len) == 0
-                 ? singa_parts_deliver_metrics(parts, m->src.proc, m->step, &metrics)
-                 : -1;
-    if (rc < 0)
-        rt_stats_drop(s->rt->stats);
+    return bridge_parts(s, m) != NULL;
 }
 
-/* Whether a message, from a thread here or (remote) from another process's stub, is one the
- * stub can act on. */
-static bool valid(const rt_stub *s, const msg *m, bool remote)
+/* A thread's message for another process. */
+static bool relay_ok(const rt_stub *s, const msg *m)
 {
-    const rt_ctx *rt = s->rt;
-    const singa_cluster *c = rt->c;
-    if (m->dst.kind == ENT_SERVER) {
-        if (m->dst.group >= c->nserver_groups || m->dst.id >= c->nservers_per_group ||
-            rt_server_proc(rt, m->dst.group, m->dst.id) != rt->rank)
-            return false;
-        return m->type == MSG_SYNC || m->type == MSG_SYNC_REPLY ||
-               (m->type == MSG_FLUSH &&
-                (m->src.kind == ENT_SERVER || (remote && m->src.kind == ENT_STUB && m->src.proc == 0))) ||
-               (remote && m->src.kind == ENT_STUB && (m->type == MSG_PUT || m->type == MSG_GET || m->type == MSG_UPDATE)) ||
-               (m->type == MSG_CKPT && m->src.kind == ENT_WORKER && m->src.group == 0 && m->src.id == 0 &&
-                m->src.proc == 0);
-    }
-    if (m->type == MSG_BRIDGE || m->type == MSG_BRIDGE_GRAD || m->type == MSG_BRIDGE_METRICS ||
-        m->type == MSG_BRIDGE_PROFILE)
-        return remote && m->dst.kind == ENT_WORKER && bridge_parts(s, m);
-    if (m->type == MSG_WORKER_METRICS) /* to the leader here of a group training whole copies */
-        return !rt->cut && m->dst.kind == ENT_WORKER && m->dst.group < c->nworker_groups && m->dst.id == 0 &&
-               rt_worker_proc(rt, m->dst.group, 0) == rt->rank && m->src.kind == ENT_WORKER &&
-               m->src.group == m->dst.group && m->src.id > 0 && m->src.id < c->nworkers_per_group &&
-               m->src.proc == rt_worker_proc(rt, m->src.group, m->src.id);
-    if (m->dst.kind == ENT_WORKER) /* a server's shard is written: to worker 0.0, through rank 0's stub */
-        return m->type == MSG_CKPT_REPLY && rt->rank == 0 && m->dst.group == 0 && m->dst.id == 0 &&
-               m->src.kind == ENT_SERVER && m->src.group < c->nserver_groups && m->src.id < c->nservers_per_group &&
-               m->src.proc == rt_server_proc(rt, m->src.group, m->src.id);
-    if (m->dst.kind == ENT_STUB && m->type == MSG_FLUSH) /* a server's report */
-        return rt->rank == 0 && s->flushing && m->src.kind == ENT_SERVER && m->src.group < c->nserver_groups &&
-               m->src.id < c->nservers_per_group;
-    if (m->dst.kind == ENT_STUB && (m->type == MSG_UPDATE_REPLY || m->type == MSG_GET_REPLY))
-        return m->dst.group < c->nworker_groups && s->groups[m->dst.group].nlocal && m->slice >= 0 &&
-               m->slice < rt->nslices;
-    if (remote)
-        return m->dst.kind == ENT_STUB && ((m->type == MSG_DONE && rt->rank == 0) || m->type == MSG_STOP ||
-                                           (m->type == MSG_FINISHED && m->src.proc == 0) ||
-                                           (m->type == MSG_FINAL_VALUES && m->src.proc == 0 && m->slice >= 0 &&
-                                            m->slice < rt->nslices) ||
-                                           (m->type == MSG_METRIC && rt->rank == 0 && m->src.kind == ENT_WORKER));
-    if (m->src.kind == ENT_WORKER && m->type == MSG_UPDATE)
-        return (m->flags & MSG_F_PTR) && m->ptr && m->src.group < c->nworker_groups &&
-               s->groups[m->src.group].nlocal && m->slice >= 0 && m->slice < rt->nparams;
-    bool lead = m->src.kind == ENT_WORKER && m->src.group == 0 && m->src.id == 0;
-    return m->type == MSG_HELLO || m->type == MSG_DONE || m->type == MSG_ABORT || (m->type == MSG_FINISHED && lead) ||
-           (m->type == MSG_GET && lead && s->groups[0].gets_left == 0);
+    return m->dst.proc < s->rt->nprocs && !(m->flags & MSG_F_PTR);
 }
 
 /* Passes a message received from elsewhere on with its payload frame itself, not a copy, when
  * its values lie where floats may: servers read them in place, and ZeroMQ may put a small frame
  * from tcp anywhere in its receive buffer (such a frame is copied, which is cheap). */
-static void forward(rt_stub *s, const msg *m, zmq_msg_t *payload)
+static void forward(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
 {
     msg f = *m;
     void *data = zmq_msg_data(payload);
@@ -727,11 +779,93 @@ static void forward(rt_stub *s, const msg *m, zmq_msg_t *payload)
     route(s, &f, len ? data : NULL, len);
 }
 
+/* Every thread here said hello: the params are put and fetched. */
+static void on_hello(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
+{
+    if (++s->hellos < s->threads)
+        return;
+    if (rt_failed(s->rt)) { /* before every thread could hear it */
+        stop_all(s, s->rt->err.msg);
+        return;
+    }
+    start(s);
+    if (s->rt->nworkers == 0)
+        local_done(s);
+}
+
+static void on_abort(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
+{
+    singa_err e;
+    singa_err_set(&e, "%.*s", (int)zmq_msg_size(payload), (const char *)zmq_msg_data(payload));
+    fail_everywhere(s, &e);
+}
+
+static void on_stop(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
+{
+    singa_err e;
+    size_t len = zmq_msg_size(payload);
+    singa_err_set(&e, "%.*s", (int)len, len ? (const char *)zmq_msg_data(payload) : "another process stopped the job");
+    rt_fail(s->rt, &e);
+    stop_all(s, e.msg);
+}
+
+static void on_worker_done(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
+{
+    if (++s->done == s->rt->nworkers)
+        local_done(s);
+}
+
+static void on_proc_done(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
+{
+    proc_done(s, m->src.proc);
+}
+
+static void on_test_fetch(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
+{
+    get_all(s, 0, FETCH_TEST);
+}
+
+static void on_ckpt_request(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
+{
+    int i = server_index(s->rt, &m->dst);
+    s->ckpt_step = m->step;
+    s->ckpt[i] = CKPT_ASKED;
+    if (m->dst.proc != s->rt->rank && proc_lost(s, m->dst.proc)) /* it will never answer */
+        ckpt_lost(s, i);
+    else
+        route(s, m, NULL, 0);
+}
+
+static void on_ckpt_reply(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
+{
+    s->ckpt[server_index(s->rt, &m->src)] = CKPT_IDLE;
+    route(s, m, NULL, 0);
+}
+
+static void on_bridge(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
+{
+    singa_parts *parts = bridge_parts(s, m);
+    const void *data = zmq_msg_data(payload);
+    size_t len = zmq_msg_size(payload);
+    singa_metrics metrics;
+    int rc = m->type == MSG_BRIDGE_PROFILE ? singa_parts_profile_put(parts, m->src.proc, data, len)
+             : m->type != MSG_BRIDGE_METRICS
+                 ? singa_parts_deliver(parts, m->src.proc, m->layer, m->type == MSG_BRIDGE ? -1 : m->edge, m->step,
+                                       data, len)
+             : msg_metrics_decode(&metrics, data, len) == 0
+                 ? singa_parts_deliver_metrics(parts, m->src.proc, m->step, &metrics)
+                 : -1;
+    if (rc < 0)
+        singa_stats_drop(s->rt->stats);
+}
+
 /* The job ended well: rank 0 hands the final values, slice by slice, and its result (the
  * payload) to every other process, whose script then sees what rank 0's sees. */
-static void on_finished(rt_stub *s, bool remote, const void *result, size_t len)
+static void on_finished(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
 {
     rt_ctx *rt = s->rt;
+    const void *result = zmq_msg_data(payload);
+    size_t len = zmq_msg_size(payload);
     for (int k = 0; !remote && !rt->c->shard_params && k < rt->nslices; k++) /* sharded: no process holds them all */
         to_peers(s, (msg){.type = MSG_FINAL_VALUES, .flags = MSG_F_VALUES, .src = stub_addr(s, 0), .slice = k},
                  replica_at(rt, 0, &rt->slices[k]), rt->slices[k].len * sizeof(float));
@@ -745,112 +879,72 @@ static void on_finished(rt_stub *s, bool remote, const void *result, size_t len)
     stop_all(s, NULL);
 }
 
-static void handle(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
+static void on_final_values(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
+{
+    const rt_slice *sl = &s->rt->slices[m->slice];
+    size_t len = zmq_msg_size(payload);
+    if (len == sl->len * sizeof(float))
+        memcpy(s->rt->final_params[sl->param]->data.data + sl->offset, zmq_msg_data(payload), len);
+    else
+        singa_stats_drop(s->rt->stats);
+}
+
+/* A group leader's record in another process. */
+static void on_metric(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
+{
+    singa_record r;
+    singa_metrics metrics;
+    if (msg_record_decode(&r, &metrics, zmq_msg_data(payload), zmq_msg_size(payload)) == 0)
+        rt_record(s->rt, &r, m->of_step);
+    else
+        singa_stats_drop(s->rt->stats);
+}
+
+typedef struct stub_leg {
+    uint8_t type, to, from, via;
+    bool (*check)(const rt_stub *s, const msg *m);
+    void (*handle)(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote);
+} stub_leg;
+
+#define LEG(type, to, from, via, check, handle) {type, to, from, via, check, handle},
+static const stub_leg legs[] = {RT_STUB_LEGS(LEG)};
+#undef LEG
+
+/* The first leg whose columns match m, or NULL. */
+static const stub_leg *leg_of(const rt_stub *s, const msg *m, bool remote)
+{
+    int via = remote ? RT_PEER : m->dst.proc == s->rt->rank ? RT_HERE : RT_OUT;
+    for (size_t i = 0; i < sizeof legs / sizeof *legs; i++) {
+        const stub_leg *l = &legs[i];
+        if ((l->type == 0 || l->type == m->type) && (l->to >> m->dst.kind & 1) && (l->from >> m->src.kind & 1) &&
+            (l->via & via))
+            return l;
+    }
+    return NULL;
+}
+
+/* A message received counts on its row, and an answer takes its request off the pending. */
+static void count_received(rt_stub *s, const msg *m, size_t len)
 {
     char peer[32];
-    void *data = zmq_msg_data(payload);
-    size_t len = zmq_msg_size(payload);
     peer_name(peer, sizeof peer, &m->src, s->rt->rank);
-    rt_stats_count(s->rt->stats, msg_type_name(m->type), peer, false, carried(s->rt, m, len), 0, 0);
-    if (m->type == MSG_UPDATE_REPLY || m->type == MSG_GET_REPLY) /* answers a request: pending on its row */
-        rt_stats_count(s->rt->stats, msg_type_name(m->type == MSG_UPDATE_REPLY ? MSG_UPDATE : MSG_GET), peer,
-                         true, 0, -1, 0);
-    if (!remote && m->type == MSG_CKPT) { /* worker 0.0's, to a server here or elsewhere */
-        on_ckpt_request(s, m);
+    singa_stats_count(s->rt->stats, msg_type_name(m->type), peer, false, carried(s->rt, m, len), 0, 0);
+    if (m->type == MSG_UPDATE_REPLY || m->type == MSG_GET_REPLY)
+        singa_stats_count(s->rt->stats, msg_type_name(m->type == MSG_UPDATE_REPLY ? MSG_UPDATE : MSG_GET), peer,
+                       true, 0, -1, 0);
+}
+
+/* Acts on a message from a thread here or (remote) from another process's stub through its leg;
+ * one no leg takes is dropped. */
+static void handle(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
+{
+    count_received(s, m, zmq_msg_size(payload));
+    const stub_leg *leg = leg_of(s, m, remote);
+    if (!leg || (leg->check && !leg->check(s, m))) {
+        singa_stats_drop(s->rt->stats);
         return;
     }
-    if (!remote && m->dst.proc != s->rt->rank) { /* a thread's message for another process */
-        if (m->dst.proc < s->rt->nprocs && !(m->flags & MSG_F_PTR))
-            forward(s, m, payload);
-        else
-            rt_stats_drop(s->rt->stats);
-        return;
-    }
-    if (!valid(s, m, remote)) {
-        rt_stats_drop(s->rt->stats);
-        return;
-    }
-    if (m->dst.kind == ENT_SERVER) {
-        forward(s, m, payload);
-        return;
-    }
-    if (m->dst.kind == ENT_WORKER) {
-        if (m->type == MSG_CKPT_REPLY)
-            on_ckpt_reply(s, m);
-        else if (m->type == MSG_WORKER_METRICS)
-            forward(s, m, payload);
-        else
-            on_bridge(s, m, data, len);
-        return;
-    }
-    switch (m->type) {
-    case MSG_HELLO:
-        if (++s->hellos < s->threads)
-            break;
-        if (rt_failed(s->rt)) { /* before every thread could hear it */
-            stop_all(s, s->rt->err.msg);
-            break;
-        }
-        start(s);
-        if (s->rt->nworkers == 0)
-            local_done(s);
-        break;
-    case MSG_UPDATE:
-        on_worker_update(s, m);
-        break;
-    case MSG_GET: /* worker 0.0's, for a test */
-        s->test_fetch = true;
-        get_all(s, 0);
-        break;
-    case MSG_UPDATE_REPLY:
-        on_update_reply(s, m, payload);
-        break;
-    case MSG_GET_REPLY:
-        on_get_reply(s, m, payload);
-        break;
-    case MSG_DONE:
-        if (remote)
-            proc_done(s, m->src.proc);
-        else if (++s->done == s->rt->nworkers)
-            local_done(s);
-        break;
-    case MSG_FINISHED:
-        on_finished(s, remote, data, len);
-        break;
-    case MSG_FINAL_VALUES: {
-        const rt_slice *sl = &s->rt->slices[m->slice];
-        if (len == sl->len * sizeof(float))
-            memcpy(s->rt->final_params[sl->param]->data.data + sl->offset, data, len);
-        else
-            rt_stats_drop(s->rt->stats);
-        break;
-    }
-    case MSG_METRIC: { /* a group leader's record in another process */
-        singa_record r;
-        singa_metrics metrics;
-        if (msg_record_decode(&r, &metrics, data, len) == 0)
-            rt_record(s->rt, &r, m->count == 1);
-        else
-            rt_stats_drop(s->rt->stats);
-        break;
-    }
-    case MSG_FLUSH:
-        on_flush_report(s, m);
-        break;
-    case MSG_STOP: {
-        singa_err e;
-        singa_err_set(&e, "%.*s", (int)len, len ? (const char *)data : "another process stopped the job");
-        rt_fail(s->rt, &e);
-        stop_all(s, e.msg);
-        break;
-    }
-    case MSG_ABORT: {
-        singa_err e;
-        singa_err_set(&e, "%.*s", (int)len, (const char *)data);
-        fail_everywhere(s, &e);
-        break;
-    }
-    }
+    leg->handle(s, m, payload, remote);
 }
 
 /* Receives one message from a socket with something to read. */
@@ -863,26 +957,36 @@ static int receive(rt_stub *s, bool remote)
     if (rc == 0)
         handle(s, &m, &payload, remote);
     else if (rc == 1)
-        rt_stats_drop(s->rt->stats);
+        singa_stats_drop(s->rt->stats);
     zmq_msg_close(&payload);
     return rc < 0 ? -1 : 0;
+}
+
+/* The router the threads here connect to. */
+static int open_router(rt_stub *s, singa_err *e)
+{
+    const rt_ctx *rt = s->rt;
+    int one = 1, zero = 0;
+    s->router = zmq_socket(rt->zmq, ZMQ_ROUTER);
+    if (!s->router || zmq_setsockopt(s->router, ZMQ_LINGER, &zero, sizeof zero) < 0 ||
+        zmq_setsockopt(s->router, ZMQ_ROUTER_MANDATORY, &one, sizeof one) < 0 ||
+        zmq_setsockopt(s->router, ZMQ_SNDHWM, &zero, sizeof zero) < 0 ||
+        zmq_setsockopt(s->router, ZMQ_RCVHWM, &zero, sizeof zero) < 0 || zmq_bind(s->router, rt->endpoint) < 0) {
+        singa_err_set(e, "stub: cannot listen on %s: %s", rt->endpoint, zmq_strerror(zmq_errno()));
+        if (s->router)
+            zmq_close(s->router);
+        return -1;
+    }
+    return 0;
 }
 
 void *rt_stub_main(void *arg)
 {
     rt_ctx *rt = arg;
     rt_stub *s = rt->stub;
-    int one = 1, zero = 0;
     singa_err e;
-    s->router = zmq_socket(rt->zmq, ZMQ_ROUTER);
-    if (!s->router || zmq_setsockopt(s->router, ZMQ_LINGER, &zero, sizeof zero) < 0 ||
-        zmq_setsockopt(s->router, ZMQ_ROUTER_MANDATORY, &one, sizeof one) < 0 ||
-        zmq_setsockopt(s->router, ZMQ_SNDHWM, &zero, sizeof zero) < 0 ||
-        zmq_setsockopt(s->router, ZMQ_RCVHWM, &zero, sizeof zero) < 0 || zmq_bind(s->router, rt->endpoint) < 0) {
-        singa_err_set(&e, "stub: cannot listen on %s: %s", rt->endpoint, zmq_strerror(zmq_errno()));
+    if (open_router(s, &e) < 0) {
         rt_fail(rt, &e);
-        if (s->router)
-            zmq_close(s->router);
         return NULL;
     }
     if (rt->nprocs > 1 && rt_peers_open(rt, &s->peers, &e) < 0) {

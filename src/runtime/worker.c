@@ -1,14 +1,16 @@
-/* A worker: its job's training loop, with the local updater replaced by messages.  Each param's
- * gradient leaves for the stub as soon as the backward pass reports it final (layers compute a
- * source's gradient before their params', so nothing reads the value after that), the rest
- * after the pass; then the worker waits until every param is fresh (SINGA's Collect). */
+/* A worker: its job's training loop against the runtime's exchange (train/train.h), messages in
+ * place of the local updater.  Each param's gradient leaves for the stub as soon as the backward
+ * pass reports it final (layers compute a source's gradient before their params', so nothing
+ * reads the value after that), the rest after the pass; then the worker waits until every param
+ * is fresh (SINGA's Collect). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "runtime/runtime.h"
-#include "net/parts.h"
+#include "layers/param_state.h"
+#include "runtime/bridge.h"
 #include "singa/tensor.h"
 
 static msg_addr self(const rt_worker *w)
@@ -20,7 +22,7 @@ static void send_update(rt_worker *w, int k)
 {
     singa_param *p = w->params[k];
     msg m = {.type = MSG_UPDATE, .flags = MSG_F_PTR, .src = self(w),
-             .dst = {ENT_STUB, (uint16_t)w->group, 0, (uint16_t)w->rt->rank}, .slice = k, .step = w->step_sent,
+             .dst = {ENT_STUB, (uint16_t)w->group, 0, (uint16_t)w->rt->rank}, .param = k, .step = w->step_sent,
              .count = 1, .ptr = (uint64_t)(uintptr_t)p->grad.data};
     rt_send(w->sock, &m, NULL, 0);
     w->sent[k] = true;
@@ -54,6 +56,10 @@ static void grad_turn(void *ud, singa_param *p, int part, bool begin)
         rt_history_pass(w->rt, k, part, w->id);
 }
 
+/* Where a worker's gradients go: to the stub once final; into the history in turns too. */
+static const singa_grad_sink to_stub = {.ready = grad_ready};
+static const singa_grad_sink to_history = {.ready = grad_ready, .turn = grad_turn};
+
 /* Data parallelism: a group's leader reports the metrics of the group's batch, of which each
  * worker computed its rows, so the others send theirs of every step to it. */
 static bool reports_to_leader(const rt_worker *w)
@@ -69,7 +75,7 @@ static void take_metrics(rt_worker *w, const msg *m, zmq_msg_t *payload)
     bool next = w->collecting ? m->step == w->step_sent + 1 : m->step == w->step_sent;
     if (w->id != 0 || !reports_to_leader(w) || (!now && !next) ||
         msg_metrics_decode(&got, zmq_msg_data(payload), zmq_msg_size(payload)) < 0) {
-        rt_stats_drop(w->rt->stats);
+        singa_stats_drop(w->rt->stats);
         return;
     }
     if (now) {
@@ -81,21 +87,49 @@ static void take_metrics(rt_worker *w, const msg *m, zmq_msg_t *payload)
     }
 }
 
+/* How a worker reacts to a message: 0 when it is taken here, 1 when it is for the code waiting
+ * for it (wait_for, save_servers), -1 at a stop (the reason in err). */
+typedef int worker_handler(rt_worker *w, const msg *m, zmq_msg_t *payload, singa_err *err);
+
+static int on_stop(rt_worker *w, const msg *m, zmq_msg_t *payload, singa_err *err)
+{
+    w->stopped = true;
+    return singa_err_set(err, "worker %d.%d stopped: %.*s", w->group, w->id, (int)zmq_msg_size(payload),
+                         zmq_msg_size(payload) ? (const char *)zmq_msg_data(payload) : "another thread failed");
+}
+
+static int on_metrics(rt_worker *w, const msg *m, zmq_msg_t *payload, singa_err *err)
+{
+    take_metrics(w, m, payload);
+    return 0;
+}
+
+static int awaited(rt_worker *w, const msg *m, zmq_msg_t *payload, singa_err *err)
+{
+    return 1;
+}
+
+/* The worker's protocol: what its stub sends it (any other type is ignored). */
+static worker_handler *const on_message[MSG_NTYPES] = {
+    [MSG_READY] = awaited,          /* the params are in place (start, a test, the end) */
+    [MSG_UPDATE_REPLY] = awaited,   /* a param is fresh */
+    [MSG_CKPT_REPLY] = awaited,     /* worker 0.0: a server's shard is written, or lost */
+    [MSG_STOP] = on_stop,
+    [MSG_WORKER_METRICS] = on_metrics, /* the leader: another worker's rows of the batch */
+};
+
 /* Receives one message for this worker: 0, or -1 at a stop (the reason in err) or a failure;
- * another worker's metrics are taken here (m->type is then 0). */
+ * m->type is 0 unless the message is for the caller. */
 static int receive(rt_worker *w, msg *m, zmq_msg_t *payload, singa_err *err)
 {
     int rc = rt_recv(w->rt, w->sock, m, payload);
     if (rc < 0)
         return singa_err_set(err, "worker %d.%d: %s", w->group, w->id, zmq_strerror(zmq_errno()));
-    if (rc == 0 && m->type == MSG_STOP) {
-        w->stopped = true;
-        return singa_err_set(err, "worker %d.%d stopped: %.*s", w->group, w->id, (int)zmq_msg_size(payload),
-                             zmq_msg_size(payload) ? (const char *)zmq_msg_data(payload) : "another thread failed");
-    }
-    if (rc == 0 && m->type == MSG_WORKER_METRICS)
-        take_metrics(w, m, payload);
-    if (rc != 0 || m->type == MSG_WORKER_METRICS)
+    worker_handler *h = rc == 0 ? on_message[m->type] : NULL;
+    int taken = h ? h(w, m, payload, err) : 0;
+    if (taken < 0)
+        return -1;
+    if (taken == 0)
         m->type = 0;
     return 0;
 }
@@ -172,7 +206,7 @@ static int after_backward(void *ud, int step, singa_err *err)
     clock_gettime(CLOCK_MONOTONIC, &t1);
     char peer[32];
     snprintf(peer, sizeof peer, "worker %d.%d", w->group, w->id);
-    rt_stats_count(w->rt->stats, msg_type_name(MSG_UPDATE_REPLY), peer, true, 0, 0,
+    singa_stats_count(w->rt->stats, msg_type_name(MSG_UPDATE_REPLY), peer, true, 0, 0,
                      (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
     memset(w->sent, 0, (size_t)w->rt->nparams * sizeof *w->sent);
     w->step_sent = step + 1;
@@ -181,14 +215,14 @@ static int after_backward(void *ud, int step, singa_err *err)
 
 /* The parts' messages to the group's part in another process (net/parts.h), through the stub:
  * the payload is data, then `more` (NULL: nothing), joined in one frame. */
-static int bridge_send(rt_worker *w, int type, int to, int slice, int count, long pass, const void *data,
+static int bridge_send(rt_worker *w, int type, int to, int layer, int edge, long pass, const void *data,
                        size_t nbytes, const void *more, size_t nmore, singa_err *err)
 {
     rt_ctx *rt = w->rt;
     msg m = {.type = (uint8_t)type, .flags = MSG_F_VALUES, .src = self(w),
              .dst = {ENT_WORKER, (uint16_t)w->group, (uint16_t)rt_sender_of(rt, w->group, to),
                      (uint16_t)rt_worker_proc(rt, w->group, to)},
-             .slice = slice, .step = (int32_t)pass, .count = (uint32_t)count};
+             .layer = layer, .edge = edge, .step = (int32_t)pass};
     zmq_msg_t joined;
     int rc;
     if (!more) {
@@ -251,11 +285,19 @@ static void send_profile(rt_worker *w)
     free(t);
 }
 
+/* ---- the exchange (train/train.h): what the job's loop asks of its worker ---- */
+
+static int before_backward(void *ud, int step, singa_err *err) { return 0; }
+
+/* The rates of the job's schedule, for its records: the servers apply them. */
+static float lr(void *ud, int step) { return singa_updater_lr(((rt_worker *)ud)->rates, step); }
+
+static void set_lr_scale(void *ud, float scale) { singa_updater_set_lr_scale(((rt_worker *)ud)->rates, scale); }
+
 /* Every worker says it is done; worker 0 of group 0 then waits for the newest values, which the
  * stub fetches once every worker is done. */
-static int after_training(void *ud, singa_err *err)
+static int after_training(rt_worker *w, singa_err *err)
 {
-    rt_worker *w = ud;
     int one = 1;
     send_profile(w);
     msg m = {.type = MSG_DONE, .src = self(w), .dst = {ENT_STUB, 0, 0, (uint16_t)w->rt->rank}};
@@ -274,20 +316,13 @@ static int before_eval(void *ud, singa_err *err)
     return wait_for(w, MSG_READY, &one, err);
 }
 
-/* This worker's own file of checkpoint `step`. */
-static int save_state(void *ud, int step, singa_ckpt *c, singa_err *err)
-{
-    rt_worker *w = ud;
-    return rt_ckpt_write(w->rt, c, SINGA_CKPT_WORKER, w->group, w->id, err);
-}
-
 /* Worker 0.0: every server writes its shard of checkpoint `step`, wherever it lives; the values
  * it writes are those of `step` in a synchronous job (no update of `step` is applied before this
  * worker's gradients of it leave), a snapshot in an asynchronous one.  Rank 0's stub answers for
- * a server whose process was lost. */
-static int save_servers(void *ud, int step, bool *complete, singa_err *err)
+ * a server whose process was lost: then *complete is false (an asynchronous job goes on without
+ * it), so the checkpoint can never be whole. */
+static int save_servers(rt_worker *w, int step, bool *complete, singa_err *err)
 {
-    rt_worker *w = ud;
     rt_ctx *rt = w->rt;
     int per = rt->c->nservers_per_group, n = rt->c->nserver_groups * per, left = n;
     bool *got = calloc((size_t)n, sizeof *got);
@@ -305,13 +340,13 @@ static int save_servers(void *ud, int step, bool *complete, singa_err *err)
         msg m;
         zmq_msg_t payload;
         rc = receive(w, &m, &payload, err);
-        if (rc == 0 && m.type == MSG_CKPT_REPLY && m.step == step && m.slice >= 0 && m.slice < n && !got[m.slice]) {
-            got[m.slice] = true;
+        if (rc == 0 && m.type == MSG_CKPT_REPLY && m.step == step && m.server >= 0 && m.server < n && !got[m.server]) {
+            got[m.server] = true;
             left--;
-            if (m.count) {
+            if (m.lost) {
                 *complete = false;
                 rt_log(rt, "checkpoint step %d: server %d.%d (rank %d) was lost before it wrote its shard", step,
-                         m.slice / per, m.slice % per, rt_server_proc(rt, m.slice / per, m.slice % per));
+                         m.server / per, m.server % per, rt_server_proc(rt, m.server / per, m.server % per));
             }
         }
         zmq_msg_close(&payload);
@@ -320,6 +355,53 @@ static int save_servers(void *ud, int step, bool *complete, singa_err *err)
     if (rc == 0)
         rt_ckpt_prune(rt);
     return rc;
+}
+
+/* The parts of a distributed checkpoint: this worker's own state (what a local checkpoint holds
+ * but the params the servers hold), and the servers' shards, which the lead alone has written. */
+enum { CKPT_STATE = 1, CKPT_SERVERS = 2 };
+
+static int save_parts(rt_worker *w, int step, int parts, singa_err *err)
+{
+    singa_ckpt c;
+    bool complete = true;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/step%09d.*.ckpt", w->rt->ckpt_dir, step);
+    if (parts & CKPT_STATE) {
+        int rc = singa_job_ckpt_fill(w->job, &c, step, err);
+        if (rc == 0)
+            rc = rt_ckpt_write(w->rt, &c, SINGA_CKPT_WORKER, w->group, w->id, err);
+        singa_ckpt_free(&c, 0);
+        if (rc < 0)
+            return -1;
+        singa_job_ckpt_written(w->job, step, path); /* every worker: whichever sees a bad loss names it */
+    }
+    if (!(parts & CKPT_SERVERS) || w->group != 0 || w->id != 0)
+        return 0;
+    if (save_servers(w, step, &complete, err) < 0)
+        return -1;
+    if (!complete) {
+        singa_job_log(&w->hooks, "checkpoint %s is incomplete: a server's process was lost", path);
+        return 0;
+    }
+    singa_job_log(&w->hooks, "checkpoint written: %s (the servers' shards; every worker writes its own state)", path);
+    if (w->hooks.checkpoint)
+        w->hooks.checkpoint(w->hooks.ud, step, path);
+    return 0;
+}
+
+static int save(void *ud, int step, singa_err *err) { return save_parts(ud, step, CKPT_STATE | CKPT_SERVERS, err); }
+
+/* A worker's state is final before it says it is done, and the servers' once every worker's last
+ * update is in. */
+static int finish(void *ud, int step, singa_err *err)
+{
+    rt_worker *w = ud;
+    if (step >= 0 && save_parts(w, step, CKPT_STATE, err) < 0)
+        return -1;
+    if (after_training(w, err) < 0)
+        return -1;
+    return step >= 0 ? save_parts(w, step, CKPT_SERVERS, err) : 0;
 }
 
 /* Whether the group stops before `step`; the host's stop, seen here first, stops it after this
@@ -334,17 +416,19 @@ static bool stop(void *ud, int step, bool requested)
 
 /* The host's checkpoint, at the start of the next step: no worker of the group can have begun
  * it.  Groups that are not in step with each other have no step to write one at. */
-static bool checkpoint_now(void *ud, int step, bool requested)
+static int checkpoint_asked(void *ud, int step, singa_err *err)
 {
     rt_worker *w = ud;
-    if (requested && w->rt->c->nworker_groups > 1)
+    if (w->rt->c->nworker_groups > 1)
         rt_log(w->rt, "checkpoint requested, but the %d worker groups are at different steps: the job writes its "
                         "checkpoints every checkpoint_freq steps and at the end only",
                  w->rt->c->nworker_groups);
-    else if (requested)
+    else
         rt_ckpt_at(w->rt, step + 1);
-    return rt_ckpt_due(w->rt, step);
+    return 0;
 }
+
+static bool checkpoint_due(void *ud, int step) { return rt_ckpt_due(((rt_worker *)ud)->rt, step); }
 
 void *rt_worker_main(void *arg)
 {
@@ -354,20 +438,19 @@ void *rt_worker_main(void *arg)
     if (!(w->sock = rt_connect(rt, ENT_WORKER, w->group, w->id, &w->err)))
         return NULL;
     bool lead = w->group == 0 && w->id == 0;
-    singa_exchange x = {w, after_backward, after_training, lead && rt->cut && rt_senders(rt, 0) > 1 ? before_eval : NULL,
-                        stop, checkpoint_now, save_state, lead ? save_servers : NULL};
+    singa_exchange x = {.ud = w, .before_backward = before_backward, .after_backward = after_backward, .lr = lr,
+                        .set_lr_scale = set_lr_scale, .stop = stop, .checkpoint_asked = checkpoint_asked,
+                        .checkpoint_due = checkpoint_due,
+                        .before_eval = lead && rt->cut && rt_senders(rt, 0) > 1 ? before_eval : NULL, .save = save,
+                        .finish = finish};
     w->step_sent = singa_job_step(w->job); /* the others' metrics of it may come before the READY */
     if (wait_for(w, MSG_READY, &one, &w->err) == 0) {
-        for (int k = 0; k < rt->nparams; k++) {
-            singa_param *p = w->params[k];
-            if (!p->nsharers) {
-                p->grad_ready = grad_ready;
-                p->grad_ready_ud = w;
-            }
-            if (rt->params[k].hist)
-                p->grad_turn = grad_turn;
-        }
+        for (int k = 0; k < rt->nparams; k++)
+            if (!w->params[k]->nsharers) /* history.c takes only params without sharers */
+                singa_param_set_sink(w->params[k], rt->params[k].hist ? &to_history : &to_stub, w);
         w->rc = singa_job_loop(w->job, &w->hooks, &x, &w->res, &w->err);
+        for (int k = 0; k < rt->nparams; k++) /* the script's job outlives this worker */
+            singa_param_set_sink(w->params[k], NULL, NULL);
         msg m = {.type = MSG_ABORT, .src = self(w), .dst = {ENT_STUB, 0, 0, (uint16_t)rt->rank}};
         if (w->rc < 0 && !w->stopped) { /* the stub stops everyone, then it is done */
             rt_send(w->sock, &m, w->err.msg, strlen(w->err.msg));

@@ -16,6 +16,7 @@
 #include "singa/checkpoint.h"
 #include "singa/net.h"
 #include "singa/predict.h"
+#include "train/ckpt_load.h"
 #include "train/train.h"
 
 struct singa_model {
@@ -63,32 +64,51 @@ static int copy_fields(singa_model *m, const singa_conf *job, singa_err *err)
     return 0;
 }
 
-/* Whether checkpoint ck holds every param of the net with the net's shape. */
-static int fits(const singa_model *m, const singa_ckpt *ck, const char *path, singa_err *err)
+/* Every param of the net a checkpoint holds, "param/<name>" (not those sharing another's value). */
+static int each_param(void *obj, singa_ckpt_visit_fn visit, void *ud, singa_err *err)
 {
-    char name[SINGA_NAME_MAX + 16], a[64] = "", b[64];
+    singa_model *m = obj;
+    char name[SINGA_NAME_MAX + 16];
     for (int i = 0; i < m->params.n; i++) {
-        const singa_param *p = m->params.items[i];
+        singa_param *p = m->params.items[i];
         if (p->owner)
             continue;
         snprintf(name, sizeof name, "param/%s", p->name);
-        const singa_ckpt_entry *e = singa_ckpt_find(ck, name);
-        if (!e)
-            return singa_err_set(err, "checkpoint '%s': param '%s' (layer '%s') is not in it (the file belongs to another net)",
-                                 path, p->name, p->layer);
-        bool same = e->dtype == SINGA_CKPT_F32 && e->ndim == p->data.ndim;
-        for (int d = 0; same && d < e->ndim; d++)
-            same = e->dims[d] == (uint32_t)p->data.shape[d];
-        if (!same) {
-            for (int d = 0; d < e->ndim; d++)
-                singa_appendf(a, sizeof a, d ? "x%u" : "%u", e->dims[d]);
-            return singa_err_set(err, "checkpoint '%s': param '%s' has shape %s in the file but %s in the job (layer '%s')",
-                                 path, p->name, e->dtype == SINGA_CKPT_F32 ? a : "(not float32)",
-                                 singa_tensor_shape_str(&p->data, b, sizeof b), p->layer);
-        }
+        if (visit(ud, name, SINGA_CKPT_F32, p->data.ndim, p->data.shape, p->data.data, err) < 0)
+            return -1;
     }
     return 0;
 }
+
+/* A checkpoint fits when it holds every param of the net with the net's shape. */
+typedef struct fit {
+    const singa_model *m;
+    const char *path;
+} fit;
+
+static const singa_param *param_of(const fit *f, const char *entry) { return singa_params_find(&f->m->params, entry + 6); }
+
+static int missing(void *ud, const char *name, singa_err *err)
+{
+    const fit *f = ud;
+    const singa_param *p = param_of(f, name);
+    return singa_err_set(err, "checkpoint '%s': param '%s' (layer '%s') is not in it (the file belongs to another net)",
+                         f->path, p->name, p->layer);
+}
+
+static int mismatch(void *ud, const char *name, const singa_ckpt_entry *e, int ndim, const int *dims, singa_err *err)
+{
+    const fit *f = ud;
+    const singa_param *p = param_of(f, name);
+    char a[64], b[64];
+    singa_ckpt_entry_shape(e, a, sizeof a);
+    return singa_err_set(err, "checkpoint '%s': param '%s' has shape %s in the file but %s in the job (layer '%s')",
+                         f->path, p->name, e->dtype == SINGA_CKPT_F32 ? a : "(not float32)",
+                         singa_tensor_shape_str(&p->data, b, sizeof b), p->layer);
+}
+
+/* Entries the net does not use (updater state, train-only params, cursors) may be there. */
+static const singa_ckpt_load_ops fit_ops = {.missing = missing, .mismatch = mismatch};
 
 /* Loads the checkpoint file at `path` if it verifies and fits. */
 static int load_file(singa_model *m, const char *path, singa_err *err)
@@ -96,15 +116,8 @@ static int load_file(singa_model *m, const char *path, singa_err *err)
     singa_ckpt ck;
     if (singa_ckpt_read(&ck, path, err) < 0)
         return -1;
-    int rc = fits(m, &ck, path, err);
-    for (int i = 0; rc == 0 && i < m->params.n; i++) {
-        singa_param *p = m->params.items[i];
-        char name[SINGA_NAME_MAX + 16];
-        if (p->owner)
-            continue;
-        snprintf(name, sizeof name, "param/%s", p->name);
-        memcpy(p->data.data, singa_ckpt_find(&ck, name)->data, p->data.size * sizeof(float));
-    }
+    fit f = {m, path};
+    int rc = singa_ckpt_load(&ck, path, each_param, m, &fit_ops, &f, err);
     if (rc == 0) {
         snprintf(m->checkpoint, sizeof m->checkpoint, "%s", path);
         m->step = ck.step;

@@ -1,4 +1,5 @@
-/* What the training code shares inside libsinga. */
+/* What the training code shares inside libsinga: with the runtime above it, the exchange a
+ * replica's steps run against and what a distributed worker needs of its job. */
 #ifndef SINGA_TRAIN_TRAIN_H
 #define SINGA_TRAIN_TRAIN_H
 
@@ -15,44 +16,59 @@ void singa_job_log(const singa_job_hooks *h, const char *fmt, ...) __attribute__
  * 0 displays, and every worker checkpoints its own state (the servers hold the params). */
 int singa_job_create_worker(singa_job **out, const singa_conf *conf, const singa_registry *reg, int group,
                             int id, singa_err *err);
-/* Before the first step: the checkpoint directory, resume, params from checkpoint_path.  A
- * distributed job's worker does not look for a checkpoint itself: the runtime chooses one for
- * every thread and hands each worker its own file before this. */
+/* A distributed worker before its first step: the checkpoint directory, and a fresh start's
+ * params from checkpoint_path's other entries.  It does not look for a checkpoint: the runtime
+ * chooses one for every thread and hands each worker its own file (singa_job_load_state) before
+ * this.  A plain job resumes itself (singa_job_train_local). */
 int singa_job_begin(singa_job *job, const singa_job_hooks *hooks, singa_err *err);
 /* A distributed worker's own state (generator, data cursors, display window, the params no
  * server holds) from its file `path` of a checkpoint, read and verified; the job starts at the
  * checkpoint's step. */
 int singa_job_load_state(singa_job *job, const singa_ckpt *ck, const char *path, singa_err *err);
+/* A checkpoint of the job's state at `step` (entries point at the job's memory; free with
+ * singa_ckpt_free(c, 0)).  A distributed job's holds no param the servers hold. */
+int singa_job_ckpt_fill(singa_job *job, singa_ckpt *c, int step, singa_err *err);
+/* A checkpoint of `step` was written as `path`: the last good one, should the loss diverge. */
+void singa_job_ckpt_written(singa_job *job, int step, const char *path);
 
-/* How a distributed worker trains: after each backward pass the runtime sends the gradients and
- * waits for the servers' fresh values. */
+/* What one replica's steps run against: where its gradients go and its next values come from.
+ * The local updater (local.c) is one exchange, the runtime's worker (src/runtime/worker.c)
+ * another.  Every member is set but before_eval. */
 typedef struct singa_exchange {
     void *ud;
+    /* Before the backward pass of `step`: where its gradients go. */
+    int (*before_backward)(void *ud, int step, singa_err *err);
+    /* After it: the gradients are final; on return the values of step + 1 are in place. */
     int (*after_backward)(void *ud, int step, singa_err *err);
-    /* After the last step, before the final test: the lead waits for every worker's last update
-     * and fetches the newest values, so the test sees all the training. */
-    int (*after_training)(void *ud, singa_err *err);
-    /* Before a test or validation during training (NULL: nothing to do): the lead fetches the
-     * values it does not keep fresh, as a process holding part of a cut group's net. */
-    int (*before_eval)(void *ud, singa_err *err);
+    /* The learning rate of `step` (for records), and the host's multiplier on the schedule. */
+    float (*lr)(void *ud, int step);
+    void (*set_lr_scale)(void *ud, float scale);
     /* Whether training stops before `step`, given whether the host asks for it: the workers of a
      * group must stop at the same step, or the others would wait for their gradients forever. */
     bool (*stop)(void *ud, int step, bool requested);
-    /* Whether this worker writes a checkpoint the host asked for before `step` (given whether it
-     * asks now; only the lead is asked): as with a stop, a group's workers pick the same step. */
-    bool (*checkpoint_now)(void *ud, int step, bool requested);
-    /* Checkpoints (when the job has checkpoint_path): every worker writes its own state `c`
-     * (what a local checkpoint holds but the params the servers hold) as its file of checkpoint
-     * `step`; then the lead alone (save_servers is NULL for the others) has every server write
-     * its shard and waits for all of them.  *complete is false when a server's process was lost
-     * (an asynchronous job goes on without it), so the checkpoint can never be whole. */
-    int (*save_state)(void *ud, int step, singa_ckpt *c, singa_err *err);
-    int (*save_servers)(void *ud, int step, bool *complete, singa_err *err);
+    /* The host asks for a checkpoint before `step` (only the lead is asked): written at once, or
+     * at a step every worker of the group picks (checkpoint_due). */
+    int (*checkpoint_asked)(void *ud, int step, singa_err *err);
+    /* Whether a checkpoint asked for is written before `step`. */
+    bool (*checkpoint_due)(void *ud, int step);
+    /* Before a test or validation during training (NULL: nothing to do): the lead fetches the
+     * values it does not keep fresh, as a process holding part of a cut group's net. */
+    int (*before_eval)(void *ud, singa_err *err);
+    /* Writes checkpoint `step` (the job has checkpoint_path). */
+    int (*save)(void *ud, int step, singa_err *err);
+    /* After the last step, before the final test: the final checkpoint (of `step`; -1: none)
+     * and, distributed, the newest values for the test. */
+    int (*finish)(void *ud, int step, singa_err *err);
 } singa_exchange;
 
-/* The training loop from the job's current step (x NULL: the local updater). */
+/* The training loop from the job's current step. */
 int singa_job_loop(singa_job *job, const singa_job_hooks *hooks, const singa_exchange *x, singa_result *res,
                    singa_err *err);
+/* A job of one worker and one server in this thread: begin, resume, the loop with the local
+ * updater. */
+int singa_job_train_local(singa_job *job, const singa_job_hooks *hooks, singa_result *res, singa_err *err);
+/* num_openblas_threads. */
+int singa_job_blas_threads(const singa_job *job);
 const singa_registry *singa_job_registry(const singa_job *job);
 singa_params *singa_job_params(singa_job *job);
 /* A job of cluster.shard_params declares its params without values: the runtime draws them once

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "layers/param_state.h"
 #include "singa/updater.h"
 
 const singa_field singa_updater_fields[] = {
@@ -167,6 +168,8 @@ static void apply_ready(void *ud, singa_param *p, size_t begin, size_t end)
     cblas_saxpy((int)(end - begin), 1.0f, p->grad.data + begin, 1, p->data.data + begin, 1);
     u->applied[p->id] += end - begin;
 }
+
+static const singa_grad_sink apply_sink = {.ready = apply_ready};
 
 /* A field of type SINGA_FIELD_NUMS: one number or a list. */
 static size_t nums_len(const singa_conf *v) { return v->kind == SINGA_CONF_LIST ? v->n : 1; }
@@ -326,7 +329,7 @@ int singa_updater_create_ex(singa_updater **out, const singa_conf *conf, singa_p
     u->rate_step = -1;
     u->lr_mult = 1.0f;
     u->params = params;
-    u->nparams = params->n;
+    u->nparams = params ? params->n : 0;
     if (read_method(u, conf, err) < 0 || read_schedule(u, lr, err) < 0) {
         singa_updater_free(u);
         return -1;
@@ -355,8 +358,7 @@ int singa_updater_create_ex(singa_updater **out, const singa_conf *conf, singa_p
             singa_tensor_free(&p->grad);
             p->grad = u->slots[0][i];
             p->grad.owns = false;
-            p->grad_ready = apply_ready;
-            p->grad_ready_ud = u;
+            singa_param_set_sink(p, &apply_sink, u);
         }
     }
     *out = u;
@@ -369,8 +371,8 @@ void singa_updater_free(singa_updater *u)
         return;
     for (int i = 0; i < u->nparams; i++) {
         singa_param *p = u->params->items[i];
-        if (p->grad_ready_ud == u)
-            p->grad_ready = NULL;
+        if (singa_param_state_of(p)->sink_ud == u)
+            singa_param_set_sink(p, NULL, NULL);
         for (int s = 0; s < MAX_SLOTS; s++)
             if (u->slots[s])
                 singa_tensor_free(&u->slots[s][i]);

@@ -103,6 +103,167 @@ uint32_t tui_plot_mark(singa_phase phase, bool unicode)
 
 static bool usable(double v, bool logy) { return isfinite(v) && (!logy || v > 0); }
 
+/* Whether point p of the view's metric is in the view and can be drawn; its value in *val. */
+static bool shown(tui_point p, const tui_plot_view *v, double *val)
+{
+    *val = p.v[v->metric];
+    return p.step >= v->x0 && p.step <= v->x1 && usable(*val, v->logy);
+}
+
+/* Where a step and a value fall among the plot's dots.  Values are placed as t (their log10 on
+ * a log axis) between tlo and thi: the values shown, padded by 5% so no line runs on a border. */
+typedef struct scale {
+    double x0, span; /* the steps shown */
+    double tlo, thi;
+    bool logy;
+    int gw, gh; /* dots across and down */
+} scale;
+
+static double scale_t(const scale *s, double val) { return s->logy ? log10(val) : val; }
+static int scale_x(const scale *s, double step) { return (int)lround((step - s->x0) / s->span * (s->gw - 1)); }
+static int scale_y(const scale *s, double t) { return (int)lround((s->thi - t) / (s->thi - s->tlo) * (s->gh - 1)); }
+
+/* The scale of the values in view on a grid of gw x gh dots; false when no value is in view. */
+static bool scale_fit(scale *s, const tui_history *hist, const tui_plot_view *v, int gw, int gh)
+{
+    double lo = INFINITY, hi = -INFINITY, val;
+    for (int i = 0; i < hist->n; i++)
+        for (int j = 0; j < tui_series_len(hist->series[i]); j++)
+            if (shown(tui_series_at(hist->series[i], j), v, &val)) {
+                lo = fmin(lo, val);
+                hi = fmax(hi, val);
+            }
+    if (!(lo <= hi))
+        return false;
+    *s = (scale){.x0 = v->x0, .span = v->x1 - v->x0, .logy = v->logy, .gw = gw, .gh = gh};
+    s->tlo = scale_t(s, lo);
+    s->thi = scale_t(s, hi);
+    double pad = s->thi > s->tlo ? 0.05 * (s->thi - s->tlo) : fmax(fabs(s->thi) * 0.05, 1e-6);
+    s->tlo -= pad;
+    s->thi += pad;
+    return true;
+}
+
+/* A train series into g: the mean of each dot column's values, joined by lines.  sum and cnt
+ * are scratch of sc->gw each. */
+static void series_line(grid *g, const scale *sc, const tui_series *s, const tui_plot_view *v, double *sum, int *cnt)
+{
+    memset(sum, 0, (size_t)sc->gw * sizeof *sum);
+    memset(cnt, 0, (size_t)sc->gw * sizeof *cnt);
+    double val;
+    for (int j = 0; j < tui_series_len(s); j++) {
+        tui_point p = tui_series_at(s, j);
+        if (!shown(p, v, &val))
+            continue;
+        int gx = scale_x(sc, p.step);
+        sum[gx] += scale_t(sc, val);
+        cnt[gx]++;
+    }
+    int px = -1, py = 0, role = TUI_R_SERIES + s->group % TUI_NSERIES;
+    for (int gx = 0; gx < sc->gw; gx++) {
+        if (!cnt[gx])
+            continue;
+        int gy = scale_y(sc, sum[gx] / cnt[gx]);
+        if (px < 0)
+            dot(g, gx, gy, role);
+        else
+            line(g, px, py, gx, gy, role);
+        px = gx;
+        py = gy;
+    }
+}
+
+/* Every train series as a line into the plot area at (x, y); -1 when out of memory. */
+static int draw_lines(tui_canvas *c, int x, int y, const scale *sc, const tui_history *hist, const tui_plot_view *v,
+                      int dw, int dh)
+{
+    grid g = {dw, dh, v->unicode ? 2 : 1, v->unicode ? 4 : 3, calloc((size_t)dw * (size_t)dh, 1),
+              malloc((size_t)dw * (size_t)dh)};
+    double *sum = calloc((size_t)sc->gw, sizeof *sum);
+    int *cnt = calloc((size_t)sc->gw, sizeof *cnt);
+    int rc = g.bits && g.role && sum && cnt ? 0 : -1;
+    if (rc == 0) {
+        memset(g.role, -1, (size_t)dw * (size_t)dh);
+        for (int i = 0; i < hist->n; i++)
+            if (hist->series[i]->phase == SINGA_PHASE_TRAIN)
+                series_line(&g, sc, hist->series[i], v, sum, cnt);
+        for (int cy = 0; cy < dh; cy++)
+            for (int cx = 0; cx < dw; cx++) {
+                size_t at = (size_t)cy * (size_t)dw + (size_t)cx;
+                if (g.bits[at])
+                    tui_canvas_put(c, x + cx, y + cy, v->unicode ? 0x2800u + g.bits[at] : ascii_cell(g.bits[at]),
+                                   g.role[at], 0);
+            }
+    }
+    free(g.bits), free(g.role), free(sum), free(cnt);
+    return rc;
+}
+
+/* Test and validation results as marks over the lines, in the plot area at (x, y) whose cells
+ * hold sx x sy dots. */
+static void draw_marks(tui_canvas *c, int x, int y, int sx, int sy, const scale *sc, const tui_history *hist,
+                       const tui_plot_view *v)
+{
+    double val;
+    for (int i = 0; i < hist->n; i++) {
+        const tui_series *s = hist->series[i];
+        if (s->phase == SINGA_PHASE_TRAIN)
+            continue;
+        for (int j = 0; j < tui_series_len(s); j++) {
+            tui_point p = tui_series_at(s, j);
+            if (shown(p, v, &val))
+                tui_canvas_put(c, x + scale_x(sc, p.step) / sx, y + scale_y(sc, scale_t(sc, val)) / sy,
+                               tui_plot_mark(s->phase, v->unicode), TUI_R_SERIES + s->group % TUI_NSERIES, 1);
+        }
+    }
+}
+
+/* The y axis in column x (dh rows from y), labelled every 4 rows or so and always at the top
+ * and bottom rows; the labels end left of it. */
+static void draw_y_axis(tui_canvas *c, int x, int y, int dh, int sy, const scale *sc, bool unicode)
+{
+    uint32_t vbar = unicode ? 0x2502 : '|', tick = unicode ? 0x2524 : '+';
+    int every = dh >= 12 ? 4 : dh >= 6 ? (dh - 1) / 2 : dh - 1;
+    for (int r = 0; r < dh; r++) {
+        bool label = r == 0 || r == dh - 1 || (every > 0 && r % every == 0 && dh - 1 - r >= 2);
+        tui_canvas_put(c, x, y + r, label ? tick : vbar, TUI_R_DIM, 0);
+        if (!label)
+            continue;
+        double t = sc->thi - (r * sy + sy / 2.0) / (sc->gh - 1) * (sc->thi - sc->tlo);
+        char buf[16];
+        tui_plot_num(buf, sizeof buf, sc->logy ? pow(10, t) : t);
+        tui_canvas_text(c, x - (int)strlen(buf), y + r, buf, TUI_R_DIM, 0);
+    }
+}
+
+/* The x axis in row y under the plot area (from x, dw wide, the rectangle's right edge at
+ * right), with step labels below at the left, the middle and the right where they fit, and the
+ * metric's name on it where it hides nothing. */
+static void draw_x_axis(tui_canvas *c, int x, int y, int dw, int right, const tui_plot_view *v, const char *what)
+{
+    tui_canvas_put(c, x - 1, y, v->unicode ? 0x2514 : '+', TUI_R_DIM, 0);
+    for (int cx = 0; cx < dw; cx++)
+        tui_canvas_put(c, x + cx, y, v->unicode ? 0x2500 : '-', TUI_R_DIM, 0);
+    char lab[16];
+    step_label(lab, sizeof lab, v->x0);
+    tui_canvas_text(c, x, y + 1, lab, TUI_R_DIM, 0);
+    int used = x + (int)strlen(lab); /* the first column past the labels so far */
+    step_label(lab, sizeof lab, v->x0 + (v->x1 - v->x0) / 2);
+    int mid = x + dw / 2 - (int)strlen(lab) / 2;
+    if (mid > used + 1) {
+        tui_canvas_text(c, mid, y + 1, lab, TUI_R_DIM, 0);
+        tui_canvas_put(c, x + dw / 2, y, v->unicode ? 0x252C : '+', TUI_R_DIM, 0);
+        used = mid + (int)strlen(lab);
+    }
+    step_label(lab, sizeof lab, v->x1);
+    if (right - (int)strlen(lab) > used + 1)
+        tui_canvas_text(c, right - (int)strlen(lab), y + 1, lab, TUI_R_DIM, 0);
+    if (dw > (int)strlen(what) + 4)
+        tui_canvas_text(c, x + 1, y, what, TUI_R_TITLE, 0);
+}
+
+/* The plot area is the rectangle less LABEL_W columns at the left (y labels and axis) and two
+ * rows at the bottom (x axis and step labels). */
 void tui_plot_draw(tui_canvas *c, int x, int y, int w, int h, const tui_history *hist, const tui_plot_view *v)
 {
     const char *what = v->metric == TUI_LOSS ? (v->logy ? "loss (log)" : "loss") : "accuracy";
@@ -110,132 +271,21 @@ void tui_plot_draw(tui_canvas *c, int x, int y, int w, int h, const tui_history 
         tui_canvas_text(c, x, y, what, TUI_R_DIM, 0);
         return;
     }
-    int dw = w - LABEL_W, dh = h - 2;
-    double lo = INFINITY, hi = -INFINITY;
-    for (int i = 0; i < hist->n; i++) {
-        const tui_series *s = hist->series[i];
-        for (int j = 0; j < tui_series_len(s); j++) {
-            tui_point p = tui_series_at(s, j);
-            double val = p.v[v->metric];
-            if (p.step >= v->x0 && p.step <= v->x1 && usable(val, v->logy)) {
-                lo = fmin(lo, val);
-                hi = fmax(hi, val);
-            }
-        }
-    }
-    if (!(lo <= hi)) {
+    int dw = w - LABEL_W, dh = h - 2, sx = v->unicode ? 2 : 1, sy = v->unicode ? 4 : 3;
+    scale sc;
+    if (!scale_fit(&sc, hist, v, dw * sx, dh * sy)) {
         char note[64];
         snprintf(note, sizeof note, "%s: no values yet", what);
         tui_canvas_text(c, x + (w - (int)strlen(note)) / 2, y + h / 2, note, TUI_R_DIM, 0);
         return;
     }
-    double tlo = v->logy ? log10(lo) : lo, thi = v->logy ? log10(hi) : hi;
-    double pad = thi > tlo ? 0.05 * (thi - tlo) : fmax(fabs(thi) * 0.05, 1e-6);
-    tlo -= pad;
-    thi += pad;
-
-    grid g = {dw, dh, v->unicode ? 2 : 1, v->unicode ? 4 : 3, calloc((size_t)dw * (size_t)dh, 1),
-              malloc((size_t)dw * (size_t)dh)};
-    int gw = dw * g.sx, gh = dh * g.sy;
-    double *sum = calloc((size_t)gw, sizeof *sum);
-    int *cnt = calloc((size_t)gw, sizeof *cnt);
-    if (!g.bits || !g.role || !sum || !cnt) {
-        free(g.bits), free(g.role), free(sum), free(cnt);
+    if (draw_lines(c, x + LABEL_W, y, &sc, hist, v, dw, dh) < 0) {
         tui_canvas_text(c, x, y, "out of memory", TUI_R_ERROR, 0);
         return;
     }
-    memset(g.role, -1, (size_t)dw * (size_t)dh);
-    double span = v->x1 - v->x0;
-#define GX(step) ((int)lround(((step) - v->x0) / span * (gw - 1)))
-#define GY(val) ((int)lround((thi - (v->logy ? log10(val) : (val))) / (thi - tlo) * (gh - 1)))
-    for (int i = 0; i < hist->n; i++) { /* train series: lines through per-column means */
-        const tui_series *s = hist->series[i];
-        if (s->phase != SINGA_PHASE_TRAIN)
-            continue;
-        memset(sum, 0, (size_t)gw * sizeof *sum);
-        memset(cnt, 0, (size_t)gw * sizeof *cnt);
-        for (int j = 0; j < tui_series_len(s); j++) {
-            tui_point p = tui_series_at(s, j);
-            double val = p.v[v->metric];
-            if (p.step < v->x0 || p.step > v->x1 || !usable(val, v->logy))
-                continue;
-            int gx = GX(p.step);
-            sum[gx] += v->logy ? log10(val) : val;
-            cnt[gx]++;
-        }
-        int px = -1, py = 0, role = TUI_R_SERIES + s->group % TUI_NSERIES;
-        for (int gx = 0; gx < gw; gx++) {
-            if (!cnt[gx])
-                continue;
-            double m = sum[gx] / cnt[gx];
-            int gy = (int)lround((thi - m) / (thi - tlo) * (gh - 1));
-            if (px < 0)
-                dot(&g, gx, gy, role);
-            else
-                line(&g, px, py, gx, gy, role);
-            px = gx;
-            py = gy;
-        }
-    }
-    for (int cy = 0; cy < dh; cy++)
-        for (int cx = 0; cx < dw; cx++) {
-            size_t at = (size_t)cy * (size_t)dw + (size_t)cx;
-            if (g.bits[at])
-                tui_canvas_put(c, x + LABEL_W + cx, y + cy, v->unicode ? 0x2800u + g.bits[at] : ascii_cell(g.bits[at]),
-                               g.role[at], 0);
-        }
-    for (int i = 0; i < hist->n; i++) { /* test and validation results: marks */
-        const tui_series *s = hist->series[i];
-        if (s->phase == SINGA_PHASE_TRAIN)
-            continue;
-        for (int j = 0; j < tui_series_len(s); j++) {
-            tui_point p = tui_series_at(s, j);
-            double val = p.v[v->metric];
-            if (p.step < v->x0 || p.step > v->x1 || !usable(val, v->logy))
-                continue;
-            tui_canvas_put(c, x + LABEL_W + GX(p.step) / g.sx, y + GY(val) / g.sy, tui_plot_mark(s->phase, v->unicode),
-                           TUI_R_SERIES + s->group % TUI_NSERIES, 1);
-        }
-    }
-#undef GX
-#undef GY
-    free(g.bits), free(g.role), free(sum), free(cnt);
-
-    /* y axis: labels every 4 rows or so, always at the top and bottom rows */
-    uint32_t vbar = v->unicode ? 0x2502 : '|', tick = v->unicode ? 0x2524 : '+';
-    int every = dh >= 12 ? 4 : dh >= 6 ? (dh - 1) / 2 : dh - 1;
-    for (int r = 0; r < dh; r++) {
-        bool label = r == 0 || r == dh - 1 || (every > 0 && r % every == 0 && dh - 1 - r >= 2);
-        tui_canvas_put(c, x + LABEL_W - 1, y + r, label ? tick : vbar, TUI_R_DIM, 0);
-        if (!label)
-            continue;
-        double t = thi - (r * g.sy + g.sy / 2.0) / (gh - 1) * (thi - tlo);
-        char buf[16];
-        tui_plot_num(buf, sizeof buf, v->logy ? pow(10, t) : t);
-        tui_canvas_text(c, x + LABEL_W - 1 - (int)strlen(buf), y + r, buf, TUI_R_DIM, 0);
-    }
-    /* x axis and step labels at the left, middle and right */
-    tui_canvas_put(c, x + LABEL_W - 1, y + dh, v->unicode ? 0x2514 : '+', TUI_R_DIM, 0);
-    for (int cx = 0; cx < dw; cx++)
-        tui_canvas_put(c, x + LABEL_W + cx, y + dh, v->unicode ? 0x2500 : '-', TUI_R_DIM, 0);
-    char lab[16];
-    step_label(lab, sizeof lab, v->x0);
-    tui_canvas_text(c, x + LABEL_W, y + dh + 1, lab, TUI_R_DIM, 0);
-    int used = LABEL_W + (int)strlen(lab);
-    step_label(lab, sizeof lab, v->x0 + span / 2);
-    int mid = x + LABEL_W + dw / 2 - (int)strlen(lab) / 2;
-    if (mid > x + used + 1) {
-        tui_canvas_text(c, mid, y + dh + 1, lab, TUI_R_DIM, 0);
-        tui_canvas_put(c, x + LABEL_W + dw / 2, y + dh, v->unicode ? 0x252C : '+', TUI_R_DIM, 0);
-        used = mid - x + (int)strlen(lab);
-    }
-    step_label(lab, sizeof lab, v->x1);
-    int right = x + w - (int)strlen(lab);
-    if (right > x + used + 1)
-        tui_canvas_text(c, right, y + dh + 1, lab, TUI_R_DIM, 0);
-    /* the metric's name on the x axis, where it hides nothing */
-    if (dw > (int)strlen(what) + 4)
-        tui_canvas_text(c, x + LABEL_W + 1, y + dh, what, TUI_R_TITLE, 0);
+    draw_marks(c, x + LABEL_W, y, sx, sy, &sc, hist, v);
+    draw_y_axis(c, x + LABEL_W - 1, y, dh, sy, &sc, v->unicode);
+    draw_x_axis(c, x + LABEL_W, y + dh, dw, x + w, v, what);
 }
 
 /* A legend entry's text, "train g1 0.339/87.7%": the group when there are several, the

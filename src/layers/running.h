@@ -3,8 +3,8 @@
  * each layer's setup, forward and backward.  A few stores around each call: nothing a layer's
  * work could notice.  This record is the library's one mutable global, since the handler has
  * no other way to find it. */
-#ifndef SINGA_NET_RUNNING_H
-#define SINGA_NET_RUNNING_H
+#ifndef SINGA_LAYERS_RUNNING_H
+#define SINGA_LAYERS_RUNNING_H
 
 #include "singa/layer.h"
 

@@ -1,9 +1,59 @@
-/* The param store and param initialisation (SINGA's ParamGenProto methods). */
+/* The param store, param initialisation (SINGA's ParamGenProto methods), and the way a
+ * gradient reaches its sink (param_state.h). */
 #include <math.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "singa/param.h"
+#include "layers/param_state.h"
+
+/* singa_param as plugins built against ABI 1.0 to 1.3 see it: what they may read stays put. */
+struct param_abi_1_3 {
+    char *name;
+    int id;
+    char *layer;
+    singa_tensor data, grad;
+    float grad_alpha, grad_beta, lr_scale, wd_scale;
+    int fan_in, fan_out;
+    singa_conf *init;
+    const char *default_init;
+    singa_param *owner;
+    int nsharers;
+    bool trained, state;
+    void (*grad_ready)(void);
+    void *grad_ready_ud;
+    const void *net, *decl;
+    singa_param *whole;
+    bool disjoint;
+    int nviews, nviews_done;
+    bool claimed, partial;
+    void (*grad_turn)(void);
+    int grad_parts;
+    bool turn_held;
+    double default_value;
+};
+#define SAME_OFFSET(m)                                                                        \
+    _Static_assert(offsetof(singa_param, m) == offsetof(struct param_abi_1_3, m),             \
+                   "singa_param." #m " moved: plugins built for ABI 1.0 to 1.3 read it elsewhere")
+SAME_OFFSET(name);
+SAME_OFFSET(id);
+SAME_OFFSET(layer);
+SAME_OFFSET(data);
+SAME_OFFSET(grad);
+SAME_OFFSET(grad_alpha);
+SAME_OFFSET(grad_beta);
+SAME_OFFSET(lr_scale);
+SAME_OFFSET(wd_scale);
+SAME_OFFSET(fan_in);
+SAME_OFFSET(fan_out);
+SAME_OFFSET(init);
+SAME_OFFSET(default_init);
+SAME_OFFSET(owner);
+SAME_OFFSET(nsharers);
+SAME_OFFSET(trained);
+SAME_OFFSET(state);
+SAME_OFFSET(default_value);
 
 const singa_field singa_param_fields[] = {
     {"name", SINGA_FIELD_STR},      {"init", SINGA_FIELD_TABLE},
@@ -69,7 +119,8 @@ singa_param *singa_params_declare(singa_params *ps, const char *name, const char
         ps->items = items;
         ps->cap = cap;
     }
-    if (!(p = calloc(1, sizeof *p)) || !(p->name = strdup(name)) || !(p->layer = strdup(layer))) {
+    singa_param_state *st = calloc(1, sizeof *st);
+    if (!(p = st ? &st->p : NULL) || !(p->name = strdup(name)) || !(p->layer = strdup(layer))) {
         if (p)
             free(p->name);
         free(p);
@@ -91,23 +142,37 @@ singa_param *singa_params_declare(singa_params *ps, const char *name, const char
     return p;
 }
 
-static int grad_parts(const singa_param *p) { return p->grad_parts > 1 ? p->grad_parts : 1; }
+void singa_param_set_sink(singa_param *p, const singa_grad_sink *sink, void *ud)
+{
+    singa_param_state *s = singa_param_state_of(p);
+    s->sink = sink;
+    s->sink_ud = ud;
+}
+
+/* The blocks p's gradient is written in turn, or 0 when it is not written in turns. */
+static int turn_parts(const singa_param_state *s)
+{
+    return s->sink && s->sink->turn ? (s->grad_parts > 1 ? s->grad_parts : 1) : 0;
+}
 
 void singa_param_grad_begin(singa_param *p)
 {
-    if (!p->grad_turn || p->turn_held)
+    singa_param_state *s = singa_param_state_of(p);
+    int n = turn_parts(s);
+    if (n == 0 || s->turn_held)
         return;
-    for (int j = 0; j < grad_parts(p); j++)
-        p->grad_turn(p->grad_ready_ud, p, j, true);
-    p->turn_held = true;
+    for (int j = 0; j < n; j++)
+        s->sink->turn(s->sink_ud, p, j, true);
+    s->turn_held = true;
 }
 
 void singa_param_grad_gemm(singa_param *p, bool trans_a, const singa_tensor *a, bool trans_b,
                            const singa_tensor *b)
 {
+    singa_param_state *s = singa_param_state_of(p);
     singa_tensor g = singa_tensor_view_matrix(&p->grad), am = singa_tensor_view_matrix(a);
-    int n = grad_parts(p), rows = singa_tensor_rows(&g);
-    if (!p->grad_turn || n == 1 || rows < n) {
+    int n = turn_parts(s), rows = singa_tensor_rows(&g);
+    if (n <= 1 || rows < n) {
         singa_param_grad_begin(p);
         singa_tensor_gemm(trans_a, trans_b, p->grad_alpha, &am, b, p->grad_beta, &g);
     } else {
@@ -115,9 +180,9 @@ void singa_param_grad_gemm(singa_param *p, bool trans_a, const singa_tensor *a, 
             int r0 = rows * j / n, r1 = rows * (j + 1) / n;
             singa_tensor gj = singa_tensor_view_rows(&g, r0, r1 - r0);
             singa_tensor aj = trans_a ? singa_tensor_view_cols(&am, r0, r1 - r0) : singa_tensor_view_rows(&am, r0, r1 - r0);
-            p->grad_turn(p->grad_ready_ud, p, j, true);
+            s->sink->turn(s->sink_ud, p, j, true);
             singa_tensor_gemm(trans_a, trans_b, p->grad_alpha, &aj, b, p->grad_beta, &gj);
-            p->grad_turn(p->grad_ready_ud, p, j, false);
+            s->sink->turn(s->sink_ud, p, j, false);
         }
     }
     singa_param_grad_done(p);
@@ -125,38 +190,76 @@ void singa_param_grad_gemm(singa_param *p, bool trans_a, const singa_tensor *a, 
 
 void singa_param_grad_done(singa_param *p)
 {
-    if (p->turn_held) {
-        for (int j = 0; j < grad_parts(p); j++)
-            p->grad_turn(p->grad_ready_ud, p, j, false);
-        p->turn_held = false;
+    singa_param_state *s = singa_param_state_of(p);
+    if (s->turn_held) {
+        for (int j = 0; j < turn_parts(s); j++)
+            s->sink->turn(s->sink_ud, p, j, false);
+        s->turn_held = false;
     }
-    if (p->whole) {
-        p = p->whole;
+    singa_param_view *v = singa_param_view_of(p);
+    if (v) {
+        p = v->whole;
+        s = singa_param_state_of(p);
         /* views of one param may be final in several threads (a partitioned net's locations) */
-        if (__atomic_add_fetch(&p->nviews_done, 1, __ATOMIC_ACQ_REL) < p->nviews)
+        if (__atomic_add_fetch(&s->nviews_done, 1, __ATOMIC_ACQ_REL) < s->nviews)
             return;
-        p->nviews_done = 0;
+        s->nviews_done = 0;
     }
-    if (p->grad_ready)
-        p->grad_ready(p->grad_ready_ud, p, 0, p->grad.size);
+    if (s->sink && s->sink->ready)
+        s->sink->ready(s->sink_ud, p, 0, p->grad.size);
+}
+
+singa_param *singa_param_view_new(singa_param *w, const char *layer, int index, int axis, int at, int n)
+{
+    singa_param_view *v = calloc(1, sizeof *v);
+    size_t len = strlen(w->name) + 16;
+    singa_param *p = v ? &v->st.p : NULL;
+    if (!v || !(p->name = malloc(len)) || !(p->layer = strdup(layer))) {
+        if (v)
+            free(p->name);
+        free(v);
+        return NULL;
+    }
+    snprintf(p->name, len, "%s@%d", w->name, index);
+    v->st.is_view = true;
+    v->whole = w;
+    p->data = w->data;
+    p->grad = w->grad;
+    p->data.owns = p->grad.owns = false;
+    if (axis >= 0) {
+        if (w->data.ndim == 1) { /* a range of a vector */
+            p->data.data += at;
+            p->grad.data += at;
+            p->data.shape[0] = p->grad.shape[0] = n;
+            p->data.size = p->grad.size = (size_t)n;
+        } else {
+            p->data = axis == 0 ? singa_tensor_view_rows(&w->data, at, n) : singa_tensor_view_cols(&w->data, at, n);
+            p->grad = axis == 0 ? singa_tensor_view_rows(&w->grad, at, n) : singa_tensor_view_cols(&w->grad, at, n);
+        }
+        v->disjoint = true;
+    }
+    singa_param_state_of(w)->nviews++;
+    return p;
 }
 
 void singa_param_view_begin(singa_param *view)
 {
-    singa_param *w = view->whole;
-    view->grad_alpha = w->grad_alpha;
-    view->grad_beta = view->disjoint || !w->claimed ? w->grad_beta : 1.0f;
-    w->claimed |= !view->disjoint;
+    singa_param_view *v = singa_param_view_of(view);
+    singa_param_state *w = singa_param_state_of(v->whole);
+    view->grad_alpha = w->p.grad_alpha;
+    view->grad_beta = v->disjoint || !w->claimed ? w->p.grad_beta : 1.0f;
+    w->claimed |= !v->disjoint;
 }
 
 void singa_param_view_free(singa_param *view)
 {
-    if (!view)
+    singa_param_view *v = view ? singa_param_view_of(view) : NULL;
+    if (!v)
         return;
-    view->whole->nviews--;
+    singa_param_state_of(v->whole)->nviews--;
     free(view->name);
     free(view->layer);
-    free(view);
+    free(v);
 }
 
 int singa_param_init_values(singa_param *p, singa_rng *rng, singa_err *err)

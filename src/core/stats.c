@@ -1,11 +1,12 @@
 /* Traffic counters: a small table of (type, peer) rows behind one mutex.  The stub counts every
  * message it routes (a few per param per step), so a lock is cheap next to the message. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/runtime.h"
+#include "core/stats.h"
 
 struct singa_stats {
     pthread_mutex_t lock;
@@ -27,7 +28,7 @@ singa_stats *singa_stats_new(int rank)
     return s;
 }
 
-void rt_stats_set_rank(singa_stats *s, int rank) { atomic_store(&s->rank, rank); }
+void singa_stats_set_rank(singa_stats *s, int rank) { atomic_store(&s->rank, rank); }
 
 void singa_stats_free(singa_stats *s)
 {
@@ -72,8 +73,8 @@ static singa_traffic *row(singa_stats *s, const char *type, const char *peer)
     return r;
 }
 
-void rt_stats_count(singa_stats *s, const char *type, const char *peer, bool sent, size_t bytes, int pending,
-                      double wait)
+void singa_stats_count(singa_stats *s, const char *type, const char *peer, bool sent, size_t bytes, int pending,
+                       double wait)
 {
     pthread_mutex_lock(&s->lock);
     singa_traffic *r = row(s, type, peer);
@@ -88,7 +89,7 @@ void rt_stats_count(singa_stats *s, const char *type, const char *peer, bool sen
     pthread_mutex_unlock(&s->lock);
 }
 
-void rt_stats_drop(singa_stats *s)
+void singa_stats_drop(singa_stats *s)
 {
     pthread_mutex_lock(&s->lock);
     s->dropped++;
@@ -106,7 +107,7 @@ int singa_stats_snapshot(const singa_stats *s, singa_traffic *rows, int max)
     return n;
 }
 
-int rt_stats_own(const singa_stats *s, singa_traffic *rows, int max)
+int singa_stats_own(const singa_stats *s, singa_traffic *rows, int max)
 {
     singa_stats *m = (singa_stats *)s;
     pthread_mutex_lock(&m->lock);
@@ -118,7 +119,7 @@ int rt_stats_own(const singa_stats *s, singa_traffic *rows, int max)
     return k;
 }
 
-void rt_stats_put(singa_stats *s, int rank, const singa_traffic *rows, int n)
+void singa_stats_put(singa_stats *s, int rank, const singa_traffic *rows, int n)
 {
     pthread_mutex_lock(&s->lock);
     int k = 0;
@@ -136,7 +137,7 @@ void rt_stats_put(singa_stats *s, int rank, const singa_traffic *rows, int n)
     pthread_mutex_unlock(&s->lock);
 }
 
-void rt_stats_lost(singa_stats *s, int rank)
+void singa_stats_lost(singa_stats *s, int rank)
 {
     pthread_mutex_lock(&s->lock);
     int *grown = realloc(s->lost, (size_t)(s->nlost + 1) * sizeof *grown);

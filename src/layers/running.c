@@ -3,7 +3,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "net/running.h"
+#include "layers/running.h"
 
 __thread singa_running singa_running_now __attribute__((tls_model("initial-exec")));
 

@@ -1,0 +1,450 @@
+/* A job's checkpoint state: what its checkpoints hold (params, updater state, the generator, the
+ * display window, the data cursors, the best so far), writing a plain job's, resuming, and a fresh
+ * run's params from the checkpoints checkpoint_path lists after its directory.  A resume checks
+ * every entry before it copies any (ckpt_load.h), so an older checkpoint can be tried. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "train/ckpt_load.h"
+#include "train/job_private.h"
+
+/* Visits every entry a checkpoint of this job holds; `visit` returns -1 to stop.  A distributed
+ * worker's holds no param the servers hold (trained, not a layer's state): their shards do. */
+static int each_entry(void *obj, singa_ckpt_visit_fn visit, void *ud, singa_err *err)
+{
+    singa_job *job = obj;
+    char name[512];
+    for (int i = 0; i < job->params.n; i++) {
+        singa_param *p = job->params.items[i];
+        if (p->owner || (job->dist && p->trained && !p->state))
+            continue;
+        snprintf(name, sizeof name, "param/%s", p->name);
+        if (visit(ud, name, SINGA_CKPT_F32, p->data.ndim, p->data.shape, p->data.data, err) < 0)
+            return -1;
+        for (int s = 0; job->upd && s < singa_updater_nslots(job->upd); s++) {
+            singa_tensor *t = singa_updater_slot(job->upd, p->id, s);
+            if (!t)
+                continue;
+            snprintf(name, sizeof name, "updater/%s/%s", p->name, singa_updater_slot_name(job->upd, s));
+            if (visit(ud, name, SINGA_CKPT_F32, t->ndim, t->shape, t->data, err) < 0)
+                return -1;
+        }
+    }
+    int four = 4, wsize = JOB_WINDOW_BYTES;
+    if (visit(ud, "rng", SINGA_CKPT_U64, 1, &four, job->rng.s, err) < 0 ||
+        visit(ud, "window", SINGA_CKPT_U8, 1, &wsize, job->window_blob, err) < 0)
+        return -1;
+    for (int k = 0; k < job->ninputs; k++) {
+        singa_layer *l = job->inputs[k];
+        snprintf(name, sizeof name, "cursor/%s/%s", singa_phase_name(l->net->phase), l->name);
+        if (visit(ud, name, SINGA_CKPT_I64, 1, &four, job->cursors[k], err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static void window_pack(singa_job *job)
+{
+    uint8_t *b = job->window_blob;
+    int64_t n = job->window.metrics.n;
+    memset(b, 0, JOB_WINDOW_BYTES);
+    memcpy(b, &n, 8);
+    memcpy(b + 8, &job->window.steps, 8);
+    for (int i = 0; i < SINGA_METRICS_MAX; i++) {
+        uint8_t *m = b + 16 + (size_t)i * (SINGA_METRIC_NAME + 16);
+        int64_t count = job->window.metrics.count[i];
+        memcpy(m, job->window.metrics.name[i], SINGA_METRIC_NAME);
+        memcpy(m + SINGA_METRIC_NAME, &job->window.metrics.sum[i], 8);
+        memcpy(m + SINGA_METRIC_NAME + 8, &count, 8);
+    }
+}
+
+static int window_unpack(singa_job *job, const uint8_t *b, const char *path, singa_err *err)
+{
+    int64_t n, steps;
+    memcpy(&n, b, 8);
+    memcpy(&steps, b + 8, 8);
+    if (n < 0 || n > SINGA_METRICS_MAX || steps < 0)
+        return singa_err_set(err, "checkpoint '%s': tensor 'window' holds impossible values", path);
+    singa_metrics m = {.n = (int)n};
+    for (int i = 0; i < SINGA_METRICS_MAX; i++) {
+        const uint8_t *e = b + 16 + (size_t)i * (SINGA_METRIC_NAME + 16);
+        int64_t count;
+        memcpy(m.name[i], e, SINGA_METRIC_NAME);
+        memcpy(&m.sum[i], e + SINGA_METRIC_NAME, 8);
+        memcpy(&count, e + SINGA_METRIC_NAME + 8, 8);
+        if (m.name[i][SINGA_METRIC_NAME - 1] != 0 || count < 0)
+            return singa_err_set(err, "checkpoint '%s': tensor 'window' holds impossible values", path);
+        m.count[i] = (long)count;
+    }
+    job->window.metrics = m;
+    job->window.steps = steps;
+    return 0;
+}
+
+static int add_entry(void *ud, const char *name, int dtype, int ndim, const int *dims, void *data,
+                     singa_err *err)
+{
+    return singa_ckpt_add(ud, name, dtype, ndim, dims, data, err);
+}
+
+int singa_job_ckpt_fill(singa_job *job, singa_ckpt *c, int step, singa_err *err)
+{
+    singa_ckpt_init(c, (uint64_t)step);
+    window_pack(job);
+    for (int k = 0; k < job->ninputs; k++)
+        job->inputs[k]->type->get_cursor(job->inputs[k], job->cursors[k]);
+    if (each_entry(job, add_entry, c, err) < 0)
+        return -1;
+    if (job->best_step < 0)
+        return 0;
+    int64_t bs = job->best_step;
+    int sixteen = 16;
+    memcpy(job->best_blob, &bs, 8);
+    memcpy(job->best_blob + 8, &job->best_value, 8);
+    return singa_ckpt_add(c, "best", SINGA_CKPT_U8, 1, &sixteen, job->best_blob, err);
+}
+
+void singa_job_ckpt_written(singa_job *job, int step, const char *path)
+{
+    memcpy(job->ckpt_seen[1], job->ckpt_seen[0], sizeof job->ckpt_seen[0]);
+    job->ckpt_seen_step[1] = job->ckpt_seen_step[0];
+    snprintf(job->ckpt_seen[0], sizeof job->ckpt_seen[0], "%s", path);
+    job->ckpt_seen_step[0] = step;
+}
+
+int job_ckpt_save(singa_job *job, int step, const singa_job_hooks *hooks, singa_err *err)
+{
+    singa_ckpt c;
+    char path[4096];
+    singa_ckpt_path(path, sizeof path, job->ckpt_dir, (uint64_t)step);
+    char where[512];
+    if (job->stop_nonfinite && job_find_nonfinite(job, where, sizeof where)) /* never a bad "last good" one */
+        return job_nonfinite_error(job, step, "checkpoint not written", where, err);
+    int rc = singa_job_ckpt_fill(job, &c, step, err);
+    if (rc == 0)
+        rc = singa_ckpt_write(&c, path, err);
+    for (size_t i = 0; rc == 0 && i < job->nstale; i++) {
+        char old[4096];
+        singa_ckpt_path(old, sizeof old, job->ckpt_dir, job->stale[i]);
+        if (job->stale[i] != (uint64_t)step && unlink(old) == 0)
+            singa_job_log(hooks, "removed %s (an earlier run's)", old);
+    }
+    if (rc == 0) {
+        free(job->stale);
+        job->stale = NULL;
+        job->nstale = 0;
+        rc = singa_ckpt_dir_prune(job->ckpt_dir, job->keep, job->best_step, err);
+    }
+    singa_ckpt_free(&c, 0);
+    if (rc == 0) {
+        singa_job_log(hooks, "checkpoint written: %s", path);
+        singa_job_ckpt_written(job, step, path);
+    }
+    if (rc == 0 && hooks && hooks->checkpoint)
+        hooks->checkpoint(hooks->ud, step, path);
+    return rc;
+}
+
+/* The kTest or kValidation net whose data cursor `name` is, else NULL.  A job builds those nets
+ * only with test_steps or validate_steps above 0, so a run that changed them finds that net's
+ * cursors in the file and not in the job, or the other way round: neither is another net. */
+static const char *eval_cursor_phase(const char *name)
+{
+    static const singa_phase eval[] = {SINGA_PHASE_TEST, SINGA_PHASE_VALIDATION};
+    for (size_t i = 0; i < sizeof eval / sizeof *eval; i++) {
+        const char *phase = singa_phase_name(eval[i]);
+        size_t n = strlen(phase);
+        if (strncmp(name, "cursor/", 7) == 0 && strncmp(name + 7, phase, n) == 0 && name[7 + n] == '/')
+            return phase;
+    }
+    return NULL;
+}
+
+/* Whether the file holds cursors of the net of `phase` (it was written by a job that built it). */
+static bool ckpt_has_net(const singa_ckpt *ck, const char *phase)
+{
+    for (size_t i = 0; i < ck->n; i++) {
+        const char *p = eval_cursor_phase(ck->entries[i].name);
+        if (p && strcmp(p, phase) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Loading: every entry of the job must be in the file with its shape, and nothing else (but, in
+ * a distributed worker's file, what the runtime checked: the topology and whose file it is). */
+typedef struct job_load {
+    singa_job *job;
+    const singa_ckpt *ck;
+    const char *path;
+    int64_t best_step; /* checkpoint_keep_best's best so far, from the file */
+    double best_value;
+} job_load;
+
+static int load_missing(void *ud, const char *name, singa_err *err)
+{
+    const job_load *l = ud;
+    const char *phase = eval_cursor_phase(name);
+    if (phase && !ckpt_has_net(l->ck, phase))
+        return 0; /* that net starts from its first batch, as in a fresh run */
+    return singa_err_set(err, "checkpoint '%s': tensor '%s' is missing (the file belongs to another net or updater)",
+                         l->path, name);
+}
+
+static int load_mismatch(void *ud, const char *name, const singa_ckpt_entry *e, int ndim, const int *dims,
+                         singa_err *err)
+{
+    char a[64], b[64] = "";
+    singa_ckpt_entry_shape(e, a, sizeof a);
+    for (int i = 0; i < ndim; i++)
+        singa_appendf(b, sizeof b, i ? "x%d" : "%d", dims[i]);
+    return singa_err_set(err, "checkpoint '%s': tensor '%s' has shape %s in the file but %s in the job",
+                         ((const job_load *)ud)->path, name, a, b);
+}
+
+static int load_extra(void *ud, const char *name, singa_err *err)
+{
+    const job_load *l = ud;
+    const char *phase = eval_cursor_phase(name);
+    bool unbuilt = phase && !(strcmp(phase, singa_phase_name(SINGA_PHASE_TEST)) == 0 ? l->job->test_net : l->job->val_net);
+    if (unbuilt || strcmp(name, "best") == 0 ||
+        (l->job->dist && (strcmp(name, "topology") == 0 || strcmp(name, "worker") == 0)))
+        return 0;
+    return singa_err_set(err, "checkpoint '%s': tensor '%s' is not in the job (the file belongs to another net)",
+                         l->path, name);
+}
+
+/* What the file says besides the job's tensors: the display window, the best so far, the step;
+ * checked before anything is copied. */
+static int load_validate(void *ud, singa_err *err)
+{
+    job_load *l = ud;
+    const singa_ckpt_entry *w = singa_ckpt_find(l->ck, "window"), *b = singa_ckpt_find(l->ck, "best");
+    if (w && window_unpack(l->job, w->data, l->path, err) < 0)
+        return -1;
+    if (b) {
+        if (b->bytes == 16) {
+            memcpy(&l->best_step, b->data, 8);
+            memcpy(&l->best_value, (const uint8_t *)b->data + 8, 8);
+        }
+        if (b->bytes != 16 || l->best_step < 0 || (uint64_t)l->best_step > l->ck->step)
+            return singa_err_set(err, "checkpoint '%s': tensor 'best' holds impossible values", l->path);
+    }
+    if (l->ck->step > (uint64_t)l->job->train_steps)
+        return singa_err_set(err, "checkpoint '%s': step %llu is beyond train_steps %d", l->path,
+                             (unsigned long long)l->ck->step, l->job->train_steps);
+    return 0;
+}
+
+static const singa_ckpt_load_ops load_ops = {
+    .missing = load_missing, .mismatch = load_mismatch, .extra = load_extra, .validate = load_validate,
+};
+
+static int load_checkpoint(singa_job *job, const singa_ckpt *ck, const char *path, singa_err *err)
+{
+    job_load l = {job, ck, path, -1, 0};
+    for (int k = 0; k < job->ninputs; k++) /* a cursor the file lacks stays where it is */
+        job->inputs[k]->type->get_cursor(job->inputs[k], job->cursors[k]);
+    if (singa_ckpt_load(ck, path, each_entry, job, &load_ops, &l, err) < 0)
+        return -1;
+    int rc = 0;
+    for (int k = 0; k < job->ninputs && rc == 0; k++)
+        rc = job->inputs[k]->type->set_cursor(job->inputs[k], job->cursors[k], err);
+    job->step = (int)ck->step;
+    if (job->best_metric && l.best_step >= 0) {
+        job->best_step = (int)l.best_step;
+        job->best_value = l.best_value;
+    }
+    return rc;
+}
+
+static int try_resume(singa_job *job, const char *path, singa_err *err)
+{
+    singa_ckpt ck;
+    if (singa_ckpt_read(&ck, path, err) < 0)
+        return -1;
+    int rc = load_checkpoint(job, &ck, path, err);
+    singa_ckpt_free(&ck, 1);
+    return rc;
+}
+
+int singa_job_load_state(singa_job *job, const singa_ckpt *ck, const char *path, singa_err *err)
+{
+    return load_checkpoint(job, ck, path, err);
+}
+
+/* A folder of a distributed job's checkpoints is none of a plain job's: resuming from it would
+ * start over without a word.  Returns -1 (err set) when `dir` holds such files. */
+static int refuse_dist_files(const char *dir, singa_err *err)
+{
+    struct stat st;
+    singa_ckpt_file *files;
+    size_t n;
+    if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || singa_ckpt_dir_files(dir, &files, &n, err) < 0)
+        return 0;
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++)
+        if (files[i].kind != SINGA_CKPT_LOCAL) {
+            char path[4096];
+            singa_ckpt_part_path(path, sizeof path, dir, files[i].step, files[i].kind, files[i].group, files[i].id);
+            rc = singa_err_set(err, "resume: '%s' holds checkpoints of a distributed job (%s); this job has one "
+                                    "worker and one server and cannot resume from them", dir, path);
+        }
+    free(files);
+    return rc;
+}
+
+int job_ckpt_note_stale(singa_job *job, const singa_job_hooks *hooks, singa_err *err)
+{
+    if (!job->ckpt_dir || job->resume)
+        return 0;
+    if (singa_ckpt_dir_list(job->ckpt_dir, &job->stale, &job->nstale, err) < 0)
+        return -1;
+    if (job->nstale)
+        singa_job_log(hooks, "checkpoint_path '%s' holds %zu checkpoints of an earlier run (newest: step %llu); "
+                             "this run replaces them once it writes its first checkpoint (resume = true continues them instead)",
+                      job->ckpt_dir, job->nstale, (unsigned long long)job->stale[0]);
+    return 0;
+}
+
+/* What a search through checkpoints carries to its callbacks. */
+typedef struct resume_ctx {
+    singa_job *job;
+    const singa_job_hooks *hooks;
+    char file[4096]; /* the checkpoint accepted */
+    singa_ckpt *ck;  /* init_from: where the accepted checkpoint is read to */
+} resume_ctx;
+
+static void log_refused(void *ud, const char *reason)
+{
+    singa_job_log(((resume_ctx *)ud)->hooks, "refused %s", reason);
+}
+
+static int resume_try(void *ud, const char *file, singa_err *err)
+{
+    resume_ctx *rc = ud;
+    snprintf(rc->file, sizeof rc->file, "%s", file);
+    return try_resume(rc->job, file, err);
+}
+
+int job_ckpt_resume(singa_job *job, const singa_job_hooks *hooks, singa_err *err)
+{
+    if (!job->resume)
+        return 0;
+    resume_ctx rc = {.job = job, .hooks = hooks};
+    if (refuse_dist_files(job->ckpt_dir, err) < 0)
+        return -1;
+    switch (singa_ckpt_try_newest(job->ckpt_dir, resume_try, log_refused, &rc, err)) {
+    case 0:
+        singa_job_log(hooks, "resumed from %s (step %d)", rc.file, job->step);
+        singa_job_ckpt_written(job, job->step, rc.file);
+        return 0;
+    case 1:
+        singa_job_log(hooks, "resume: no checkpoint in '%s', starting from step 0", job->ckpt_dir);
+        return 0;
+    default:
+        return singa_err_prefix(err, "resume: no checkpoint in '%s' verifies; newest: ", job->ckpt_dir);
+    }
+}
+
+/* ---- params from earlier jobs: checkpoint_path's entries after the first ---- */
+
+static int read_try(void *ud, const char *file, singa_err *err)
+{
+    resume_ctx *rc = ud;
+    snprintf(rc->file, sizeof rc->file, "%s", file);
+    return singa_ckpt_read(rc->ck, file, err);
+}
+
+/* Reads the checkpoint `path` names: that file, or a directory's newest checkpoint that
+ * verifies.  `file` receives the file's name. */
+static int read_init(singa_ckpt *ck, const char *path, char *file, size_t len, const singa_job_hooks *hooks,
+                     singa_err *err)
+{
+    resume_ctx rc = {.hooks = hooks, .ck = ck};
+    switch (singa_ckpt_try_newest(path, read_try, log_refused, &rc, err)) {
+    case 0:
+        snprintf(file, len, "%s", rc.file);
+        return 0;
+    case 1:
+        return singa_err_prefix(err, "job: checkpoint_path: cannot initialise params from ");
+    default:
+        return singa_err_prefix(err, "job: checkpoint_path: ");
+    }
+}
+
+/* A fresh run's params from earlier jobs' checkpoints, matched by name; later entries win.
+ * Params that share another's value (share_from) take it from their owner. */
+static int init_params(singa_job *job, const singa_job_hooks *hooks, singa_err *err)
+{
+    bool *loaded = calloc((size_t)job->params.n + 1, sizeof *loaded);
+    if (!loaded)
+        return singa_err_set(err, "out of memory");
+    int rc = 0;
+    for (size_t k = 1; k <= job->ninit && rc == 0; k++) {
+        const char *path = singa_conf_strs_at(job->conf, "checkpoint_path", k);
+        char file[4096], names[512] = "";
+        singa_ckpt ck;
+        int count = 0;
+        if ((rc = read_init(&ck, path, file, sizeof file, hooks, err)) < 0)
+            break;
+        for (size_t i = 0; i < ck.n && rc == 0; i++) {
+            const singa_ckpt_entry *e = &ck.entries[i];
+            singa_param *p = strncmp(e->name, "param/", 6) == 0 ? singa_params_find(&job->params, e->name + 6) : NULL;
+            if (!p || p->owner)
+                continue;
+            if (!singa_ckpt_entry_fits(e, SINGA_CKPT_F32, p->data.ndim, p->data.shape)) {
+                char a[64], b[64];
+                singa_ckpt_entry_shape(e, a, sizeof a);
+                rc = singa_err_set(err, "job: checkpoint_path: param '%s' has shape %s in '%s' but %s in this job (layer '%s')",
+                                   p->name, e->dtype == SINGA_CKPT_F32 ? a : "(not float32)", file,
+                                   singa_tensor_shape_str(&p->data, b, sizeof b), p->layer);
+                break;
+            }
+            memcpy(p->data.data, e->data, e->bytes);
+            loaded[p->id] = true;
+            singa_appendf(names, sizeof names, "%s%s", count++ ? ", " : "", p->name);
+        }
+        if (rc == 0 && count)
+            singa_job_log(hooks, "checkpoint_path: %d param%s from %s (step %llu): %s", count,
+                          count == 1 ? "" : "s", file, (unsigned long long)ck.step, names);
+        else if (rc == 0)
+            singa_job_log(hooks, "checkpoint_path: no param of this job is in %s", file);
+        singa_ckpt_free(&ck, 1);
+    }
+    if (rc == 0) {
+        char names[512] = "";
+        int count = 0;
+        for (int i = 0; i < job->params.n; i++)
+            if (!loaded[i] && !job->params.items[i]->owner)
+                singa_appendf(names, sizeof names, "%s%s", count++ ? ", " : "", job->params.items[i]->name);
+        if (count)
+            singa_job_log(hooks, "checkpoint_path: params that keep their init (%d): %s", count, names);
+    }
+    free(loaded);
+    return rc;
+}
+
+/* ---- before the first step ---- */
+
+int singa_job_begin(singa_job *job, const singa_job_hooks *hooks, singa_err *err)
+{
+    return job_ckpt_open(job, err) < 0 || job_ckpt_init(job, hooks, err) < 0 ? -1 : 0;
+}
+
+int job_ckpt_open(singa_job *job, singa_err *err)
+{
+    /* Find an unusable checkpoint_path now, not after hours of training. */
+    if (job->ckpt_dir && singa_mkdirs(job->ckpt_dir, err) < 0)
+        return singa_err_prefix(err, "job: checkpoint_path: ");
+    return 0;
+}
+
+int job_ckpt_init(singa_job *job, const singa_job_hooks *hooks, singa_err *err)
+{
+    return job->ninit && job->step == 0 ? init_params(job, hooks, err) : 0; /* a fresh start */
+}
