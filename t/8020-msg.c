@@ -87,18 +87,13 @@ static void heartbeats(void)
        "a heartbeat without a life part is refused");
 }
 
-typedef struct leg {
-    int type, to, from, via;
-} leg;
-#define LEG(type, to, from, via, check, handle) {type, to, from, via},
-static const leg legs[] = {RT_STUB_LEGS(LEG)};
-#undef LEG
+static const rt_leg_row legs[] = {RT_STUB_LEGS(RT_LEG_ROW)};
 
 static void table(void)
 {
     int bad = 0, remote = 0;
     for (size_t i = 0; i < sizeof legs / sizeof *legs; i++) {
-        const leg *l = &legs[i];
+        const rt_leg_row *l = &legs[i];
         if (l->type < 0 || l->type >= MSG_NTYPES || !l->to || (l->to & ~RT_ANYONE) || !l->from ||
             (l->from & ~RT_ANYONE) || !l->via || (l->via & ~(RT_HERE | RT_OUT | RT_PEER))) {
             printf("# leg %zu (%s) is malformed\n", i, msg_type_name(l->type));

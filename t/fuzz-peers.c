@@ -20,12 +20,7 @@
 #include "runtime/protocol.h"
 
 /* The legs of the stub's table that come from other processes. */
-typedef struct leg {
-    uint8_t type, to, from, via;
-} leg;
-#define LEG(type, to, from, via, check, handle) {type, to, from, via},
-static const leg legs[] = {RT_STUB_LEGS(LEG)};
-#undef LEG
+static const rt_leg_row legs[] = {RT_STUB_LEGS(RT_LEG_ROW)};
 
 static unsigned long long rng = 88172645463325252ull;
 static char server_key[41], secret_key[41], public_key[41]; /* Z85; empty without --curve */
@@ -110,7 +105,7 @@ static uint8_t kind_in(unsigned mask)
  * kinds right, its fields random and mostly in range, its payload random (often float-sized). */
 static void leg_message(void *s, int from)
 {
-    const leg *l;
+    const rt_leg_row *l;
     do
         l = &legs[rnd() % (sizeof legs / sizeof *legs)];
     while (!(l->via & RT_PEER));

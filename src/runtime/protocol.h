@@ -60,4 +60,11 @@ enum { RT_HERE = 1, RT_OUT = 2, RT_PEER = 4 };
     /* from a thread here to another process, whatever it is (no address of this one in it) */     \
     X(0, RT_ANYONE, RT_ANYONE, RT_OUT, relay_ok, forward)
 
+/* A row's columns without its functions, for those that read the table but not act on it (the
+ * tests): `static const rt_leg_row legs[] = {RT_STUB_LEGS(RT_LEG_ROW)};`. */
+typedef struct rt_leg_row {
+    int type, to, from, via;
+} rt_leg_row;
+#define RT_LEG_ROW(type, to, from, via, check, handle) {type, to, from, via},
+
 #endif
