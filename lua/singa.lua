@@ -21,7 +21,9 @@ local singa = {
   plugin_abi = core.plugin_abi, -- "major.minor" of the plugin ABI (singa/plugin.h)
   graph = core.graph,           -- singa.graph(job [, phase]) -> { workers, layers, nodes }: the net partitioned over a group
   summary = core.summary,       -- singa.summary(job) -> text, { layers = { {name, type, shape, params} }, params, trained }
-  params = core.params,         -- singa.params() -> { name = tensor }: the running job's params, else the last job's
+  params = core.params,
+  -- singa.import_conf(path [, { version = "v0.1" | "v0.2" | "v0.3" }]) -> the job of a SINGA job.conf
+  import_conf = function(path, opts) return require("singa.jobconf").import(path, opts) end,         -- singa.params() -> { name = tensor }: the running job's params, else the last job's
   -- Steering the running job (the workbench's console): effective before the job's next step.
   pause = core.pause, resume = core.resume, checkpoint = core.checkpoint,
   lr_scale = core.lr_scale,     -- singa.lr_scale([x]) -> x: lr = schedule(step) * x

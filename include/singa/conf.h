@@ -92,6 +92,11 @@ singa_conf *singa_conf_clone(const singa_conf *c);
  * with numbers, strings, true, false, nested tables and -- comments.  NULL with err set ("at
  * character N: ...") when the text is not such a table. */
 singa_conf *singa_conf_parse_text(const char *text, singa_err *err);
+/* Reads a file in the Protocol Buffers text format (SINGA's job.conf) into a schema-free tree:
+ * a list of fields in order, each { name, line, column } with `message` (a nested list) or
+ * `kind` ("string", "ident", "int", "float") and `value`.  NULL with err set
+ * ("job.conf:12:7: expected ...") when the file cannot be read or is not valid text format. */
+singa_conf *singa_conf_read_pbtext(const char *path, singa_err *err);
 /* A digest of the tree that ignores the order of a table's fields (a function counts by kind
  * only), so processes running one job can check they read the same configuration. */
 uint64_t singa_conf_hash(const singa_conf *c);

@@ -27,7 +27,9 @@ static void usage(FILE *f)
             "       singa-tui [options] [--run] [FILE [ARGS...]]\n"
             "\n"
             "  -e FILE         run the Lua script FILE headless; ARGS are visible to it as `arg`\n"
-            "                  (note: in the `lua` program -e runs a string; here it runs a file)\n"
+            "                  (note: in the `lua` program -e runs a string; here it runs a file);\n"
+            "                  a SINGA job.conf runs as singa.train(singa.import_conf(FILE))\n"
+            "  --convert FILE  print the SINGA job.conf FILE as a Lua job script that runs the same job\n"
             "  --metrics FILE  write one record per display, test and validation result to FILE:\n"
             "                  CSV if FILE ends in .csv, otherwise JSON lines\n"
             "  --test          do not train: the script's first singa.train(job) loads the newest\n"
@@ -100,7 +102,7 @@ static int run_script(lua_State *L, const char *file, int argc, char **argv, int
     lua_setglobal(L, "arg");
     lua_pushcfunction(L, singa_lua_traceback);
     int base = lua_gettop(L);
-    int rc = luaL_loadfilex(L, file, "t");
+    int rc = singa_lua_load_job(L, file);
     if (rc == LUA_OK) {
         for (int i = first; i < argc; i++)
             lua_pushstring(L, argv[i]);
@@ -119,7 +121,7 @@ static int run_script(lua_State *L, const char *file, int argc, char **argv, int
 int main(int argc, char **argv)
 {
     const char *script = NULL, *metrics = NULL;
-    int first_arg = argc, test_only = 0, dot = 0, summary = 0, procs = 0, procs_at = 0;
+    int first_arg = argc, test_only = 0, dot = 0, summary = 0, procs = 0, procs_at = 0, convert = 0;
     singa_tui_args tui = {.argc = argc, .argv = argv, .first_arg = argc}; /* the workbench's */
     singa_tui_crash_handlers();
     for (int i = 1; i < argc; i++) {
@@ -148,6 +150,10 @@ int main(int argc, char **argv)
             procs_at = i++;
         } else if (strcmp(argv[i], "--run") == 0) {
             tui.run = true;
+        } else if (strcmp(argv[i], "--convert") == 0 && i + 1 < argc) {
+            convert = 1;
+            script = argv[++i];
+            break;
         } else if (argv[i][0] != '-') { /* the workbench, with this script */
             tui.file = argv[i];
             tui.first_arg = i + 1;
@@ -203,7 +209,9 @@ int main(int argc, char **argv)
     set_paths(L);
     singa_lua_set_opts(L, &opts);
     pthread_mutex_lock(&lock);
-    int rc = script ? run_script(L, script, argc, argv, first_arg) : singa_tui_main(L, &opts, &tui);
+    int rc = convert  ? singa_lua_convert(L, script)
+             : script ? run_script(L, script, argc, argv, first_arg)
+                      : singa_tui_main(L, &opts, &tui);
     pthread_mutex_unlock(&lock);
     lua_close(L);
     if (opts.metrics && fclose(opts.metrics) != 0) {

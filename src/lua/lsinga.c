@@ -930,6 +930,7 @@ int luaopen_singa_core(lua_State *L)
     luaL_newlib(L, funcs);
     singa_lua_control_open(L);
     singa_lua_data_open(L);
+    singa_lua_conf_open(L);
     lua_pushstring(L, SINGA_VERSION);
     lua_setfield(L, -2, "version");
     lua_pushfstring(L, "%d.%d", SINGA_PLUGIN_ABI_MAJOR, SINGA_PLUGIN_ABI_MINOR);

@@ -54,5 +54,14 @@ const singa_lua_opts *singa_lua_get_opts(lua_State *L);
 void singa_lua_control_open(lua_State *L);
 /* singa.read_idx and singa.read_csv (ldata.c): sets them in the table on top of the stack. */
 void singa_lua_data_open(lua_State *L);
+/* singa.core.read_pbtext and singa.core.suggest (lconf.c): sets them in the table on top. */
+void singa_lua_conf_open(lua_State *L);
+/* Loads a job file as luaL_loadfilex does: a Lua script, or a SINGA job.conf (named *.conf, or
+ * any file that is not Lua but reads as protobuf text) as a chunk that runs
+ * singa.train(singa.import_conf(file)). */
+int singa_lua_load_job(lua_State *L, const char *file);
+/* singa-tui --convert: writes the conf as a Lua job script to stdout; 0, or 1 with the error on
+ * stderr (and nothing on stdout). */
+int singa_lua_convert(lua_State *L, const char *file);
 
 #endif

@@ -214,7 +214,7 @@ static void *run(void *arg)
     lua_setglobal(L, "arg");
     lua_pushcfunction(L, msghandler);
     int base = lua_gettop(L);
-    int rc = luaL_loadfilex(L, s->file, "t");
+    int rc = singa_lua_load_job(L, s->file);
     if (rc == LUA_OK) {
         for (int i = 0; i < nargs; i++)
             lua_pushstring(L, s->argv[s->first_arg + i]);
