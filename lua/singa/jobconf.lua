@@ -298,10 +298,12 @@ function Decoder:narrow(node, what, v)
   self.cands = left
 end
 
+local function num_text(v) return tostring(math.tointeger(v) or v) end
+
 local function scalar_desc(node)
   if node.message then return "a message" end
   if node.kind == "string" then return string.format("the string %q", node.value) end
-  return string.format("'%s'", tostring(node.value))
+  return string.format("'%s'", node.kind == "ident" and node.value or num_text(node.value))
 end
 
 local FLOAT_IDENTS = { inf = math.huge, infinity = math.huge, nan = 0 / 0 }
@@ -335,7 +337,7 @@ function Decoder:scalar(node, spec, where)
   end
   local e = enums[t]
   if k == "int" then
-    self:fail(node, "%s: give the %s by name, not by number (%s)", where, t, tostring(v))
+    self:fail(node, "%s: give the %s by name, not by number (%s)", where, t, num_text(v))
   end
   if k ~= "ident" then self:fail(node, "%s: expected one of SINGA's %s, got %s", where, t, scalar_desc(node)) end
   if not e[v] then
@@ -421,6 +423,7 @@ local function copy_fields(d, msg, dst, rename, skip)
 end
 
 local function map_init(d, g)
+  if not g.type then d:fail(g, "%s: no type (%s)", g._where, REFUSED_ENUM.kUserInit) end
   local t = otable()
   copy_fields(d, g, t)
   return t
