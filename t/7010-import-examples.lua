@@ -3,8 +3,10 @@
 -- *_conf fields, srclayer, exclude, params and their init (kRBMHid without SINGA's shared copy
 -- of the weight), the updater and its schedule (SINGA's default base_lr written out, kFixedStep
 -- without it), the cluster, and SINGA's checkpoint folder and checkpoint_path files as
--- singa-tui's.  Tables are written one line per layer, keys sorted.  Skipped without ../shared.
+-- singa-tui's.  Tables are written one line per layer, keys sorted.  And each one's --convert
+-- output is stable and, run, gives singa.train the same table.  Skipped without ../shared.
 local singa = require "singa"
+local jobconf = require "singa.jobconf"
 local tap = require "tap"
 
 local top = os.getenv("top_srcdir") or "."
@@ -170,6 +172,20 @@ for _, name in ipairs(names) do
     if got ~= want[i + 1] then bad[#bad + 1] = string.format("layer %d: got %s\n  want %s", i, got, want[i + 1]) end
   end
   tap.ok(#bad == 0, name .. ": each layer's type, fields, sources, phases and params", table.concat(bad, "\n"))
+end
+
+-- The converted script, run with a singa.train that keeps its job.
+local function run_converted(text)
+  local job
+  local env = setmetatable({ require = function() return { train = function(j) job = j end } end }, { __index = _G })
+  assert(load(text, "=converted", "t", env))()
+  return job
+end
+for _, name in ipairs(names) do
+  local path = examples .. "/" .. name
+  local text = jobconf.to_lua(path)
+  tap.is(jobconf.to_lua(path), text, name .. ": --convert gives the same bytes twice")
+  tap.is(ser(run_converted(text)), ser(singa.import_conf(path)), name .. ": the converted script trains the imported job")
 end
 
 tap.done()

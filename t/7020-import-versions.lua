@@ -202,4 +202,24 @@ refused(net('layer { name: "a" type: 205 }'), "give the LayerType by name, not b
 refused(net('layer { name: "a" type: kInnerProduct innerproduct_conf { num_output: 3 } num_output: 4 }'),
         "unknown field 'num_output'", "a flattened name written on the layer itself is SINGA's error too")
 
+-- --convert of these confs: the script gives singa.train the imported table.
+local function ser(v)
+  if type(v) ~= "table" then return tostring(v) .. (math.type(v) or type(v)) end
+  local keys = {}
+  for k in pairs(v) do keys[#keys + 1] = k end
+  table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
+  local o = {}
+  for _, k in ipairs(keys) do o[#o + 1] = tostring(k) .. "=" .. ser(v[k]) end
+  return "{" .. table.concat(o, " ") .. "}"
+end
+for _, text in ipairs { v3, v2, 'train_steps: 1 neuralnet { } updater { type: kSGD clip_low: -inf clip_high: inf '
+                        .. 'learning_rate { type: kFixed base_lr: 1e-7 } } name: "q\\"\\n\\x01"' } do
+  local path = write(text)
+  local job
+  local env = setmetatable({ require = function() return { train = function(j) job = j end } end }, { __index = _G })
+  local out = jobconf.to_lua(path)
+  assert(load(out, "=converted", "t", env))()
+  tap.is(ser(job), ser(singa.import_conf(path)), "the converted script of " .. path .. " trains the imported job")
+end
+
 tap.done()
