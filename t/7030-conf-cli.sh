@@ -1,4 +1,4 @@
-# singa-tui -e job.conf, --summary, --test and --convert on a SINGA v0.2 conf written here
+# singa-tui -e job.conf, --summary, --test, --procs and --convert on a SINGA v0.2 conf written here
 # (kCSVInput over store_conf, include, kLabel, kInnerProduct, kSoftmaxLoss): the conf trains and
 # checkpoints into SINGA's WORKSPACE/checkpoint, a conf under another name is recognised by its
 # content, --convert writes the same bytes each time and a script with the same summary and
@@ -81,6 +81,12 @@ run -e "$tmp/job.lua"
 sed -n 's/  *[0-9]* images\/s//; /^step/p' "$tmp/out" >"$tmp/second.txt"
 [ "$rc" -eq 0 ] && [ -s "$tmp/first.txt" ] && cmp -s "$tmp/first.txt" "$tmp/second.txt"
 report $? "the converted script trains as the conf does (the same losses at every display and test)" "$tmp/second.txt"
+
+sed 's|cluster { workspace: "\(.*\)" }|cluster { workspace: "\1p" nworker_groups: 2 nworkers_per_procs: 1 }|' \
+    "$tmp/job.conf" >"$tmp/procs.conf"
+run --procs 2 -e "$tmp/procs.conf"
+[ "$rc" -eq 0 ] && grep -q 'train g1' "$tmp/out" && ls "$tmp/wsp/checkpoint/" | grep -q 'step000000060'
+report $? "--procs 2 -e job.conf runs the conf's two worker groups in two processes" "$tmp/err"
 
 printf 'name: "x"\ntrain_steps: 10\nneuralnet {\n  layer { name: "a" \n' >"$tmp/bad.conf"
 run -e "$tmp/bad.conf"

@@ -240,6 +240,7 @@ local LAYER_DEFAULTS = {
   },
   kConvolution = { { "kernel", { nil, 3, 3 }, axes = true } },
   kActivation = { { "activation", { nil, "RELU", "RELU" } } },
+  kSlice = { { "num_slices", { nil, 1, 1 } } },
 }
 
 --------------------------------------------------------------------------------------------
