@@ -104,6 +104,12 @@ tap.raises("unknown SINGA version 'v1.0'", "an unknown version is refused", sing
 refused(net('layer { name: "l" type: kEuclideanLoss euclideanloss_conf { } }\nlayer { name: "a" type: kActivation }'),
         { ":4:19: LayerType 'kActivation' exists in SINGA v0.3 only, but field 'euclideanloss_conf' (line 3) in SINGA v0.1 only" },
         "spellings of two versions in one conf are refused, naming both")
+job = imp(net([[layer { name: "s" type: kSlice include: kTrain }
+layer { name: "i" type: kImagePreprocess rgbimage_conf { cropsize: 227 mirror: true scale: 0.5 } }]]))
+tap.is(layer(job, "s").num_slices, 1, "kSlice: v0.2's default num_slices 1 is written out (singa-tui requires it)")
+local ip = layer(job, "i")
+tap.ok(ip.type == "kImagePreprocess" and ip.cropsize == 227 and ip.mirror == true and ip.scale == 0.5,
+       "kImagePreprocess keeps its name, rgbimage_conf flattened")
 job = imp(net('layer { name: "c" type: kConvolution convolution_conf { num_filters: 4 kernel: 3 bias_term: false } }'))
 tap.is(job.neuralnet.layer[1].bias_term, false, "v0.1's convolution bias_term maps")
 
