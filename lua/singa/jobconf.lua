@@ -406,19 +406,18 @@ end
 local function is_otable(v) return type(v) == "table" and v._keys ~= nil end
 
 -- Copies a message's scalar fields in order (a repeated field as a list, or its one value),
--- renamed through `rename`, leaving out `skip`.
-local function copy_fields(d, msg, dst, rename, skip)
+-- leaving out `skip`.
+local function copy_fields(d, msg, dst, skip)
   local done = {}
   for _, f in ipairs(msg._fields) do
     if not done[f.name] and not (skip and skip[f.name]) and not schema[f.spec.type] then
       done[f.name] = true
       local v = msg[f.name]
       if f.spec.rep and #v == 1 then v = v[1] end
-      local key = rename and rename[f.name] or f.name
-      if dst[key] ~= nil then
-        d:fail(f, "%s: field '%s' is given twice (once flattened from a *_conf message)", msg._where, key)
+      if dst[f.name] ~= nil then
+        d:fail(f, "%s: field '%s' is given twice (once flattened from a *_conf message)", msg._where, f.name)
       end
-      set(dst, key, v)
+      set(dst, f.name, v)
     end
   end
 end
@@ -436,8 +435,7 @@ local function map_param(d, p)
     local v = p[f.name]
     if f.name == "init" then
       set(t, "init", map_init(d, v))
-    elseif f.name == "type" then -- kParam: the only one left after the refusals
-    else
+    elseif f.name ~= "type" then -- the type can only be kParam once kUser is refused
       set(t, f.name, v)
     end
   end
@@ -635,7 +633,7 @@ local function map_job(d, job, ver)
       set(t, n, map_updater(d, v, ver))
     elseif n == "cluster" then
       local c = otable()
-      copy_fields(d, v, c, nil, { start_port = true, poll_time = true })
+      copy_fields(d, v, c, { start_port = true, poll_time = true })
       set(t, n, c)
       if ws and t.checkpoint_path == nil then
         set(t, "checkpoint_path", ws .. "/checkpoint", "SINGA's WORKSPACE/checkpoint")
