@@ -194,6 +194,8 @@ refused(HEAD .. "trian_steps: 10 neuralnet { }", { ":2:1: job: unknown field 'tr
         "an unknown job field: did you mean")
 refused(net('layer { name: "a" type: kInnerProduct srclayer: "x" }'), { "unknown field 'srclayer'", "did you mean 'srclayers'?" },
         "singa-tui's own spelling in a conf: did you mean SINGA's")
+refused(net('layer { name: "d" type: kShardData exclude: kValidation }'), { "unknown Phase 'kValidation'", "did you mean 'kVal'?" },
+        "singa-tui's kValidation in a conf: did you mean SINGA's kVal")
 refused(net('layer { name: "a" type: kInnerProdcut }'), { "unknown LayerType 'kInnerProdcut'", "did you mean 'kInnerProduct'?" },
         "an unknown layer type: did you mean")
 refused(net('layer { name: "a" type: kInnerProduct innerproduct_conf { num_ouptut: 3 } }'),

@@ -342,7 +342,7 @@ function Decoder:scalar(node, spec, where)
   end
   if k ~= "ident" then self:fail(node, "%s: expected one of SINGA's %s, got %s", where, t, scalar_desc(node)) end
   if not e[v] then
-    local s = core.suggest(v, e.names)
+    local s = v == "kValidation" and "kVal" or core.suggest(v, e.names) -- singa-tui's name of SINGA's phase
     self:fail(node, "%s: unknown %s '%s'%s", where, t, v, s and string.format(" (did you mean '%s'?)", s) or "")
   end
   self:narrow(node, string.format("%s '%s'", t, v), e[v])
