@@ -220,6 +220,10 @@ local function ser(v)
   for _, k in ipairs(keys) do o[#o + 1] = tostring(k) .. "=" .. ser(v[k]) end
   return "{" .. table.concat(o, " ") .. "}"
 end
+local out = jobconf.to_lua(write(v3))
+tap.ok(out:find('\n        kernel_x = 2,\n', 1, true) and out:find('\n        kernel_y = 3,  -- SINGA v0.3\'s default\n', 1, true)
+       and out:find('type = "kConvolution",  -- SINGA: kCudnnConv\n', 1, true),
+       "--convert comments the defaults it wrote out and the types it renamed, not the fields the conf gave", out)
 for _, text in ipairs { v3, v2, 'train_steps: 1 neuralnet { } updater { type: kSGD clip_low: -inf clip_high: inf '
                         .. 'learning_rate { type: kFixed base_lr: 1e-7 } } name: "q\\"\\n\\x01"' } do
   local path = write(text)

@@ -540,7 +540,7 @@ local function map_layer(d, l, ver)
     if value ~= nil and t[key] == nil then
       if def.axes and (t[key .. "_x"] ~= nil or t[key .. "_y"] ~= nil) then
         for _, ax in ipairs { "_x", "_y" } do
-          set(t, key .. ax, t[key .. ax] or value, "SINGA " .. VERSIONS[ver] .. "'s default")
+          if t[key .. ax] == nil then set(t, key .. ax, value, "SINGA " .. VERSIONS[ver] .. "'s default") end
         end
       else
         set(t, key, value, "SINGA " .. VERSIONS[ver] .. "'s default")
