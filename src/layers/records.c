@@ -33,7 +33,8 @@ int singa_records_label(singa_records *r, singa_layer *l, float v, const char *f
 const singa_records *singa_records_of(const singa_layer *l)
 {
     bool user = l->type == &singa_idx_data_layer || l->type == &singa_csv_input_layer ||
-                l->type == &singa_rgb_image_layer;
+                l->type == &singa_rgb_image_layer || l->type == &singa_shard_data_layer ||
+                l->type == &singa_record_input_layer || l->type == &singa_store_input_layer;
     return user ? l->state : NULL;
 }
 
