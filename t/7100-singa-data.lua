@@ -276,6 +276,19 @@ do
   end
   local l1, l2 = probe(), probe()
   tap.ok(l1 == l2 and l1 == l1, string.format("kRGBImage over a shard trains and repeats with the seed (loss %s)", l1))
+  do -- singa.predict feeds the shard layer: rows of 3072 pixels, which kRGBImage then parses
+    local j = job({ type = "kShardData", path = c01, batchsize = 4 }, { steps = 2, ckpt = dir .. "/rgbpred", parse = {
+      { name = "x", type = "kRGBImage", srclayer = "data", cropsize = 24, meanfile = dir .. "/image_mean_v01.bin" } } })
+    os.execute("rm -rf '" .. dir .. "/rgbpred'")
+    singa.train(j)
+    local px = {}
+    for k = 1, 3072 do px[k] = recs[1].px:byte(k) end
+    local ok, probs = pcall(singa.predict, j, { px, px })
+    local sum = 0
+    for k = 1, 10 do sum = sum + (ok and probs[1][k] or 0) end
+    tap.ok(ok and #probs == 2 and math.abs(sum - 1) < 1e-5 and probs[1][3] == probs[2][3],
+           "singa.predict over kShardData + kRGBImage: rows of 3072 pixels give class probabilities", not ok and probs or nil)
+  end
   refuses({ "layer 'x' (kRGBImage)", "'batchsize' belongs to the source layer 'data'" },
           "kRGBImage as a parser refuses the input fields", singa.train, job({ type = "kShardData", path = c01, batchsize = 4 },
           { parse = { { name = "x", type = "kRGBImage", srclayer = "data", batchsize = 4 } } }))
@@ -386,6 +399,35 @@ do
   tap.ok(same, "a job over kShardData resumed from step 5 ends with the very params of one that ran through")
 end
 
+-- A group of 2 workers: each reads its half of every batch, as for kIDXData (the same losses).
+do
+  local function run(input)
+    local layers = {
+      input,
+      { name = "image", type = "kMnist", srclayer = "data", norm_a = 255 },
+      { name = "label", type = "kLabel", srclayer = "data" },
+      { name = "fc", type = "kInnerProduct", srclayer = "image", num_output = 4 },
+      { name = "loss", type = "kSoftmaxLoss", srclayer = { "fc", "label" } },
+    }
+    return singa.train{ name = "group", seed = 2, train_steps = 4, cluster = { nworkers_per_group = 2 },
+      updater = { type = "kSGD", learning_rate = { base_lr = 0.05 } }, neuralnet = { partition_dim = 0, layer = layers } }
+  end
+  local a = run{ name = "data", type = "kIDXData", images = img, labels = lab, batchsize = 8, random_skip = 3 }
+  local b = run{ name = "data", type = "kShardData", path = v01, batchsize = 8, random_skip = 3 }
+  tap.ok(a.train.loss == b.train.loss, string.format("a group of 2 workers over kShardData: kIDXData's loss (%s, %s)",
+                                                      a.train.loss, b.train.loss))
+end
+
+-- Labels beyond the classes: the loss layer names the shard and the record.
+do
+  local list = {}
+  for i = 0, 5 do list[i + 1] = { string.format("%08d", i), sh.record{ shape = { 2, 2 }, label = i == 4 and 15 or 1, pixel = "\1\2\3\4" } } end
+  sh.write("v03", dir .. "/labels.bin", list)
+  refuses({ "label 15", "record 5 of file '" .. dir .. "/labels.bin'", "4 classes" },
+          "a label beyond the classes names the shard's record", singa.train,
+          job({ type = "kRecordInput", path = dir .. "/labels.bin", batchsize = 2 }, { classes = 4, parse = {} }))
+end
+
 ---------------------------------------------------------------------------------------------
 -- singa.predict over a net whose input layer is kShardData: one record per row, pixels.
 do
@@ -431,7 +473,7 @@ else
     v03 = { name = "data", type = "kRecordInput", path = fv03, batchsize = 64, shape = { 28, 28 } },
   }
   local same, losses = true, {}
-  for steps = 1, 4 do
+  for steps = 1, 3 do
     local want = mlp(inputs.idx, steps).train.loss
     losses[#losses + 1] = string.format("%.6f", want)
     for _, v in ipairs{ "v01", "v03" } do same = same and mlp(inputs[v], steps).train.loss == want end
