@@ -172,6 +172,13 @@ end
 refuses({ "unknown field 'shuffle'" }, "kShardData has SINGA's fields only (no shuffle)",
         singa.forward, { name = "d", type = "kShardData", path = v01, batchsize = 4, shuffle = true }, {})
 
+refuses({ "layer 'x' (kMnist)", "'sigma'", "never applied" }, "kMnist refuses SINGA's unused elastic distortion fields",
+        singa.train, job({ type = "kShardData", path = v01, batchsize = 4 }, { classes = 4, parse = {
+          { name = "x", type = "kMnist", srclayer = "data", norm_a = 255, sigma = 6, kernel = 0 } } }))
+tap.ok(pcall(singa.train, job({ type = "kShardData", path = v01, batchsize = 4 }, { classes = 4, parse = {
+         { name = "x", type = "kMnist", srclayer = "data", norm_a = 255, kernel = 0, elastic_freq = 0 } } })),
+       "kMnist accepts them at SINGA's default 0")
+
 ---------------------------------------------------------------------------------------------
 -- Broken files: the file, the record's key, the byte offset.
 do
