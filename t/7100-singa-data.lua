@@ -218,6 +218,35 @@ do
           singa.train, job({ type = "kRecordInput", path = dir .. "/neg.bin", batchsize = 1 }, { classes = 4 }))
 end
 
+-- Every cut of a record and random corruptions: each file loads or is refused with the key and
+-- an offset, never read past its end (the suite runs this under ASan too).
+do
+  local rec = sh.v01(sh.record{ shape = { 2, 3 }, label = 300, data = { 1, 2, 3, 4, 5, 6 } })
+  local p, bad, cuts = dir .. "/fuzz.bin", {}, 0
+  local function try(value, what)
+    write(p, sh.tuples{ { "kk", value } })
+    local ok, msg = pcall(singa.forward, { name = "d", type = "kRecordInput", path = p, batchsize = 1 }, {})
+    if not ok and not (tostring(msg):find("key 'kk'", 1, true) and tostring(msg):find("byte offset", 1, true)) then
+      bad[#bad + 1] = what .. ": " .. tostring(msg)
+    end
+    return ok
+  end
+  for n = 0, #rec - 1 do
+    if not try(rec:sub(1, n), "cut at " .. n) then cuts = cuts + 1 end
+  end
+  local rng = 4242
+  for i = 1, 300 do
+    local b = { rec:byte(1, -1) }
+    for _ = 1, 1 + i % 3 do
+      rng = (rng * 1103515245 + 12345) % 2147483648
+      b[rng % #b + 1] = (rng >> 8) % 256
+    end
+    try(string.char(table.unpack(b)), "corruption " .. i)
+  end
+  tap.ok(#bad == 0 and cuts >= #rec - 2, string.format("%d cuts of a %d-byte record (%d refused) and 300 corruptions: " ..
+         "each loads or is refused naming the key and an offset", #rec, #rec, cuts), bad[1])
+end
+
 ---------------------------------------------------------------------------------------------
 -- CIFAR-format shards: kRGBImage as SINGA's parser, with image_mean.bin of v0.1 and v0.3.
 local function cifar_list(n, seed, wrap)

@@ -93,10 +93,8 @@ int singa_kvfile_open(singa_kvfile *f, const char *path, bool folder, singa_err 
         return singa_err_set(err, "out of memory");
     snprintf(f->path, n, dir ? "%s/shard.dat" : "%s", path);
     if (singa_file_read(f->path, &f->bytes, &f->len, err) < 0 || index_tuples(f, err) < 0) {
-        char msg[SINGA_ERR_LEN];
-        snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
         singa_kvfile_free(f);
-        return singa_err_set(err, "%s", msg);
+        return -1;
     }
     return 0;
 }
