@@ -115,7 +115,7 @@ static int setup_transform(singa_layer *l, rgb_state *s, int h, int w, size_t n,
         return singa_layer_err(l, err, "give 'mean' or 'meanfile', not both");
     s->scale = (float)scale;
     s->crop = s->crop ? s->crop : side;
-    if (!(s->mean = malloc(n * sizeof *s->mean)) || !(s->pixels = malloc(n * sizeof *s->pixels)))
+    if (!(s->mean = malloc(n * sizeof *s->mean)))
         return singa_layer_err(l, err, "out of memory");
     float mean = (float)singa_conf_num(l->conf, "mean", 0.0);
     for (size_t i = 0; i < n; i++)
@@ -157,6 +157,8 @@ static int setup(singa_layer *l, singa_err *err)
                                        "layer (kShardData, kRecordInput) whose records it parses");
     if (setup_transform(l, s, SIDE, SIDE, PIXELS, err) < 0 || singa_records_conf(&s->rec, l, err) < 0)
         return -1;
+    if (!(s->pixels = malloc(PIXELS * sizeof *s->pixels)))
+        return singa_layer_err(l, err, "out of memory");
     for (size_t i = 0; i < npaths; i++)
         if (load_records(l, s, singa_conf_strs_at(l->conf, "path", i), &count, err) < 0)
             return -1;
