@@ -94,7 +94,8 @@ for _, c in ipairs{
   { "kShardData over a v0.1 DataShard folder", { type = "kShardData", path = v01, batchsize = 8 } },
   { "kRecordInput over a v0.3 KVFile", { type = "kRecordInput", backend = "kvfile", path = v03, batchsize = 8 } },
   { "kRecordInput over a KVFile folder (shard.dat)", { type = "kRecordInput", path = v03dir, batchsize = 8, shape = { 8, 8 } } },
-  { "kStoreInput over a v0.3 KVFile", { type = "kStoreInput", path = v03, batchsize = 8, prefetching = true } },
+  { "kStoreInput over a v0.3 KVFile (batchsize a list of one, as v0.3's repeated field)",
+    { type = "kStoreInput", path = v03, batchsize = { 8 }, prefetching = true } },
 } do
   local out = dir .. "/rt.csv"
   local ok, msg = pcall(singa.train, job(c[2], { out = out, test_batch = 40, classes = 4 }))
@@ -164,6 +165,8 @@ for _, c in ipairs{
   { { separator = ";" }, { "separator", "textfile" }, "a separator" },
   { { mean_file = "x", mean_value = 1 }, { "mean_file", "mean_value", "not both" }, "mean_file and mean_value" },
   { { shape = { 9, 9 } }, { "field 'shape' holds 81 values", "'00000000'", "hold 64" }, "a shape the records do not have" },
+  { { batchsize = { 4, 2 } }, { "'batchsize' lists 2 sizes", "give one" }, "several batch sizes (SINGA's per worker)" },
+  { { batchsize = 2.5 }, { "'batchsize' must be a positive integer" }, "a batch size of 2.5" },
 } do
   local l = { name = "d", type = "kRecordInput", path = v03, batchsize = 4 }
   for k, v in pairs(c[1]) do l[k] = v end

@@ -33,7 +33,7 @@ static const singa_field shard_fields[] = {
 };
 
 static const singa_field store_fields[] = {
-    {"backend", SINGA_FIELD_STR},    {"path", SINGA_FIELD_STR},       {"batchsize", SINGA_FIELD_INT},
+    {"backend", SINGA_FIELD_STR},    {"path", SINGA_FIELD_STR},       {"batchsize", SINGA_FIELD_NUMS},
     {"shape", SINGA_FIELD_NUMS},     {"random_skip", SINGA_FIELD_INT}, {"mean_file", SINGA_FIELD_STR},
     {"std_file", SINGA_FIELD_STR},   {"mean_value", SINGA_FIELD_NUM}, {"std_value", SINGA_FIELD_NUM},
     {"has_label", SINGA_FIELD_BOOL}, {"prefetching", SINGA_FIELD_BOOL}, {"encoded", SINGA_FIELD_BOOL},
