@@ -35,6 +35,8 @@ extern const singa_layer_type singa_gru_layer;
 extern const singa_layer_type singa_char_rnn_layer;
 extern const singa_layer_type singa_rnn_label_layer;
 extern const singa_layer_type singa_char_rnn_output_layer;
+extern const singa_layer_type singa_shard_data_layer, singa_record_input_layer, singa_store_input_layer;
+extern const singa_layer_type singa_image_preprocess_layer;
 
 /* Layers whose output has the shape of their only source. */
 int singa_layer_setup_like_src(singa_layer *l, singa_err *err);

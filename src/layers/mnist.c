@@ -1,17 +1,28 @@
-/* kMnist: pixels to features, x / norm_a - norm_b; images gain a channel axis (N x 1 x H x W). */
+/* kMnist: pixels to features, x / norm_a - norm_b; images gain a channel axis (N x 1 x H x W).
+ * SINGA's mnist_conf also declared elastic distortion fields that its MnistLayer never read:
+ * accepted at their default 0, refused otherwise rather than silently doing nothing. */
 #include "layers/layers.h"
 
 typedef struct mnist_state {
     float inv_a, b;
 } mnist_state;
 
+static const char *const unused[] = {"kernel", "sigma", "alpha", "beta", "gamma", "resize", "elastic_freq"};
+
 static const singa_field fields[] = {
-    {"norm_a", SINGA_FIELD_NUM}, {"norm_b", SINGA_FIELD_NUM}, {NULL, 0},
+    {"norm_a", SINGA_FIELD_NUM}, {"norm_b", SINGA_FIELD_NUM}, {"kernel", SINGA_FIELD_NUM},
+    {"sigma", SINGA_FIELD_NUM},  {"alpha", SINGA_FIELD_NUM},  {"beta", SINGA_FIELD_NUM},
+    {"gamma", SINGA_FIELD_NUM},  {"resize", SINGA_FIELD_NUM}, {"elastic_freq", SINGA_FIELD_NUM},
+    {NULL, 0},
 };
 
 static int setup(singa_layer *l, singa_err *err)
 {
     mnist_state *s = l->state;
+    for (size_t i = 0; i < sizeof unused / sizeof unused[0]; i++)
+        if (singa_conf_num(l->conf, unused[i], 0.0) != 0)
+            return singa_layer_err(l, err, "field '%s' (SINGA's elastic distortion) is not supported: SINGA's MnistLayer "
+                                           "never applied it either; remove it", unused[i]);
     double a = singa_conf_num(l->conf, "norm_a", 1.0);
     if (a == 0)
         return singa_layer_err(l, err, "field 'norm_a' must not be 0");

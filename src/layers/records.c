@@ -33,7 +33,8 @@ int singa_records_label(singa_records *r, singa_layer *l, float v, const char *f
 const singa_records *singa_records_of(const singa_layer *l)
 {
     bool user = l->type == &singa_idx_data_layer || l->type == &singa_csv_input_layer ||
-                l->type == &singa_rgb_image_layer;
+                l->type == &singa_rgb_image_layer || l->type == &singa_shard_data_layer ||
+                l->type == &singa_record_input_layer || l->type == &singa_store_input_layer;
     return user ? l->state : NULL;
 }
 
@@ -45,7 +46,14 @@ const char *singa_records_label_where(const singa_records *r, char *buf, size_t 
 
 int singa_records_conf(singa_records *r, singa_layer *l, singa_err *err)
 {
-    r->batch = singa_conf_int(l->conf, "batchsize", 0);
+    const singa_conf *bs = singa_conf_get(l->conf, "batchsize");
+    if (bs && bs->kind == SINGA_CONF_LIST) { /* kRecordInput: v0.3's repeated store_conf.batchsize */
+        if (bs->n != 1)
+            return singa_layer_err(l, err, "field 'batchsize' lists %zu sizes (SINGA's batch size per worker); give one: "
+                                           "the workers of a group split it evenly", bs->n);
+        bs = bs->items[0];
+    }
+    r->batch = bs && bs->kind == SINGA_CONF_NUM && bs->num == floor(bs->num) && fabs(bs->num) < 1e9 ? (int)bs->num : 0;
     r->shuffle = singa_conf_bool(l->conf, "shuffle", false);
     r->skip = singa_conf_int(l->conf, "random_skip", 0);
     if (r->batch <= 0)

@@ -1,6 +1,7 @@
 /* The record cursor shared by the input layers that hold a data set in memory (records.c):
- * kIDXData, kCSVInput and kRGBImage read fields `batchsize`, `shuffle` and `random_skip` through
- * it and checkpoint its cursor.  They keep it as the first member of their state, so a loss layer
+ * kIDXData, kCSVInput, kRGBImage, kShardData, kRecordInput and kStoreInput read fields `batchsize`,
+ * `shuffle` (not the last three: SINGA had none) and `random_skip` through it and checkpoint its
+ * cursor.  They keep it as the first member of their state, so a loss layer
  * finds the labels' largest value and its place from the input layer (singa_records_of). */
 #ifndef SINGA_LAYERS_RECORDS_H
 #define SINGA_LAYERS_RECORDS_H

@@ -41,6 +41,8 @@ static const singa_layer_type *const builtins[] = {
     &singa_char_rnn_layer,
     &singa_rnn_label_layer,
     &singa_char_rnn_output_layer,
+    &singa_shard_data_layer, &singa_record_input_layer, &singa_store_input_layer,
+    &singa_image_preprocess_layer,
 };
 
 /* The built-in types that write their params' gradients in turns (SINGA_TYPE_GRAD_TURNS). */

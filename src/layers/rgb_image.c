@@ -1,20 +1,26 @@
-/* kRGBImage: the CIFAR-10 binary format (records of 1 label byte and 3 x 32 x 32 pixel bytes,
- * channel-major, as in data_batch_1.bin ... test_batch.bin), one file or a list, plain or gzip.
- * SINGA read such records through a data layer and parsed them with RGBImageLayer; here one
- * input layer does both, keeping the records as bytes (as kIDXData does) and converting each
- * batch to an N x 3 x S x S blob with labels:
+/* kRGBImage, in two roles:
+ * - an input layer over the CIFAR-10 binary format (records of 1 label byte and 3 x 32 x 32 pixel
+ *   bytes, channel-major, as in data_batch_1.bin ... test_batch.bin), one file or a list, plain or
+ *   gzip, keeping the records as bytes (as kIDXData does) and converting each batch to an
+ *   N x 3 x S x S blob with labels;
+ * - with a source layer (kShardData, kRecordInput), SINGA's parser: the source's N x C x H x W
+ *   values to N x C x S x S, its labels left to kLabel.
+ * Either way, as SINGA's RGBImageLayer:
  *   v = (pixel - mean) * scale, mean being the number `mean` or, from `meanfile`, one per pixel;
- *   with `cropsize` S < 32 an S x S window: at a random offset in kTrain, centred otherwise;
- *   with `mirror`, in kTrain, flipped left-right with probability 1/2.
- * As in SINGA the mean is subtracted before cropping and the scale applied last.  The random
- * choices come from the job's generator, so a run repeats and resumes exactly.  `meanfile` holds
- * the 3 x 32 x 32 means in the record's pixel order, either as 3072 bytes or as 3072 floats in
- * host byte order (12288 bytes). */
+ *   with `cropsize` S an S x S window: at a random offset in kTrain, centred otherwise;
+ *   with `mirror`, in kTrain, flipped left-right with probability 1/2 (image.c).
+ * The random choices come from the job's generator, so a run repeats and resumes exactly.
+ * `meanfile` holds the means in the image's pixel order: one byte or one float (host byte order)
+ * per pixel, or CIFAR's image_mean.bin of either SINGA version (shard.c).
+ * With a source the layer is no input layer of its own: setup gives it the parser's type, which
+ * has no cursor and is not fed by singa.predict. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "layers/image.h"
 #include "layers/layers.h"
 #include "layers/records.h"
+#include "layers/shard.h"
 #include "singa/net.h"
 
 #define SIDE 32
@@ -27,7 +33,8 @@ typedef struct rgb_state {
     int crop;       /* output side */
     bool mirror;
     float scale;
-    float mean[PIXELS];
+    float *mean;  /* one per pixel */
+    float *pixels; /* an input record's pixels as floats */
 } rgb_state;
 SINGA_RECORDS_FIRST(rgb_state);
 
@@ -38,21 +45,21 @@ static const singa_field fields[] = {
     {NULL, 0},
 };
 
-static int load_mean(singa_layer *l, rgb_state *s, const char *path, singa_err *err)
+static int load_mean(singa_layer *l, rgb_state *s, const char *path, size_t n, singa_err *err)
 {
     uint8_t *b;
     size_t len;
     if (singa_records_read_file(l, path, &b, &len, err) < 0)
         return singa_err_prefix(err, "meanfile: ");
-    if (len == PIXELS) {
-        for (int i = 0; i < PIXELS; i++)
+    if (len == n) {
+        for (size_t i = 0; i < n; i++)
             s->mean[i] = b[i];
-    } else if (len == PIXELS * sizeof(float)) {
-        memcpy(s->mean, b, sizeof s->mean);
-    } else {
+    } else if (len == n * sizeof(float)) {
+        memcpy(s->mean, b, n * sizeof(float));
+    } else if (singa_shard_mean(path, n, s->mean, err) < 0) {
         free(b);
-        return singa_layer_err(l, err, "meanfile '%s' has %zu bytes; want %d (one byte per pixel) or %zu (one float per pixel)",
-                               path, len, PIXELS, PIXELS * sizeof(float));
+        return singa_layer_err(l, err, "meanfile '%s' has %zu bytes: not %zu (one byte per pixel) nor %zu (one float per "
+                                       "pixel), and as SINGA's image_mean.bin: %s", path, len, n, n * sizeof(float), err->msg);
     }
     free(b);
     return 0;
@@ -89,31 +96,69 @@ static int load_records(singa_layer *l, rgb_state *s, const char *path, size_t *
     return 0;
 }
 
-static int setup(singa_layer *l, singa_err *err)
+/* scale, cropsize (against an h x w image), mirror, and the mean (n pixels) from `mean` or
+ * `meanfile`: what both roles read. */
+static int setup_transform(singa_layer *l, rgb_state *s, int h, int w, size_t n, singa_err *err)
 {
-    rgb_state *s = l->state;
-    size_t npaths = singa_conf_strs_len(l->conf, "path"), count = 0;
     const char *meanfile = singa_conf_str(l->conf, "meanfile", NULL);
     double scale = singa_conf_num(l->conf, "scale", 1.0);
+    int side = h < w ? h : w;
     s->crop = singa_conf_int(l->conf, "cropsize", 0);
     s->mirror = singa_conf_bool(l->conf, "mirror", false);
-    if (npaths == 0)
-        return singa_layer_err(l, err, "field 'path' is required (a CIFAR-10 .bin file or a list of them)");
     if (scale == 0)
         return singa_layer_err(l, err, "field 'scale' must not be 0");
-    if (s->crop < 0 || s->crop > SIDE)
-        return singa_layer_err(l, err, "field 'cropsize' must be in 0..%d (0: no cropping), got %d", SIDE, s->crop);
+    if (s->crop < 0 || s->crop > side)
+        return singa_layer_err(l, err, "field 'cropsize' must be in 0..%d (0: no cropping), got %d", side, s->crop);
+    if (s->crop == 0 && h != w)
+        return singa_layer_err(l, err, "the images are %d x %d: set 'cropsize' to cut a square from them", h, w);
     if (meanfile && singa_conf_get(l->conf, "mean"))
         return singa_layer_err(l, err, "give 'mean' or 'meanfile', not both");
     s->scale = (float)scale;
-    s->crop = s->crop ? s->crop : SIDE;
-    if (singa_records_conf(&s->rec, l, err) < 0)
-        return -1;
+    s->crop = s->crop ? s->crop : side;
+    if (!(s->mean = malloc(n * sizeof *s->mean)))
+        return singa_layer_err(l, err, "out of memory");
     float mean = (float)singa_conf_num(l->conf, "mean", 0.0);
-    for (int i = 0; i < PIXELS; i++)
+    for (size_t i = 0; i < n; i++)
         s->mean[i] = mean;
-    if (meanfile && load_mean(l, s, meanfile, err) < 0)
+    return meanfile ? load_mean(l, s, meanfile, n, err) : 0;
+}
+
+static const singa_layer_type parser_type;
+
+/* The parser: the source's images; its batch size and records are the source's. */
+static int setup_parser(singa_layer *l, rgb_state *s, singa_err *err)
+{
+    static const char *const input_only[] = {"path", "batchsize", "shuffle", "random_skip"};
+    for (size_t i = 0; i < sizeof input_only / sizeof input_only[0]; i++)
+        if (singa_conf_get(l->conf, input_only[i]))
+            return singa_layer_err(l, err, "field '%s' belongs to the source layer '%s' when kRGBImage parses its "
+                                           "records: remove it here", input_only[i], l->src[0]->name);
+    const singa_tensor *in = &l->src[0]->data;
+    if (in->ndim != 4)
+        return singa_layer_err(l, err, "source layer '%s' gives %d-dimensional records; kRGBImage parses images of "
+                                       "shape C x H x W (records of shape [3, 32, 32] for CIFAR-10)",
+                               l->src[0]->name, in->ndim - 1);
+    l->type = &parser_type;
+    size_t n = (size_t)in->shape[1] * (size_t)in->shape[2] * (size_t)in->shape[3];
+    if (setup_transform(l, s, in->shape[2], in->shape[3], n, err) < 0)
         return -1;
+    int shape[4] = {in->shape[0], in->shape[1], s->crop, s->crop};
+    return singa_layer_shape(l, 4, shape, err);
+}
+
+static int setup(singa_layer *l, singa_err *err)
+{
+    rgb_state *s = l->state;
+    if (l->nsrc > 0)
+        return setup_parser(l, s, err);
+    size_t npaths = singa_conf_strs_len(l->conf, "path"), count = 0;
+    if (npaths == 0)
+        return singa_layer_err(l, err, "field 'path' is required (a CIFAR-10 .bin file or a list of them), or a source "
+                                       "layer (kShardData, kRecordInput) whose records it parses");
+    if (setup_transform(l, s, SIDE, SIDE, PIXELS, err) < 0 || singa_records_conf(&s->rec, l, err) < 0)
+        return -1;
+    if (!(s->pixels = malloc(PIXELS * sizeof *s->pixels)))
+        return singa_layer_err(l, err, "out of memory");
     for (size_t i = 0; i < npaths; i++)
         if (load_records(l, s, singa_conf_strs_at(l->conf, "path", i), &count, err) < 0)
             return -1;
@@ -128,30 +173,28 @@ static int setup(singa_layer *l, singa_err *err)
 static int forward(singa_layer *l, singa_phase phase, singa_err *err)
 {
     rgb_state *s = l->state;
-    bool train = phase == SINGA_PHASE_TRAIN;
-    int S = s->crop, margin = SIDE - S;
+    size_t out = (size_t)(3 * s->crop * s->crop);
     for (int b = 0; b < s->rec.batch; b++) {
         const uint8_t *r = s->bytes + singa_records_next(&s->rec, l) * RECORD;
-        int y0 = margin / 2, x0 = margin / 2;
-        bool flip = false;
-        if (train && margin > 0) {
-            y0 = (int)singa_rng_below(l->net->rng, (uint64_t)margin + 1);
-            x0 = (int)singa_rng_below(l->net->rng, (uint64_t)margin + 1);
-        }
-        if (train && s->mirror)
-            flip = singa_rng_below(l->net->rng, 2) == 1;
+        singa_crop k = singa_image_crop_pick(l, phase, SIDE, SIDE, s->crop, s->mirror);
         l->aux.data[b] = r[0];
-        const uint8_t *px = r + 1;
-        float *out = l->data.data + (size_t)b * (size_t)(3 * S * S);
-        for (int c = 0; c < 3; c++)
-            for (int y = 0; y < S; y++) {
-                int at = (c * SIDE + y0 + y) * SIDE + x0;
-                float *o = out + (c * S + y) * S;
-                for (int x = 0; x < S; x++) {
-                    int k = at + (flip ? S - 1 - x : x);
-                    o[x] = ((float)px[k] - s->mean[k]) * s->scale;
-                }
-            }
+        for (int i = 0; i < PIXELS; i++)
+            s->pixels[i] = r[1 + i];
+        singa_image_crop(s->pixels, s->mean, 3, SIDE, SIDE, s->crop, k, s->scale, l->data.data + (size_t)b * out);
+    }
+    return 0;
+}
+
+static int forward_parser(singa_layer *l, singa_phase phase, singa_err *err)
+{
+    rgb_state *s = l->state;
+    const singa_tensor *in = &l->src[0]->data;
+    int c = in->shape[1], h = in->shape[2], w = in->shape[3];
+    size_t isize = (size_t)c * (size_t)h * (size_t)w, osize = (size_t)c * (size_t)s->crop * (size_t)s->crop;
+    for (int b = 0; b < in->shape[0]; b++) {
+        singa_crop k = singa_image_crop_pick(l, phase, h, w, s->crop, s->mirror);
+        singa_image_crop(in->data + (size_t)b * isize, s->mean, c, h, w, s->crop, k, s->scale,
+                         l->data.data + (size_t)b * osize);
     }
     return 0;
 }
@@ -160,6 +203,8 @@ static void destroy(singa_layer *l)
 {
     rgb_state *s = l->state;
     free(s->bytes);
+    free(s->mean);
+    free(s->pixels);
     singa_records_free(&s->rec);
 }
 
@@ -175,8 +220,13 @@ static int set_cursor(singa_layer *l, const int64_t c[SINGA_CURSOR_LEN], singa_e
     return singa_records_set_cursor(&s->rec, l, c, err);
 }
 
+static const singa_layer_type parser_type = {
+    .name = "kRGBImage", .fields = fields, .min_src = 1, .max_src = 1,
+    .state_size = sizeof(rgb_state), .setup = setup, .forward = forward_parser, .destroy = destroy,
+};
+
 const singa_layer_type singa_rgb_image_layer = {
-    .name = "kRGBImage", .fields = fields, .min_src = 0, .max_src = 0, .flags = SINGA_LAYER_INPUT | SINGA_LAYER_SPLITS,
+    .name = "kRGBImage", .fields = fields, .min_src = 0, .max_src = 1, .flags = SINGA_LAYER_INPUT | SINGA_LAYER_SPLITS,
     .state_size = sizeof(rgb_state), .setup = setup, .forward = forward, .destroy = destroy,
     .get_cursor = get_cursor, .set_cursor = set_cursor,
 };
