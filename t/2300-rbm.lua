@@ -45,7 +45,7 @@ end
 -- Returns { [name] = { values } } of the f32 entries.
 local function read_ckpt(path) return assert(td.read_ckpt(path), "no checkpoint " .. path) end
 
-local function f32(x) return string.unpack("<f", string.pack("<f", x)) end
+local f32 = td.f32
 
 -- ---- a tiny RBM: 3 visible units, 2 hidden, batch 2 ----
 

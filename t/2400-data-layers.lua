@@ -8,18 +8,9 @@ local read, write, ckpt = td.read, td.write, td.ckpt
 local dir = td.tmpdir("2400-data-layers")
 local TOL = 2e-2
 
-local function f32(x) return (string.unpack("f", string.pack("f", x))) end
+local f32 = td.f32
 
--- Rows of numbers from a CSV file.
-local function csv_rows(path)
-  local rows = {}
-  for line in io.lines(path) do
-    local r = {}
-    for v in line:gmatch("[^,]+") do r[#r + 1] = tonumber(v) end
-    rows[#rows + 1] = r
-  end
-  return rows
-end
+local csv_rows = td.csv_rows
 
 -- A CIFAR-10 binary file of n records: label (i + offset) % 10; each pixel noise, brighter in the
 -- label's own band of rows of channel label % 3, so a small net can learn it.

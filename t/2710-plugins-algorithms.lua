@@ -156,7 +156,7 @@ do
   for _, row in ipairs(pixels) do for _, p in ipairs(row) do px[#px + 1] = string.char(p) end end
   td.write(tiny, string.pack(">I4I4I4I4", 0x803, B, 1, V) .. table.concat(px))
 end
-local function f32(x) return string.unpack("<f", string.pack("<f", x)) end
+local f32 = td.f32
 local function sigm(x) return 1 / (1 + math.exp(-x)) end
 local BETA = 2
 

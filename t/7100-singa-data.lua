@@ -12,17 +12,9 @@ local refuses = tap.raises
 
 local dir = td.tmpdir("7100-singa-data")
 
-local function f32(x) return (string.unpack("f", string.pack("f", x))) end
+local f32 = td.f32
 
-local function csv_rows(path)
-  local rows = {}
-  for line in io.lines(path) do
-    local r = {}
-    for v in line:gmatch("[^,]+") do r[#r + 1] = tonumber(v) end
-    rows[#rows + 1] = r
-  end
-  return rows
-end
+local csv_rows = td.csv_rows
 
 -- Images and labels of an IDX pair: rows of pixel values, labels.
 local function idx_rows(images, labels)

@@ -117,4 +117,18 @@ function M.tmpdir(name)
   return dir
 end
 
+-- x rounded to a float32, as the engine holds it.
+function M.f32(x) return (string.unpack("<f", string.pack("<f", x))) end
+
+-- Rows of numbers from a CSV file (what kCSVOutput writes).
+function M.csv_rows(path)
+  local rows = {}
+  for line in io.lines(path) do
+    local r = {}
+    for v in line:gmatch("[^,]+") do r[#r + 1] = tonumber(v) end
+    rows[#rows + 1] = r
+  end
+  return rows
+end
+
 return M
