@@ -92,20 +92,8 @@ static void destroy(singa_layer *l)
     singa_records_free(&s->rec);
 }
 
-static void get_cursor(const singa_layer *l, int64_t c[SINGA_CURSOR_LEN])
-{
-    const csv_state *s = l->state;
-    singa_records_get_cursor(&s->rec, c);
-}
-
-static int set_cursor(singa_layer *l, const int64_t c[SINGA_CURSOR_LEN], singa_err *err)
-{
-    csv_state *s = l->state;
-    return singa_records_set_cursor(&s->rec, l, c, err);
-}
-
 const singa_layer_type singa_csv_input_layer = {
     .name = "kCSVInput", .fields = fields, .min_src = 0, .max_src = 0, .flags = SINGA_LAYER_INPUT | SINGA_LAYER_SPLITS,
     .state_size = sizeof(csv_state), .setup = setup, .forward = forward, .destroy = destroy,
-    .get_cursor = get_cursor, .set_cursor = set_cursor,
+    .get_cursor = singa_records_get_cursor, .set_cursor = singa_records_set_cursor,
 };

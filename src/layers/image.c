@@ -31,3 +31,14 @@ void singa_image_crop(const float *in, const float *mean, int c, int h, int w, i
             }
         }
 }
+
+void singa_image_crop_batch(singa_layer *l, singa_phase phase, const float *mean, int s, bool mirror, float scale)
+{
+    const singa_tensor *in = &l->src[0]->data;
+    int c = in->shape[1], h = in->shape[2], w = in->shape[3];
+    size_t isize = (size_t)c * (size_t)h * (size_t)w, osize = (size_t)c * (size_t)s * (size_t)s;
+    for (int b = 0; b < in->shape[0]; b++) {
+        singa_crop k = singa_image_crop_pick(l, phase, h, w, s, mirror);
+        singa_image_crop(in->data + (size_t)b * isize, mean, c, h, w, s, k, scale, l->data.data + (size_t)b * osize);
+    }
+}

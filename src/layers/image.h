@@ -16,5 +16,8 @@ singa_crop singa_image_crop_pick(const singa_layer *l, singa_phase phase, int h,
 /* out (c x s x s) = (in's window - mean's) * scale, in being c x h x w; mean may be NULL. */
 void singa_image_crop(const float *in, const float *mean, int c, int h, int w, int s, singa_crop k, float scale,
                       float *out);
+/* l's output = every image of its source's batch (n x c x h x w) cut and scaled as
+ * singa_image_crop does, a window picked per image; the parser layers' forward pass. */
+void singa_image_crop_batch(singa_layer *l, singa_phase phase, const float *mean, int s, bool mirror, float scale);
 
 #endif

@@ -46,14 +46,7 @@ static int setup(singa_layer *l, singa_err *err)
 static int forward(singa_layer *l, singa_phase phase, singa_err *err)
 {
     pre_state *s = l->state;
-    const singa_tensor *in = &l->src[0]->data;
-    int c = in->shape[1], h = in->shape[2], w = in->shape[3];
-    size_t isize = (size_t)c * (size_t)h * (size_t)w, osize = (size_t)c * (size_t)s->crop * (size_t)s->crop;
-    for (int b = 0; b < in->shape[0]; b++) {
-        singa_crop k = singa_image_crop_pick(l, phase, h, w, s->crop, s->mirror);
-        singa_image_crop(in->data + (size_t)b * isize, NULL, c, h, w, s->crop, k, s->scale,
-                         l->data.data + (size_t)b * osize);
-    }
+    singa_image_crop_batch(l, phase, NULL, s->crop, s->mirror, s->scale);
     return 0;
 }
 

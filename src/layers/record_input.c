@@ -176,23 +176,11 @@ static void destroy(singa_layer *l)
     free(s->row);
 }
 
-static void get_cursor(const singa_layer *l, int64_t c[SINGA_CURSOR_LEN])
-{
-    const record_state *s = l->state;
-    singa_records_get_cursor(&s->rec, c);
-}
-
-static int set_cursor(singa_layer *l, const int64_t c[SINGA_CURSOR_LEN], singa_err *err)
-{
-    record_state *s = l->state;
-    return singa_records_set_cursor(&s->rec, l, c, err);
-}
-
 #define RECORD_INPUT(NAME, FIELDS, SETUP)                                                                  \
     {                                                                                                      \
         .name = NAME, .fields = FIELDS, .min_src = 0, .max_src = 0, .flags = SINGA_LAYER_INPUT | SINGA_LAYER_SPLITS, \
         .state_size = sizeof(record_state), .setup = SETUP, .forward = forward, .destroy = destroy,       \
-        .get_cursor = get_cursor, .set_cursor = set_cursor,                                              \
+        .get_cursor = singa_records_get_cursor, .set_cursor = singa_records_set_cursor,                                              \
     }
 
 const singa_layer_type singa_shard_data_layer = RECORD_INPUT("kShardData", shard_fields, setup_shard);

@@ -146,16 +146,17 @@ void singa_records_free(singa_records *r)
     r->perm = NULL;
 }
 
-void singa_records_get_cursor(const singa_records *r, int64_t c[SINGA_CURSOR_LEN])
+void singa_records_get_cursor(const singa_layer *l, int64_t c[SINGA_CURSOR_LEN])
 {
+    const singa_records *r = l->state;
     c[0] = r->epoch;
     c[1] = r->pos;
     c[2] = (int64_t)r->count;
 }
 
-int singa_records_set_cursor(singa_records *r, singa_layer *l, const int64_t c[SINGA_CURSOR_LEN],
-                             singa_err *err)
+int singa_records_set_cursor(singa_layer *l, const int64_t c[SINGA_CURSOR_LEN], singa_err *err)
 {
+    singa_records *r = l->state;
     if (c[2] != (int64_t)r->count || c[1] < 0 || c[1] >= c[2] || c[0] < 0)
         return singa_layer_err(l, err, "data cursor (epoch %lld, record %lld of %lld) does not fit a data set of %zu records",
                                (long long)c[0], (long long)c[1], (long long)c[2], r->count);

@@ -46,9 +46,9 @@ int singa_records_label(singa_records *r, singa_layer *l, float v, const char *f
 const singa_records *singa_records_of(const singa_layer *l);
 /* Where r's largest label is, as "line 3 of file 'x'", into buf. */
 const char *singa_records_label_where(const singa_records *r, char *buf, size_t cap);
-void singa_records_get_cursor(const singa_records *r, int64_t c[SINGA_CURSOR_LEN]);
-int singa_records_set_cursor(singa_records *r, singa_layer *l, const int64_t c[SINGA_CURSOR_LEN],
-                             singa_err *err);
+/* The get_cursor and set_cursor of the layers above (their state starts with `rec`). */
+void singa_records_get_cursor(const singa_layer *l, int64_t c[SINGA_CURSOR_LEN]);
+int singa_records_set_cursor(singa_layer *l, const int64_t c[SINGA_CURSOR_LEN], singa_err *err);
 /* Reads a whole file, plain or gzip-compressed, into *out (malloc'd; *len bytes).  Errors name
  * the file and the layer. */
 int singa_records_read_file(singa_layer *l, const char *path, uint8_t **out, size_t *len, singa_err *err);

@@ -188,14 +188,7 @@ static int forward(singa_layer *l, singa_phase phase, singa_err *err)
 static int forward_parser(singa_layer *l, singa_phase phase, singa_err *err)
 {
     rgb_state *s = l->state;
-    const singa_tensor *in = &l->src[0]->data;
-    int c = in->shape[1], h = in->shape[2], w = in->shape[3];
-    size_t isize = (size_t)c * (size_t)h * (size_t)w, osize = (size_t)c * (size_t)s->crop * (size_t)s->crop;
-    for (int b = 0; b < in->shape[0]; b++) {
-        singa_crop k = singa_image_crop_pick(l, phase, h, w, s->crop, s->mirror);
-        singa_image_crop(in->data + (size_t)b * isize, s->mean, c, h, w, s->crop, k, s->scale,
-                         l->data.data + (size_t)b * osize);
-    }
+    singa_image_crop_batch(l, phase, s->mean, s->crop, s->mirror, s->scale);
     return 0;
 }
 
@@ -208,18 +201,6 @@ static void destroy(singa_layer *l)
     singa_records_free(&s->rec);
 }
 
-static void get_cursor(const singa_layer *l, int64_t c[SINGA_CURSOR_LEN])
-{
-    const rgb_state *s = l->state;
-    singa_records_get_cursor(&s->rec, c);
-}
-
-static int set_cursor(singa_layer *l, const int64_t c[SINGA_CURSOR_LEN], singa_err *err)
-{
-    rgb_state *s = l->state;
-    return singa_records_set_cursor(&s->rec, l, c, err);
-}
-
 static const singa_layer_type parser_type = {
     .name = "kRGBImage", .fields = fields, .min_src = 1, .max_src = 1,
     .state_size = sizeof(rgb_state), .setup = setup, .forward = forward_parser, .destroy = destroy,
@@ -228,5 +209,5 @@ static const singa_layer_type parser_type = {
 const singa_layer_type singa_rgb_image_layer = {
     .name = "kRGBImage", .fields = fields, .min_src = 0, .max_src = 1, .flags = SINGA_LAYER_INPUT | SINGA_LAYER_SPLITS,
     .state_size = sizeof(rgb_state), .setup = setup, .forward = forward, .destroy = destroy,
-    .get_cursor = get_cursor, .set_cursor = set_cursor,
+    .get_cursor = singa_records_get_cursor, .set_cursor = singa_records_set_cursor,
 };
