@@ -18,7 +18,7 @@ run --help
 grep -q -- '--export-onnx OUT' "$tmp/out"
 report $? "--help describes --export-onnx" "$tmp/out"
 
-# ACT (an environment variable) is the hidden layer's type: kReLU exports, kSwish (a plugin) does not.
+# The script's second argument is the hidden layer's type: kReLU exports, kArgSort (all 8 indices) does not.
 cat >"$tmp/job.lua" <<'EOF'
 local singa = require "singa"
 local td = require "testdata"
@@ -31,7 +31,7 @@ local r = singa.train{ name = "cli", seed = 1, train_steps = 4, checkpoint_path 
     { name = "image", type = "kMnist", srclayer = "data", norm_a = 255 },
     { name = "label", type = "kLabel", srclayer = "data" },
     { name = "fc1", type = "kInnerProduct", srclayer = "image", num_output = 8 },
-    { name = "act", type = arg[2] or "kReLU", srclayer = "fc1" },
+    { name = "act", type = arg[2] or "kReLU", srclayer = "fc1", topk = arg[2] and 8 or nil },
     { name = "fc2", type = "kInnerProduct", srclayer = "act", num_output = 4 },
     { name = "loss", type = "kSoftmaxLoss", srclayer = { "fc2", "label" } },
   } } }
@@ -57,9 +57,9 @@ else
     skip "onnx.checker accepts it" "python3-onnx is not installed (scripts/install-deps.sh installs it)"
 fi
 
-run --export-onnx "$tmp/swish.onnx" -e "$tmp/job.lua" "$tmp" kSwish
-[ $rc -eq 1 ] && grep -q "layer 'act' (kSwish) has no ONNX form" "$tmp/err" && [ ! -e "$tmp/swish.onnx" ] &&
-    [ -z "$(ls "$tmp" | grep 'swish.onnx')" ]
+run --export-onnx "$tmp/argsort.onnx" -e "$tmp/job.lua" "$tmp" kArgSort
+[ $rc -eq 1 ] && grep -q "layer 'act' (kArgSort) has no ONNX form" "$tmp/err" && [ ! -e "$tmp/argsort.onnx" ] &&
+    [ -z "$(ls "$tmp" | grep 'argsort.onnx')" ]
 report $? "a layer without an ONNX form: exit 1 naming it, no file" "$tmp/err"
 
 run --export-onnx "$tmp/model.onnx"

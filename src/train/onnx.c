@@ -9,7 +9,9 @@
  *
  * Each layer type maps to ops that compute exactly what its forward pass does in kTest, the
  * ONNX protobuf is written by core/pbwrite.c into memory, and only a graph written whole goes to
- * the file: a layer without an ONNX form stops the export before anything is written.  Unrolled
+ * the file: a layer without an ONNX form stops the export before anything is written.  A type
+ * the table below does not know (a plugin's) may write itself through its export_onnx, with
+ * the singa_onnx_* functions (plugin ABI 1.4).  Unrolled
  * kGRU copies become their own MatMul/Add/Sigmoid/Tanh ops, as the net computes them: a copy
  * reads whatever its source is (a kSlice's part, an embedding), which ONNX's GRU op, wanting
  * one sequence tensor, could not express without regathering the steps. */
@@ -45,7 +47,8 @@ enum { DT_FLOAT = 1, DT_INT64 = 7 };
 enum { VALUE_NAME = 1, VALUE_TYPE = 2, TYPE_TENSOR = 1, TT_ELEM = 1, TT_SHAPE = 2, SHAPE_DIM = 1,
        DIM_VALUE = 1, DIM_PARAM = 2 };
 
-typedef struct ox {
+typedef struct singa_onnx_graph ox;
+struct singa_onnx_graph {
     singa_pbw w;          /* the whole model; the graph is open while layers are written */
     const singa_net *net;
     int nodes;
@@ -54,23 +57,32 @@ typedef struct ox {
     singa_layer **parts;  /* kSlice parts written (they are not in the net's layer list) */
     int nparts, capparts;
     bool oom;
-} ox;
+};
 
 /* ---- the pieces of a graph ---- */
 
-static size_t node_begin(ox *x, const char *op, const char *out, int nin, ...)
+/* Opens a node with inputs in[0..nin) and one output, named after it; attributes follow. */
+static size_t node_begin_list(ox *x, const char *op, const char *out, int nin, const char *const *in)
 {
     size_t at = singa_pbw_begin(&x->w, GRAPH_NODE);
-    va_list ap;
-    va_start(ap, nin);
     for (int i = 0; i < nin; i++)
-        singa_pbw_str(&x->w, NODE_INPUT, va_arg(ap, const char *));
-    va_end(ap);
+        singa_pbw_str(&x->w, NODE_INPUT, in[i]);
     singa_pbw_str(&x->w, NODE_OUTPUT, out);
     singa_pbw_str(&x->w, NODE_NAME, out);
     singa_pbw_str(&x->w, NODE_OP, op);
     x->nodes++;
     return at;
+}
+
+static size_t node_begin(ox *x, const char *op, const char *out, int nin, ...)
+{
+    const char *in[4];
+    va_list ap;
+    va_start(ap, nin);
+    for (int i = 0; i < nin; i++)
+        in[i] = va_arg(ap, const char *);
+    va_end(ap);
+    return node_begin_list(x, op, out, nin, in);
 }
 
 static void node_end(ox *x, size_t at) { singa_pbw_end(&x->w, at); }
@@ -168,6 +180,56 @@ static const char *param(ox *x, const singa_param *p, int ndim, const int64_t *d
     init_floats(x, p->name, ndim, dims, p->data.data, p->data.size);
     remember(x, (const void ***)&x->inits, &x->ninits, &x->capinits, p->name);
     return p->name;
+}
+
+/* ---- what a layer type's export_onnx hook writes with (singa/onnx.h) ---- */
+
+int singa_onnx_node(singa_onnx_graph *g, const char *op, const char *out, int nin, const char *const *in, int nattrs,
+                    const singa_onnx_attr *attrs, singa_err *err)
+{
+    if (!op || !out || nin < 0 || (nin && !in) || nattrs < 0 || (nattrs && !attrs))
+        return singa_err_set(err, "singa_onnx_node: an op, an output and the inputs are required");
+    size_t n = node_begin_list(g, op, out, nin, in);
+    for (int k = 0; k < nattrs; k++) {
+        const singa_onnx_attr *a = &attrs[k];
+        if (a->kind == SINGA_ONNX_INT)
+            attr_i(g, a->name, a->i);
+        else if (a->kind == SINGA_ONNX_FLOAT)
+            attr_f(g, a->name, a->f);
+        else if (a->kind == SINGA_ONNX_INTS)
+            attr_ints(g, a->name, a->nints, a->ints);
+        else
+            return singa_err_set(err, "singa_onnx_node: attribute '%s' of node '%s' has an unknown kind %d", a->name, out,
+                                 (int)a->kind);
+    }
+    node_end(g, n);
+    return 0;
+}
+
+int singa_onnx_initializer(singa_onnx_graph *g, const char *name, int ndim, const int64_t *dims, const float *values,
+                           singa_err *err)
+{
+    size_t n = 1;
+    for (int d = 0; d < ndim; d++) {
+        if (dims[d] < 0)
+            return singa_err_set(err, "singa_onnx_initializer: '%s' has a negative dimension", name);
+        n *= (size_t)dims[d];
+    }
+    init_floats(g, name, ndim, dims, values, n);
+    return 0;
+}
+
+const char *singa_onnx_param(singa_onnx_graph *g, const singa_param *p, int ndim, const int64_t *dims, singa_err *err)
+{
+    size_t n = 1;
+    for (int d = 0; dims && d < ndim; d++)
+        n *= dims[d] > 0 ? (size_t)dims[d] : 0;
+    if (dims && n != p->data.size) {
+        singa_err_set(err, "singa_onnx_param: param '%s' has %zu values, not the %zu of the shape asked for", p->name,
+                      p->data.size, n);
+        return NULL;
+    }
+    return param(g, p, ndim, dims);
 }
 
 /* "<layer>/<what>" */
@@ -392,14 +454,8 @@ static int emit_bm(ox *x, singa_layer *l, singa_err *err)
     free(var);
     const char *scale = param(x, l->params[0], 0, NULL), *bias = param(x, l->params[1], 0, NULL);
     const char *mean = param(x, l->params[2], 0, NULL);
-    size_t at = singa_pbw_begin(&x->w, GRAPH_NODE);
     const char *ins[] = {l->src[0]->name, scale, bias, mean, vn};
-    for (int i = 0; i < 5; i++)
-        singa_pbw_str(&x->w, NODE_INPUT, ins[i]);
-    singa_pbw_str(&x->w, NODE_OUTPUT, l->name);
-    singa_pbw_str(&x->w, NODE_NAME, l->name);
-    singa_pbw_str(&x->w, NODE_OP, "BatchNormalization");
-    x->nodes++;
+    size_t at = node_begin_list(x, "BatchNormalization", l->name, 5, ins);
     attr_f(x, "epsilon", eps);
     node_end(x, at);
     return 0;
@@ -410,13 +466,15 @@ static int emit_concate(ox *x, singa_layer *l, singa_err *err)
     if (singa_conf_int(l->conf, "concate_dim", 0) != 1)
         return singa_layer_err(l, err, "concate_dim 0 joins instances of the batch; ONNX export needs every "
                                        "instance computed on its own (concate_dim = 1)");
-    size_t n = singa_pbw_begin(&x->w, GRAPH_NODE);
+    const char **in = malloc((size_t)l->nsrc * sizeof *in);
+    if (!in) {
+        x->oom = true;
+        return singa_err_set(err, "out of memory");
+    }
     for (int i = 0; i < l->nsrc; i++)
-        singa_pbw_str(&x->w, NODE_INPUT, l->src[i]->name);
-    singa_pbw_str(&x->w, NODE_OUTPUT, l->name);
-    singa_pbw_str(&x->w, NODE_NAME, l->name);
-    singa_pbw_str(&x->w, NODE_OP, "Concat");
-    x->nodes++;
+        in[i] = l->src[i]->name;
+    size_t n = node_begin_list(x, "Concat", l->name, l->nsrc, in);
+    free(in);
     attr_i(x, "axis", 1);
     node_end(x, n);
     return 0;
@@ -628,7 +686,8 @@ static void value_info(ox *x, int field, const singa_layer *l)
 /* Why layer l cannot be written. */
 static int refuse(const singa_layer *l, singa_err *err)
 {
-    return singa_err_set(err, "layer '%s' (%s) has no ONNX form in this export; the kTest net's output depends on it",
+    return singa_err_set(err, "layer '%s' (%s) has no ONNX form in this export (nor an export_onnx of its own); "
+                              "the kTest net's output depends on it",
                          l->name, l->type->name);
 }
 
@@ -655,14 +714,16 @@ static int write_graph(ox *x, const singa_model *m, const char *name, singa_onnx
             continue;
         }
         const op_map *op = op_of(l);
-        if (!op) {
+        if (!op && !l->type->export_onnx) {
             rc = refuse(l, err);
             break;
         }
         for (int k = 0; k < used_srcs(l); k++)
             if (index_of(net, l->src[k]) < 0)
                 emit_part(x, l->src[k]);
-        rc = op->emit(x, l, err);
+        rc = op ? op->emit(x, l, err) : l->type->export_onnx(l, x, err);
+        if (rc < 0 && !op)
+            singa_err_prefix(err, "layer '%s' (%s): ", l->name, l->type->name);
     }
     free(needed);
     if (rc == 0 && !in)
