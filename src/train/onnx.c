@@ -11,12 +11,11 @@
  * ONNX protobuf is written by core/pbwrite.c into memory, and only a graph written whole goes to
  * the file: a layer without an ONNX form stops the export before anything is written.  A type
  * the table below does not know (a plugin's) may write itself through its export_onnx, with
- * the singa_onnx_* functions (plugin ABI 1.4).  Unrolled
- * kGRU copies become their own MatMul/Add/Sigmoid/Tanh ops, as the net computes them: a copy
- * reads whatever its source is (a kSlice's part, an embedding), which ONNX's GRU op, wanting
- * one sequence tensor, could not express without regathering the steps. */
+ * the singa_onnx_* functions (plugin ABI 1.4).  Unrolled kGRU copies become their own
+ * MatMul/Add/Sigmoid/Tanh ops, as the net computes them: a copy reads whatever its source is (a
+ * kSlice's part, an embedding), which ONNX's GRU op, wanting one sequence tensor, could not
+ * express without regathering the steps. */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,10 +46,9 @@ enum { DT_FLOAT = 1, DT_INT64 = 7 };
 enum { VALUE_NAME = 1, VALUE_TYPE = 2, TYPE_TENSOR = 1, TT_ELEM = 1, TT_SHAPE = 2, SHAPE_DIM = 1,
        DIM_VALUE = 1, DIM_PARAM = 2 };
 
-typedef struct singa_onnx_graph ox;
+typedef singa_onnx_graph ox; /* short, for the many writers below */
 struct singa_onnx_graph {
     singa_pbw w;          /* the whole model; the graph is open while layers are written */
-    const singa_net *net;
     int nodes;
     const char **inits;   /* names of the params written as initializers */
     int ninits, capinits;
@@ -793,7 +791,7 @@ int singa_onnx_export(const singa_conf *job, const char *path, const char *check
     singa_model *m;
     if (singa_model_load_from(&m, job, checkpoint, reg, NULL, err) < 0)
         return singa_err_prefix(err, "export_onnx: ");
-    ox x = {.net = singa_model_net(m)};
+    ox x = {.nodes = 0};
     singa_pbw_init(&x.w);
     singa_pbw_int(&x.w, MODEL_IR_VERSION, IR_VERSION);
     singa_pbw_str(&x.w, MODEL_PRODUCER, "singa-tui");
