@@ -92,12 +92,26 @@ static void destroy(singa_layer *l)
     free(s->sums);
 }
 
+/* ONNX export (ABI 1.4): PRelu, its slopes shaped C x 1 x ... to broadcast over the channel
+ * (one slope: a single value). */
+static int export_onnx(const singa_layer *l, singa_onnx_graph *g, singa_err *err)
+{
+    const prelu_state *s = l->state;
+    int64_t dims[SINGA_MAX_DIMS] = {s->channels};
+    int ndim = s->channels == 1 ? 1 : l->data.ndim - 1;
+    for (int d = 1; d < ndim; d++)
+        dims[d] = 1;
+    const char *slope = singa_onnx_param(g, l->params[0], ndim, dims, err);
+    const char *in[] = {l->src[0]->name, slope};
+    return slope ? singa_onnx_node(g, "PRelu", l->name, 2, in, 0, NULL, err) : -1;
+}
+
 static const singa_layer_type prelu_layer = {
     .name = "kPReLU", .fields = fields, .min_src = 1, .max_src = 1,
     /* feature k's output reads feature k only; not FEATURE_PARTS: its slopes are not split */
     .flags = SINGA_LAYER_FEATURE_WISE,
     .state_size = sizeof(prelu_state), .setup = setup, .forward = forward, .backward = backward,
-    .destroy = destroy,
+    .destroy = destroy, .export_onnx = export_onnx,
 };
 
 static int init(singa_plugin_ctx *ctx, singa_err *err)

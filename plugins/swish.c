@@ -6,6 +6,7 @@
  * The backward pass recomputes the sigmoid from the input rather than keeping it from the
  * forward pass: one expf per element costs less than a second blob's memory traffic. */
 #include <math.h>
+#include <stdio.h>
 #include <singa/plugin.h>
 
 typedef struct swish_state {
@@ -62,11 +63,29 @@ static void backward(singa_layer *l)
     }
 }
 
+/* ONNX export (ABI 1.4): x * Sigmoid(beta x), the ops of the forward pass. */
+static int export_onnx(const singa_layer *l, singa_onnx_graph *g, singa_err *err)
+{
+    const swish_state *s = l->state;
+    char beta[SINGA_NAME_MAX + 16], bx[SINGA_NAME_MAX + 16], sg[SINGA_NAME_MAX + 16];
+    snprintf(beta, sizeof beta, "%s/beta", l->name);
+    snprintf(bx, sizeof bx, "%s/bx", l->name);
+    snprintf(sg, sizeof sg, "%s/sigmoid", l->name);
+    const char *x = l->src[0]->name;
+    const char *mul_in[] = {x, beta}, *sg_in[] = {bx}, *out_in[] = {x, sg};
+    if (singa_onnx_initializer(g, beta, 0, NULL, &s->beta, err) < 0 ||
+        singa_onnx_node(g, "Mul", bx, 2, mul_in, 0, NULL, err) < 0 ||
+        singa_onnx_node(g, "Sigmoid", sg, 1, sg_in, 0, NULL, err) < 0)
+        return -1;
+    return singa_onnx_node(g, "Mul", l->name, 2, out_in, 0, NULL, err);
+}
+
 static const singa_layer_type swish_layer = {
     .name = "kSwish", .fields = fields, .min_src = 1, .max_src = 1,
     /* element-wise without params: a part on the features needs only its own features */
     .flags = SINGA_LAYER_FEATURE_WISE | SINGA_LAYER_FEATURE_PARTS,
     .state_size = sizeof(swish_state), .setup = setup, .forward = forward, .backward = backward,
+    .export_onnx = export_onnx,
 };
 
 static int init(singa_plugin_ctx *ctx, singa_err *err)

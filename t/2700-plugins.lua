@@ -20,7 +20,7 @@ tap.ok(by.prelu and by.prelu.types[1] == "kPReLU" and #by.prelu.types == 1, "pre
 tap.ok(by.swish and by.swish.version == "1.0.0" and by.swish.abi == singa.plugin_abi and
        by.swish.path:find("plugins/.libs/swish.so", 1, true) ~= nil and by.swish.description ~= "",
        "a plugin entry has its version, ABI, path and description", by.swish and by.swish.path)
-tap.is(singa.plugin_abi, "1.3", "singa.plugin_abi")
+tap.is(singa.plugin_abi, "1.4", "singa.plugin_abi")
 local types = {}
 for _, t in ipairs(singa.layer_types()) do types[t] = true end
 tap.ok(types.kSwish and types.kPReLU and types.kReLU, "singa.layer_types() has the plugin types beside the built-in ones")

@@ -28,9 +28,9 @@ td.write(dir .. "/empty.so", "")
 fails(dir .. "/empty.so", "cannot load it", "an empty file")
 fails(dir, "not a regular file", "a folder")
 fails("no_entry.so", "no entry symbol 'singa_plugin_entry'", "a shared object without the entry symbol")
-fails("abi_major.so", { "built for plugin ABI 2.0", "this libsinga has ABI 1.3", "major versions must be equal" },
+fails("abi_major.so", { "built for plugin ABI 2.0", "this libsinga has ABI 1.4", "major versions must be equal" },
       "an ABI of another major version: both versions shown")
-fails("abi_minor.so", { "built for plugin ABI 1.4", "newer than this libsinga's ABI 1.3" },
+fails("abi_minor.so", { "built for plugin ABI 1.5", "newer than this libsinga's ABI 1.4" },
       "an ABI of a newer minor version: both versions shown")
 fails("dup_core.so", "layer type 'kReLU' is already registered: it is a built-in type",
       "a type named like a built-in one (even when init ignores the failure)")

@@ -21,7 +21,7 @@ report $? "--help describes --check-plugin and the plugin folders" "$tmp/out"
 # --check-plugin
 for p in swish prelu; do
     run --check-plugin "$build/plugins/.libs/$p.so"
-    [ $rc -eq 0 ] && grep -q "^plugin $p 1.0.0 (ABI 1.3): " "$tmp/out" && grep -q '^ok   k[A-Za-z]*: max relative error' "$tmp/out" &&
+    [ $rc -eq 0 ] && grep -q "^plugin $p 1.0.0 (ABI 1.4): " "$tmp/out" && grep -q '^ok   k[A-Za-z]*: max relative error' "$tmp/out" &&
         grep -q '^1 of 1 layer types passed, 0 failed' "$tmp/out"
     report $? "--check-plugin plugins/$p.so passes" "$tmp/out"
 done
@@ -42,7 +42,7 @@ run --check-plugin "$tmp/missing.so"
 [ $rc -ne 0 ] && grep -q "^singa-tui: plugin '$tmp/missing.so': not found$" "$tmp/err"
 report $? "--check-plugin of a missing file: an error naming it" "$tmp/err"
 run --check-plugin "$libs/abi_major.so"
-[ $rc -ne 0 ] && grep -q "^singa-tui: plugin '$libs/abi_major.so': built for plugin ABI 2.0, but this libsinga has ABI 1.3" "$tmp/err"
+[ $rc -ne 0 ] && grep -q "^singa-tui: plugin '$libs/abi_major.so': built for plugin ABI 2.0, but this libsinga has ABI 1.4" "$tmp/err"
 report $? "--check-plugin of a plugin of another ABI: an error naming both versions" "$tmp/err"
 run --check-plugin
 [ $rc -ne 0 ] && grep -q -- "--check-plugin" "$tmp/err"
@@ -74,7 +74,7 @@ SINGA_PLUGIN_PATH="$tmp/nowhere:$tmp/a:$tmp/b" run -e "$tmp/list.lua" "$tmp/data
 report $? "a job runs with a plugin from \$SINGA_PLUGIN_PATH, despite the bad ones beside it" "$tmp/err"
 [ "$(grep '^plugin ' "$tmp/out" | tr '\n' ' ')" = "plugin double kDouble plugin prelu kPReLU plugin swish kSwish " ]
 report $? "plugins load folder by folder, each in name order; a name seen earlier is skipped" "$tmp/out"
-grep -q "^singa-tui: plugin '$tmp/a/abi_major.so': built for plugin ABI 2.0, but this libsinga has ABI 1.3 .* (skipped)$" "$tmp/err"
+grep -q "^singa-tui: plugin '$tmp/a/abi_major.so': built for plugin ABI 2.0, but this libsinga has ABI 1.4 .* (skipped)$" "$tmp/err"
 report $? "a plugin of another ABI in a folder is reported on stderr, named, and skipped" "$tmp/err"
 grep -q "^singa-tui: plugin '$tmp/a/text.so': cannot load it: .*invalid ELF header (skipped)$" "$tmp/err" &&
     grep -q "^singa-tui: plugin '$tmp/b/no_entry.so': no entry symbol" "$tmp/err"

@@ -21,6 +21,7 @@ const char *singa_phase_name(singa_phase phase); /* "kTrain", ... */
 
 typedef struct singa_layer singa_layer;
 typedef struct singa_net singa_net;
+typedef struct singa_onnx_graph singa_onnx_graph; /* an ONNX graph being written (singa/onnx.h) */
 
 enum {
     SINGA_LAYER_INPUT = 1, /* reads records from outside; has a data cursor and a batch size */
@@ -68,6 +69,10 @@ typedef struct singa_layer_type {
      * back source is not yet set up when this layer's setup runs: it may read its conf only.
      * NULL: every source is an ordinary one. */
     bool (*back_src)(const singa_layer *l, const singa_layer *src);
+    /* Plugin ABI 1.4: writes the layer as ONNX nodes for singa_onnx_export (singa/onnx.h says
+     * how), or returns -1 with err set.  NULL: an export whose output depends on the layer is
+     * refused naming it.  The built-in types are written by the exporter itself. */
+    int (*export_onnx)(const singa_layer *l, singa_onnx_graph *g, singa_err *err);
 } singa_layer_type;
 
 struct singa_layer {

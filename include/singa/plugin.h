@@ -43,6 +43,9 @@
  * its offset; and SINGA_LAYER_GRAD_TURNS left the headers: writing gradients in turns is the
  * runtime's business, and the host knows which of its own types allow it.  Flag 256 stays
  * taken: a 1.2 or 1.3 plugin's type that sets it still has its gradients written in turns.
+ * 1.4 appended singa_layer_type's export_onnx, with which a type writes itself into an ONNX
+ * export, and the functions of singa/onnx.h it calls (an older plugin's types have none, so an
+ * export through them is refused, as before).
  *
  * Ownership.  A plugin is loaded into a registry (in singa-tui, the one of the Lua state) and
  * belongs to it: singa_registry_free drops its types and then dlcloses it.  Nothing is global,
@@ -53,11 +56,12 @@
 #include "singa/conf.h"
 #include "singa/gradcheck.h"
 #include "singa/layer.h"
+#include "singa/onnx.h"
 
 #pragma GCC visibility push(default) /* exported: libsinga is built hidden */
 
 #define SINGA_PLUGIN_ABI_MAJOR 1
-#define SINGA_PLUGIN_ABI_MINOR 3
+#define SINGA_PLUGIN_ABI_MINOR 4
 
 /* The name of the exported entry object, for dlsym. */
 #define SINGA_PLUGIN_ENTRY_SYMBOL "singa_plugin_entry"

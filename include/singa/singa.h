@@ -13,6 +13,7 @@
 #include "singa/layer.h"
 #include "singa/metrics.h"
 #include "singa/net.h"
+#include "singa/onnx.h"
 #include "singa/partition.h"
 #include "singa/param.h"
 #include "singa/pool.h"

@@ -39,6 +39,8 @@ static void usage(FILE *f)
             "                  Graphviz DOT, partitioned over a worker group (singa.graph), and end\n"
             "  --summary FILE  do not train: print the summary of the net of the script's first\n"
             "                  singa.train(job) (layers, output shapes, param counts) and end\n"
+            "  --export-onnx OUT  do not train: write the model of the script's first singa.train(job)\n"
+            "                  (its kTest net, newest checkpoint) to OUT as ONNX, print what it wrote, end\n"
             "  --check-plugin FILE  load the plugin FILE (a .so) and gradient-check every layer\n"
             "                  type it registers; exits non-zero when a check fails\n"
             "  --curve-keygen NAME  write a CURVE key pair for cluster.curve: NAME.key (secret, mode\n"
@@ -120,7 +122,7 @@ static int run_script(lua_State *L, const char *file, int argc, char **argv, int
 
 int main(int argc, char **argv)
 {
-    const char *script = NULL, *metrics = NULL;
+    const char *script = NULL, *metrics = NULL, *export_onnx = NULL;
     int first_arg = argc, test_only = 0, dot = 0, summary = 0, procs = 0, procs_at = 0, convert = 0;
     singa_tui_args tui = {.argc = argc, .argv = argv, .first_arg = argc}; /* the workbench's */
     singa_tui_crash_handlers();
@@ -137,6 +139,8 @@ int main(int argc, char **argv)
             return singa_tui_check_plugin(argv[i + 1]);
         } else if (strcmp(argv[i], "--curve-keygen") == 0 && i + 1 < argc) {
             return singa_tui_curve_keygen(argv[i + 1]);
+        } else if (strcmp(argv[i], "--export-onnx") == 0 && i + 1 < argc) {
+            export_onnx = argv[++i];
         } else if (strcmp(argv[i], "--metrics") == 0 && i + 1 < argc) {
             metrics = argv[++i];
         } else if (strcmp(argv[i], "--procs") == 0 && i + 1 < argc) {
@@ -171,6 +175,10 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    if (export_onnx && !script) {
+        fprintf(stderr, "singa-tui: --export-onnx needs the job's script: singa-tui --export-onnx %s -e FILE\n", export_onnx);
+        return 2;
+    }
     if (procs > 1 && !script && !tui.file) {
         fprintf(stderr, "singa-tui: --procs needs the job's FILE (singa-tui --procs %d [-e] FILE)\n", procs);
         return 2;
@@ -186,7 +194,7 @@ int main(int argc, char **argv)
         return singa_tui_procs(procs, procs_at, script ? 0 : tui.first_arg - 1, argc, argv);
     pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
     singa_lua_opts opts = {.progress_line = own_terminal(), .test_only = test_only, .dot = dot,
-                          .summary = summary, .lock = &lock};
+                          .summary = summary, .export_onnx = export_onnx, .lock = &lock};
     char plugin_path[4 * PATH_MAX + 64];
     singa_tui_plugin_path(plugin_path, sizeof plugin_path);
     opts.plugin_path = plugin_path;

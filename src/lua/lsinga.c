@@ -267,6 +267,18 @@ int singa_lua_traceback(lua_State *L)
     return 1;
 }
 
+singa_conf *singa_lua_job_conf(lua_State *L, int idx, singa_registry **reg)
+{
+    luaL_checktype(L, idx, LUA_TTABLE);
+    load_job_plugins(L, idx);
+    singa_err err = {{0}};
+    singa_conf *conf = singa_lua_toconf(L, idx, "job", &err);
+    if (!conf)
+        raise(L, err.msg);
+    *reg = get_registry(L);
+    return conf;
+}
+
 /* The model of the job at index 1, loaded with `hooks`; raises on failure.  The caller frees it
  * before it next calls anything that may raise. */
 static singa_model *load_model(lua_State *L, const singa_job_hooks *hooks)
@@ -559,8 +571,10 @@ static void build_graph(lua_State *L, singa_graph *g, const char *phase)
 static int l_train(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
-    if (get_opts(L)->test_only || get_opts(L)->dot || get_opts(L)->summary) { /* then end the script */
-        if (get_opts(L)->summary) {
+    if (get_opts(L)->test_only || get_opts(L)->dot || get_opts(L)->summary || get_opts(L)->export_onnx) { /* then end the script */
+        if (get_opts(L)->export_onnx) {
+            singa_lua_export_onnx_cli(L, get_opts(L)->export_onnx);
+        } else if (get_opts(L)->summary) {
             l_summary(L);
             if (fputs(lua_tostring(L, -2), stdout) < 0 || fflush(stdout) != 0)
                 return raise(L, "singa-tui --summary: cannot write to standard output");
@@ -912,6 +926,7 @@ int luaopen_singa_core(lua_State *L)
         {"graph", l_graph},
         {"params", l_params},
         {"summary", l_summary},
+        {"export_onnx", singa_lua_export_onnx},
         {NULL, NULL},
     };
     singa_registry **reg = lua_newuserdatauv(L, sizeof *reg, 0);

@@ -28,6 +28,7 @@ typedef struct singa_lua_opts {
     int test_only;     /* --test: singa.train evaluates the job's checkpoint, then ends the script */
     int dot;           /* --dot: singa.train prints the job's partitioned graph as DOT, then ends it */
     int summary;       /* --summary: singa.train prints the job's net summary, then ends it */
+    const char *export_onnx; /* --export-onnx FILE: singa.train exports the job's model there, then ends it */
     /* Which OS thread may run Lua code on the state: the host holds it while its script runs;
      * singa.train lets it go for the length of the job, and the job's callbacks (kLua updaters
      * and schedules, called from worker and server threads) take it for each call, as does an
@@ -52,6 +53,13 @@ const singa_lua_opts *singa_lua_get_opts(lua_State *L);
 /* singa.pause, singa.resume, singa.checkpoint and singa.lr_scale (lcontrol.c): sets them in the
  * table on top of the stack. */
 void singa_lua_control_open(lua_State *L);
+/* The job table at idx as a conf, its plugins loaded into the state's registry (*reg); raises
+ * on failure. */
+singa_conf *singa_lua_job_conf(lua_State *L, int idx, singa_registry **reg);
+/* singa.export_onnx(job, path [, checkpoint]) (lonnx.c). */
+int singa_lua_export_onnx(lua_State *L);
+/* --export-onnx: exports the job at index 1 to path and prints what it wrote (lonnx.c). */
+void singa_lua_export_onnx_cli(lua_State *L, const char *path);
 /* singa.read_idx and singa.read_csv (ldata.c): sets them in the table on top of the stack. */
 void singa_lua_data_open(lua_State *L);
 /* singa.core.read_pbtext and singa.core.suggest (lconf.c): sets them in the table on top. */

@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,7 @@ struct singa_plugin_ctx {
 /* Bytes of singa_layer_type and singa_plugin_example in a plugin built with ABI minor m: a
  * minor that appends a member must return the old sizes (offsetof that member) for older m, so
  * the loader zero-fills what those plugins do not have. */
-static size_t type_size(int minor) { return sizeof(singa_layer_type); }
+static size_t type_size(int minor) { return minor < 4 ? offsetof(singa_layer_type, export_onnx) : sizeof(singa_layer_type); }
 static size_t example_size(int minor) { return sizeof(singa_plugin_example); }
 
 /* The flag with which ABI 1.2 and 1.3 plugins said a type writes its params' gradients in turns

@@ -11,6 +11,7 @@
 #include <zlib.h>
 
 #include "singa/checkpoint.h"
+#include "train/ckpt_load.h"
 
 #define MAGIC "SINGACKP"
 #define TRAILER "SINGAEND"
@@ -92,7 +93,7 @@ static void put_u(wr *w, uint64_t v, int bytes)
     put(w, b, (size_t)bytes);
 }
 
-static int fsync_dir(const char *path)
+int singa_ckpt_fsync_dir(const char *path)
 {
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", path);
@@ -148,7 +149,7 @@ int singa_ckpt_write(const singa_ckpt *c, const char *path, singa_err *err)
         unlink(tmp);
         return singa_err_set(err, "checkpoint '%s': rename failed: %s", path, strerror(saved));
     }
-    if (fsync_dir(path) != 0)
+    if (singa_ckpt_fsync_dir(path) != 0)
         return singa_err_set(err, "checkpoint '%s': syncing its directory failed: %s", path, strerror(errno));
     return 0;
 }

@@ -9,6 +9,8 @@
 
 #include "singa/checkpoint.h"
 
+/* fsyncs the folder holding file `path`, so a rename into it lasts (checkpoints, ONNX models). */
+int singa_ckpt_fsync_dir(const char *path);
 /* Whether entry e holds `dtype` values of shape dims[ndim]. */
 bool singa_ckpt_entry_fits(const singa_ckpt_entry *e, int dtype, int ndim, const int *dims);
 /* Its shape as the messages write it, "10x784". */

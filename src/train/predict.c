@@ -17,6 +17,7 @@
 #include "singa/net.h"
 #include "singa/predict.h"
 #include "train/ckpt_load.h"
+#include "train/model.h"
 #include "train/train.h"
 
 struct singa_model {
@@ -26,6 +27,7 @@ struct singa_model {
     singa_net *net;
     int threads, test_steps;
     char checkpoint[4096];
+    const char *from; /* while loading: a checkpoint file the caller named, or NULL */
     uint64_t step;
     /* The input layers' cursors as built, so every test starts where the first one of a run does. */
     int64_t (*cursors)[SINGA_CURSOR_LEN];
@@ -58,7 +60,7 @@ static int copy_fields(singa_model *m, const singa_conf *job, singa_err *err)
         return singa_err_set(err, "job: frequencies and step counts must not be negative");
     if (!singa_conf_get(m->conf, "neuralnet"))
         return singa_err_set(err, "job: field 'neuralnet' is required");
-    if (!singa_conf_strs_len(m->conf, "checkpoint_path"))
+    if (!m->from && !singa_conf_strs_len(m->conf, "checkpoint_path"))
         return singa_err_set(err, "job: field 'checkpoint_path' is required to load a trained model "
                                   "(the directory training wrote its checkpoints to, or one checkpoint file)");
     return 0;
@@ -140,7 +142,7 @@ static void load_refused(void *ud, const char *reason)
 
 static int load_params(singa_model *m, const singa_job_hooks *hooks, singa_err *err)
 {
-    const char *path = singa_conf_strs_at(m->conf, "checkpoint_path", 0);
+    const char *path = m->from ? m->from : singa_conf_strs_at(m->conf, "checkpoint_path", 0);
     load_ctx lc = {m, hooks};
     switch (singa_ckpt_try_newest(path, load_try, load_refused, &lc, err)) {
     case 0:
@@ -157,10 +159,17 @@ static int load_params(singa_model *m, const singa_job_hooks *hooks, singa_err *
 int singa_model_load(singa_model **out, const singa_conf *job, const singa_registry *reg,
                      const singa_job_hooks *hooks, singa_err *err)
 {
+    return singa_model_load_from(out, job, NULL, reg, hooks, err);
+}
+
+int singa_model_load_from(singa_model **out, const singa_conf *job, const char *checkpoint,
+                          const singa_registry *reg, const singa_job_hooks *hooks, singa_err *err)
+{
     *out = NULL;
     singa_model *m = calloc(1, sizeof *m);
     if (!m)
         return singa_err_set(err, "out of memory");
+    m->from = checkpoint;
     singa_params_init(&m->params);
     if (copy_fields(m, job, err) < 0)
         goto fail;
@@ -181,6 +190,7 @@ int singa_model_load(singa_model **out, const singa_conf *job, const singa_regis
     if (load_params(m, hooks, err) < 0)
         goto fail;
     singa_job_log(hooks, "loaded %s (step %llu)", m->checkpoint, (unsigned long long)m->step);
+    m->from = NULL;
     *out = m;
     return 0;
 fail:
@@ -200,6 +210,7 @@ void singa_model_free(singa_model *m)
 }
 
 const char *singa_model_checkpoint(const singa_model *m) { return m->checkpoint; }
+singa_net *singa_model_net(const singa_model *m) { return m->net; }
 uint64_t singa_model_step(const singa_model *m) { return m->step; }
 
 int singa_model_test(singa_model *m, const singa_job_hooks *hooks, singa_metrics *out, singa_err *err)
@@ -225,8 +236,7 @@ int singa_model_test(singa_model *m, const singa_job_hooks *hooks, singa_metrics
     return 0;
 }
 
-/* The net's one input layer, or NULL with a message. */
-static singa_layer *input_layer(const singa_model *m, singa_err *err)
+singa_layer *singa_model_input(const singa_model *m, singa_err *err)
 {
     singa_layer *in = NULL;
     for (int i = 0; i < m->net->nlayers; i++) {
@@ -247,12 +257,11 @@ static singa_layer *input_layer(const singa_model *m, singa_err *err)
 
 int singa_model_input_size(const singa_model *m)
 {
-    singa_layer *in = input_layer(m, NULL);
+    singa_layer *in = singa_model_input(m, NULL);
     return in ? singa_tensor_cols(&in->data) : 0;
 }
 
-/* The layer predictions are read from: `name`, else the last kSoftmaxLoss, else the last kSoftmax. */
-static singa_layer *output_layer(const singa_model *m, const char *name, singa_err *err)
+singa_layer *singa_model_output(const singa_model *m, const char *name, singa_err *err)
 {
     if (name) {
         singa_layer *l = singa_net_find(m->net, name);
@@ -273,7 +282,7 @@ int singa_model_predict(singa_model *m, const singa_tensor *input, const char *l
                         singa_err *err)
 {
     memset(out, 0, sizeof *out);
-    singa_layer *in = input_layer(m, err), *ol = in ? output_layer(m, layer, err) : NULL;
+    singa_layer *in = singa_model_input(m, err), *ol = in ? singa_model_output(m, layer, err) : NULL;
     if (!ol)
         return -1;
     if (ol == in)
