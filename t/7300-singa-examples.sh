@@ -3,7 +3,9 @@
 # Fashion-MNIST by SINGA's shard tool (../shared/tools/singa_shard.py), CIFAR-10-format shards and
 # image_mean.bin generated here.  Each runs a few steps (singa.import_conf, then train_steps
 # shortened: the full runs take hours) and its training loss falls; the RBM chain and the
-# autoencoder initialise from the checkpoints the jobs before them wrote, as in SINGA.
+# autoencoder initialise from the checkpoints the jobs before them wrote, as in SINGA.  LeNet and
+# the CIFAR-10 net, exported to ONNX (the parsers kMnist and kRGBImage, with and without a crop,
+# and kImagePreprocess, as ops), compute in onnxruntime-node what singa.predict computes.
 : "${SINGA_TUI:?SINGA_TUI is not set}"
 : "${top_srcdir:?top_srcdir is not set}"
 . "$top_srcdir/t/tap.sh"
@@ -102,4 +104,73 @@ n_from=$(grep -c "^checkpoint_path: [0-9]* params from examples/rbm/rbm[1-4]/che
     rbm-autoencoder.conf.out)
 [ "$n_from" -eq 4 ]
 report $? "the autoencoder initialises from all four RBMs' checkpoints (got $n_from)" rbm-autoencoder.conf.out
+# ONNX: each net trained 2 steps into a folder of its own, exported, and run in onnxruntime-node
+# beside singa.predict on 6 records of random pixels.  With CROP, kRGBImage cuts CROP x CROP
+# windows and a kImagePreprocess after it cuts those to CROP - 4.
+cat >onnx.lua <<'LUA'
+-- onnx.lua CONF DIR [CROP]: prints "maxdiff D" (the largest difference of the two outputs).
+local singa = require "singa"
+local ox = require "onnxtools"
+local conf, dir, crop = arg[1], arg[2], tonumber(arg[3])
+local job = singa.import_conf(conf)
+job.train_steps, job.disp_freq, job.test_freq, job.test_steps = 2, 0, 0, 0
+job.checkpoint_path = dir .. "/ckpt"
+local layers = job.neuralnet.layer
+for _, l in ipairs(layers) do -- SINGA's tiny inits give near-uniform outputs: differences would hide
+  for _, p in ipairs(l.param or {}) do
+    if p.init and p.init.type == "kGaussian" then p.init.std = math.max(p.init.std or 0, 0.05) end
+  end
+end
+if crop then
+  for _, l in ipairs(layers) do
+    if l.type == "kRGBImage" then l.cropsize = crop end
+    if l.srclayer == "rgb" then l.srclayer = "pre" end
+  end
+  table.insert(layers, 4, { name = "pre", type = "kImagePreprocess", srclayer = "rgb", cropsize = crop - 4,
+                            scale = 0.5 })
+end
+singa.train(job)
+local model = dir .. "/model.onnx"
+singa.export_onnx(job, model)
+local _, s = singa.summary(job)
+local shape = { 6 }
+for _, l in ipairs(s.layers) do
+  if l.name == "data" then
+    for d = 2, #l.shape do shape[d] = l.shape[d] end
+    break
+  end
+end
+local size = 1
+for d = 2, #shape do size = size * shape[d] end
+local rows, seed = {}, 11
+for i = 1, 6 do
+  local r = {}
+  for k = 1, size do
+    seed = (seed * 1103515245 + 12345) % 2147483648
+    r[k] = seed % 256
+  end
+  rows[i] = r
+end
+local got, why = ox.run(model, rows, shape, dir)
+if not got then error(why) end
+print(string.format("maxdiff %.3g", ox.maxdiff(singa.predict(job, rows), got)))
+LUA
+missing=$("$SINGA_TUI" -e /dev/stdin <<'LUA' 2>&1
+local why = require("onnxtools").missing()
+print(why or "")
+LUA
+)
+for case in "mnist/conv.conf" "cifar10/job.conf" "cifar10/job.conf 28"; do
+    set -- $case
+    name=onnx-$(echo "$case" | tr '/ ' '--')
+    if [ -n "$missing" ]; then
+        skip "$case in ONNX" "$missing"
+        continue
+    fi
+    mkdir -p "$name"
+    timeout 300 "$SINGA_TUI" -e onnx.lua "$ex/$1" "$name" ${2:-} >"$name.out" 2>&1
+    d=$(sed -n 's/^maxdiff //p' "$name.out")
+    awk -v d="${d:-x}" 'BEGIN { exit !(d != "x" && d + 0 <= 1e-5) }'
+    report $? "$case${2:+ (kRGBImage crop $2, kImagePreprocess)}: the ONNX export agrees with singa.predict (${d:-failed})" "$name.out"
+done
 done_testing

@@ -3,6 +3,7 @@
  * ImagePreprocessLayer did.  (SINGA v0.3 cut its test window at the top-left corner and v0.1 did
  * not cut one at all; the centre is what their successors and Caffe use.) */
 #include "layers/image.h"
+#include "layers/layers.h"
 #include "singa/net.h"
 
 singa_crop singa_image_crop_pick(const singa_layer *l, singa_phase phase, int h, int w, int s, bool mirror)
@@ -32,13 +33,19 @@ void singa_image_crop(const float *in, const float *mean, int c, int h, int w, i
         }
 }
 
-void singa_image_crop_batch(singa_layer *l, singa_phase phase, const float *mean, int s, bool mirror, float scale)
+void singa_image_parse_batch(singa_layer *l, singa_phase phase, const singa_image_parse *p)
 {
     const singa_tensor *in = &l->src[0]->data;
-    int c = in->shape[1], h = in->shape[2], w = in->shape[3];
+    int c = in->shape[1], h = in->shape[2], w = in->shape[3], s = p->crop;
     size_t isize = (size_t)c * (size_t)h * (size_t)w, osize = (size_t)c * (size_t)s * (size_t)s;
     for (int b = 0; b < in->shape[0]; b++) {
-        singa_crop k = singa_image_crop_pick(l, phase, h, w, s, mirror);
-        singa_image_crop(in->data + (size_t)b * isize, mean, c, h, w, s, k, scale, l->data.data + (size_t)b * osize);
+        singa_crop k = singa_image_crop_pick(l, phase, h, w, s, p->mirror);
+        singa_image_crop(in->data + (size_t)b * isize, p->mean, c, h, w, s, k, p->scale,
+                         l->data.data + (size_t)b * osize);
     }
+}
+
+const singa_image_parse *singa_image_parse_of(const singa_layer *l)
+{
+    return l->type == &singa_image_preprocess_layer ? l->state : singa_rgb_image_parse(l);
 }

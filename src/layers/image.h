@@ -16,8 +16,22 @@ singa_crop singa_image_crop_pick(const singa_layer *l, singa_phase phase, int h,
 /* out (c x s x s) = (in's window - mean's) * scale, in being c x h x w; mean may be NULL. */
 void singa_image_crop(const float *in, const float *mean, int c, int h, int w, int s, singa_crop k, float scale,
                       float *out);
-/* l's output = every image of its source's batch (n x c x h x w) cut and scaled as
- * singa_image_crop does, a window picked per image; the parser layers' forward pass. */
-void singa_image_crop_batch(singa_layer *l, singa_phase phase, const float *mean, int s, bool mirror, float scale);
+/* What a layer that parses images does to each (kRGBImage, kImagePreprocess): an s x s window of
+ * (image - mean), picked by singa_image_crop_pick, times scale. */
+typedef struct singa_image_parse {
+    int crop; /* s */
+    bool mirror;
+    float scale;
+    float *mean; /* one per pixel of the source image (c x h x w); NULL for none */
+} singa_image_parse;
+
+/* l's output = every image of its source's batch (n x c x h x w) parsed as p says, a window
+ * picked per image: the forward pass of the layers that parse their source's images. */
+void singa_image_parse_batch(singa_layer *l, singa_phase phase, const singa_image_parse *p);
+/* How l parses its source's images when it does (kRGBImage over a data layer, kImagePreprocess),
+ * else NULL: the ONNX export writes it as ops. */
+const singa_image_parse *singa_image_parse_of(const singa_layer *l);
+/* kRGBImage's part of singa_image_parse_of (rgb_image.c). */
+const singa_image_parse *singa_rgb_image_parse(const singa_layer *l);
 
 #endif

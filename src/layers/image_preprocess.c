@@ -8,11 +8,7 @@
 #include "layers/image.h"
 #include "layers/layers.h"
 
-typedef struct pre_state {
-    int crop;
-    bool mirror;
-    float scale;
-} pre_state;
+typedef singa_image_parse pre_state; /* mean NULL: the input layer subtracts it */
 
 static const singa_field fields[] = {
     {"cropsize", SINGA_FIELD_INT}, {"mirror", SINGA_FIELD_BOOL}, {"scale", SINGA_FIELD_NUM},
@@ -46,7 +42,7 @@ static int setup(singa_layer *l, singa_err *err)
 static int forward(singa_layer *l, singa_phase phase, singa_err *err)
 {
     pre_state *s = l->state;
-    singa_image_crop_batch(l, phase, NULL, s->crop, s->mirror, s->scale);
+    singa_image_parse_batch(l, phase, s);
     return 0;
 }
 

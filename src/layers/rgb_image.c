@@ -30,10 +30,7 @@
 typedef struct rgb_state {
     singa_records rec;
     uint8_t *bytes; /* count records of RECORD bytes */
-    int crop;       /* output side */
-    bool mirror;
-    float scale;
-    float *mean;  /* one per pixel */
+    singa_image_parse img;
     float *pixels; /* an input record's pixels as floats */
 } rgb_state;
 SINGA_RECORDS_FIRST(rgb_state);
@@ -53,10 +50,10 @@ static int load_mean(singa_layer *l, rgb_state *s, const char *path, size_t n, s
         return singa_err_prefix(err, "meanfile: ");
     if (len == n) {
         for (size_t i = 0; i < n; i++)
-            s->mean[i] = b[i];
+            s->img.mean[i] = b[i];
     } else if (len == n * sizeof(float)) {
-        memcpy(s->mean, b, n * sizeof(float));
-    } else if (singa_shard_mean(path, n, s->mean, err) < 0) {
+        memcpy(s->img.mean, b, n * sizeof(float));
+    } else if (singa_shard_mean(path, n, s->img.mean, err) < 0) {
         free(b);
         return singa_layer_err(l, err, "meanfile '%s' has %zu bytes: not %zu (one byte per pixel) nor %zu (one float per "
                                        "pixel), and as SINGA's image_mean.bin: %s", path, len, n, n * sizeof(float), err->msg);
@@ -103,23 +100,23 @@ static int setup_transform(singa_layer *l, rgb_state *s, int h, int w, size_t n,
     const char *meanfile = singa_conf_str(l->conf, "meanfile", NULL);
     double scale = singa_conf_num(l->conf, "scale", 1.0);
     int side = h < w ? h : w;
-    s->crop = singa_conf_int(l->conf, "cropsize", 0);
-    s->mirror = singa_conf_bool(l->conf, "mirror", false);
+    s->img.crop = singa_conf_int(l->conf, "cropsize", 0);
+    s->img.mirror = singa_conf_bool(l->conf, "mirror", false);
     if (scale == 0)
         return singa_layer_err(l, err, "field 'scale' must not be 0");
-    if (s->crop < 0 || s->crop > side)
-        return singa_layer_err(l, err, "field 'cropsize' must be in 0..%d (0: no cropping), got %d", side, s->crop);
-    if (s->crop == 0 && h != w)
+    if (s->img.crop < 0 || s->img.crop > side)
+        return singa_layer_err(l, err, "field 'cropsize' must be in 0..%d (0: no cropping), got %d", side, s->img.crop);
+    if (s->img.crop == 0 && h != w)
         return singa_layer_err(l, err, "the images are %d x %d: set 'cropsize' to cut a square from them", h, w);
     if (meanfile && singa_conf_get(l->conf, "mean"))
         return singa_layer_err(l, err, "give 'mean' or 'meanfile', not both");
-    s->scale = (float)scale;
-    s->crop = s->crop ? s->crop : side;
-    if (!(s->mean = malloc(n * sizeof *s->mean)))
+    s->img.scale = (float)scale;
+    s->img.crop = s->img.crop ? s->img.crop : side;
+    if (!(s->img.mean = malloc(n * sizeof *s->img.mean)))
         return singa_layer_err(l, err, "out of memory");
     float mean = (float)singa_conf_num(l->conf, "mean", 0.0);
     for (size_t i = 0; i < n; i++)
-        s->mean[i] = mean;
+        s->img.mean[i] = mean;
     return meanfile ? load_mean(l, s, meanfile, n, err) : 0;
 }
 
@@ -142,7 +139,7 @@ static int setup_parser(singa_layer *l, rgb_state *s, singa_err *err)
     size_t n = (size_t)in->shape[1] * (size_t)in->shape[2] * (size_t)in->shape[3];
     if (setup_transform(l, s, in->shape[2], in->shape[3], n, err) < 0)
         return -1;
-    int shape[4] = {in->shape[0], in->shape[1], s->crop, s->crop};
+    int shape[4] = {in->shape[0], in->shape[1], s->img.crop, s->img.crop};
     return singa_layer_shape(l, 4, shape, err);
 }
 
@@ -162,7 +159,7 @@ static int setup(singa_layer *l, singa_err *err)
     for (size_t i = 0; i < npaths; i++)
         if (load_records(l, s, singa_conf_strs_at(l->conf, "path", i), &count, err) < 0)
             return -1;
-    int shape[4] = {s->rec.batch, 3, s->crop, s->crop};
+    int shape[4] = {s->rec.batch, 3, s->img.crop, s->img.crop};
     if (singa_layer_shape(l, 4, shape, err) < 0)
         return -1;
     if (singa_tensor_init(&l->aux, 1, shape, err) < 0)
@@ -173,14 +170,15 @@ static int setup(singa_layer *l, singa_err *err)
 static int forward(singa_layer *l, singa_phase phase, singa_err *err)
 {
     rgb_state *s = l->state;
-    size_t out = (size_t)(3 * s->crop * s->crop);
+    size_t out = (size_t)(3 * s->img.crop * s->img.crop);
     for (int b = 0; b < s->rec.batch; b++) {
         const uint8_t *r = s->bytes + singa_records_next(&s->rec, l) * RECORD;
-        singa_crop k = singa_image_crop_pick(l, phase, SIDE, SIDE, s->crop, s->mirror);
+        singa_crop k = singa_image_crop_pick(l, phase, SIDE, SIDE, s->img.crop, s->img.mirror);
         l->aux.data[b] = r[0];
         for (int i = 0; i < PIXELS; i++)
             s->pixels[i] = r[1 + i];
-        singa_image_crop(s->pixels, s->mean, 3, SIDE, SIDE, s->crop, k, s->scale, l->data.data + (size_t)b * out);
+        singa_image_crop(s->pixels, s->img.mean, 3, SIDE, SIDE, s->img.crop, k, s->img.scale,
+                         l->data.data + (size_t)b * out);
     }
     return 0;
 }
@@ -188,7 +186,7 @@ static int forward(singa_layer *l, singa_phase phase, singa_err *err)
 static int forward_parser(singa_layer *l, singa_phase phase, singa_err *err)
 {
     rgb_state *s = l->state;
-    singa_image_crop_batch(l, phase, s->mean, s->crop, s->mirror, s->scale);
+    singa_image_parse_batch(l, phase, &s->img);
     return 0;
 }
 
@@ -196,7 +194,7 @@ static void destroy(singa_layer *l)
 {
     rgb_state *s = l->state;
     free(s->bytes);
-    free(s->mean);
+    free(s->img.mean);
     free(s->pixels);
     singa_records_free(&s->rec);
 }
@@ -205,6 +203,11 @@ static const singa_layer_type parser_type = {
     .name = "kRGBImage", .fields = fields, .min_src = 1, .max_src = 1,
     .state_size = sizeof(rgb_state), .setup = setup, .forward = forward_parser, .destroy = destroy,
 };
+
+const singa_image_parse *singa_rgb_image_parse(const singa_layer *l)
+{
+    return l->type == &parser_type ? &((const rgb_state *)l->state)->img : NULL;
+}
 
 const singa_layer_type singa_rgb_image_layer = {
     .name = "kRGBImage", .fields = fields, .min_src = 0, .max_src = 1, .flags = SINGA_LAYER_INPUT | SINGA_LAYER_SPLITS,

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "core/pbwrite.h"
+#include "layers/image.h"
 #include "layers/layers.h"
 #include "singa/onnx.h"
 #include "singa/singa.h"
@@ -285,6 +286,37 @@ static int emit_mnist(ox *x, singa_layer *l, singa_err *err)
     }
     node(x, "Sub", helper(shifted, l, "shifted"), 2, scaled, b, NULL);
     reshape_to(x, l, shifted);
+    return 0;
+}
+
+/* kRGBImage over a data layer, kImagePreprocess: in kTest the centred window of (image - mean),
+ * times scale; Sub before Slice and Mul, as the layer rounds. */
+static int emit_image_parse(ox *x, singa_layer *l, singa_err *err)
+{
+    const singa_image_parse *p = singa_image_parse_of(l);
+    const singa_tensor *in = &l->src[0]->data;
+    int c = in->shape[1], h = in->shape[2], w = in->shape[3], s = p->crop;
+    char mean[NAME_LEN], centred[NAME_LEN], starts[NAME_LEN], ends[NAME_LEN], axes[NAME_LEN], cut[NAME_LEN],
+        scale[NAME_LEN];
+    const char *v = l->src[0]->name;
+    if (p->mean) {
+        int64_t dims[3] = {c, h, w};
+        init_floats(x, helper(mean, l, "mean"), 3, dims, p->mean, (size_t)c * (size_t)h * (size_t)w);
+        node(x, "Sub", helper(centred, l, "centred"), 2, v, mean, NULL);
+        v = centred;
+    }
+    if (s < h || s < w) {
+        int64_t y0 = (h - s) / 2, x0 = (w - s) / 2; /* singa_image_crop_pick's centre */
+        int64_t from[2] = {y0, x0}, to[2] = {y0 + s, x0 + s}, ax[2] = {2, 3};
+        init_ints(x, helper(starts, l, "starts"), 2, from);
+        init_ints(x, helper(ends, l, "ends"), 2, to);
+        init_ints(x, helper(axes, l, "axes"), 2, ax);
+        const char *slice_in[4] = {v, starts, ends, axes};
+        node_end(x, node_begin_list(x, "Slice", helper(cut, l, "window"), 4, slice_in));
+        v = cut;
+    }
+    init_scalar(x, helper(scale, l, "scale"), p->scale);
+    node(x, "Mul", l->name, 2, v, scale, NULL);
     return 0;
 }
 
@@ -621,6 +653,9 @@ static const op_map ops[] = {
 
 static const op_map *op_of(const singa_layer *l)
 {
+    static const op_map image_parse = {NULL, emit_image_parse};
+    if (singa_image_parse_of(l))
+        return &image_parse;
     for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
         if (ops[i].type == l->type)
             return &ops[i];
