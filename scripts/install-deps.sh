@@ -23,9 +23,9 @@ fi
 # onnxruntime-node, which the ONNX tests (t/72xx) and demos/onnx_predict.js run exported models
 # in, in a fixed folder outside the source tree ($SINGA_ONNXRUNTIME_DIR, where they look too).
 # Its CPU library ships inside the npm package; its install script only fetches GPU parts (and
-# fails offline), so it is skipped.
+# fails offline), so it is skipped.  The version is the one the tests were written against.
 ORT_DIR=${SINGA_ONNXRUNTIME_DIR:-/usr/local/lib/singa-onnxruntime}
 if [ ! -f "$ORT_DIR/node_modules/onnxruntime-node/package.json" ]; then
   $SUDO mkdir -p "$ORT_DIR"
-  $SUDO npm install --prefix "$ORT_DIR" --ignore-scripts --no-audit --no-fund onnxruntime-node
+  $SUDO npm install --prefix "$ORT_DIR" --ignore-scripts --no-audit --no-fund onnxruntime-node@1.30.0
 fi
