@@ -10,6 +10,7 @@ local singa = {
   layer_types = core.layer_types,
   test = core.test,             -- singa.test(job) -> { test = { loss, accuracy }, step, checkpoint }
   predict = core.predict,       -- singa.predict(job, input [, layer]) -> probabilities per input row
+  load = core.load,             -- singa.load(path) -> { step, checkpoint, topology, params = { name = tensor }, updater = { [param] = { slot = tensor } } }
   read_idx = core.read_idx,     -- singa.read_idx(file [, { norm_a, norm_b }]) -> a tensor shaped like the file
   read_csv = core.read_csv,     -- singa.read_csv(file [, { separator, header, label }]) -> features, labels
   tensor = core.tensor,         -- singa.tensor(d1, ...) zeros, or singa.tensor(list of numbers or rows)

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "singa/ckpt_set.h"
 #include "train/ckpt_load.h"
 #include "train/job_private.h"
 
@@ -212,7 +213,7 @@ static int load_extra(void *ud, const char *name, singa_err *err)
     const char *phase = eval_cursor_phase(name);
     bool unbuilt = phase && !(strcmp(phase, singa_phase_name(SINGA_PHASE_TEST)) == 0 ? l->job->test_net : l->job->val_net);
     if (unbuilt || strcmp(name, "best") == 0 ||
-        (l->job->dist && (strcmp(name, "topology") == 0 || strcmp(name, "worker") == 0)))
+        (l->job->dist && (strncmp(name, "param/", 6) == 0 || strncmp(name, "updater/", 8) == 0)))
         return 0;
     return singa_err_set(err, "checkpoint '%s': tensor '%s' is not in the job (the file belongs to another net)",
                          l->path, name);
@@ -262,40 +263,9 @@ static int load_checkpoint(singa_job *job, const singa_ckpt *ck, const char *pat
     return rc;
 }
 
-static int try_resume(singa_job *job, const char *path, singa_err *err)
-{
-    singa_ckpt ck;
-    if (singa_ckpt_read(&ck, path, err) < 0)
-        return -1;
-    int rc = load_checkpoint(job, &ck, path, err);
-    singa_ckpt_free(&ck, 1);
-    return rc;
-}
-
 int singa_job_load_state(singa_job *job, const singa_ckpt *ck, const char *path, singa_err *err)
 {
     return load_checkpoint(job, ck, path, err);
-}
-
-/* A folder of a distributed job's checkpoints is none of a plain job's: resuming from it would
- * start over without a word.  Returns -1 (err set) when `dir` holds such files. */
-static int refuse_dist_files(const char *dir, singa_err *err)
-{
-    struct stat st;
-    singa_ckpt_file *files;
-    size_t n;
-    if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || singa_ckpt_dir_files(dir, &files, &n, err) < 0)
-        return 0;
-    int rc = 0;
-    for (size_t i = 0; i < n && rc == 0; i++)
-        if (files[i].kind != SINGA_CKPT_LOCAL) {
-            char path[4096];
-            singa_ckpt_part_path(path, sizeof path, dir, files[i].step, files[i].kind, files[i].group, files[i].id);
-            rc = singa_err_set(err, "resume: '%s' holds checkpoints of a distributed job (%s); this job has one "
-                                    "worker and one server and cannot resume from them", dir, path);
-        }
-    free(files);
-    return rc;
 }
 
 int job_ckpt_note_stale(singa_job *job, const singa_job_hooks *hooks, singa_err *err)
@@ -315,20 +285,24 @@ int job_ckpt_note_stale(singa_job *job, const singa_job_hooks *hooks, singa_err 
 typedef struct resume_ctx {
     singa_job *job;
     const singa_job_hooks *hooks;
-    char file[4096]; /* the checkpoint accepted */
-    singa_ckpt *ck;  /* init_from: where the accepted checkpoint is read to */
 } resume_ctx;
 
-static void log_refused(void *ud, const char *reason)
+static void log_refused(void *ud, uint64_t step, bool incomplete, const char *reason)
 {
+    (void)step, (void)incomplete;
     singa_job_log(((resume_ctx *)ud)->hooks, "refused %s", reason);
 }
 
-static int resume_try(void *ud, const char *file, singa_err *err)
+/* A checkpoint of any topology: the model, and worker 0.0's state. */
+static int resume_try(void *ud, const singa_ckpt_set *s, singa_err *err)
 {
     resume_ctx *rc = ud;
-    snprintf(rc->file, sizeof rc->file, "%s", file);
-    return try_resume(rc->job, file, err);
+    singa_ckpt view;
+    if (singa_ckpt_set_view(s, 0, 0, true, &view, err) < 0)
+        return -1;
+    int r = load_checkpoint(rc->job, &view, s->where, err);
+    singa_ckpt_free(&view, 0);
+    return r;
 }
 
 int job_ckpt_resume(singa_job *job, const singa_job_hooks *hooks, singa_err *err)
@@ -336,13 +310,18 @@ int job_ckpt_resume(singa_job *job, const singa_job_hooks *hooks, singa_err *err
     if (!job->resume)
         return 0;
     resume_ctx rc = {.job = job, .hooks = hooks};
-    if (refuse_dist_files(job->ckpt_dir, err) < 0)
-        return -1;
-    switch (singa_ckpt_try_newest(job->ckpt_dir, resume_try, log_refused, &rc, err)) {
-    case 0:
-        singa_job_log(hooks, "resumed from %s (step %d)", rc.file, job->step);
-        singa_job_ckpt_written(job, job->step, rc.file);
+    singa_ckpt_set s;
+    switch (singa_ckpt_set_open(&s, job->ckpt_dir, resume_try, log_refused, &rc, err)) {
+    case 0: {
+        char what[512];
+        int64_t plain[SINGA_CKPT_TOPOLOGY_LEN] = {0};
+        if (singa_ckpt_set_resharded(&s, plain, what, sizeof what))
+            singa_job_log(hooks, "%s", what);
+        singa_job_log(hooks, "resumed from %s (step %d)", s.where, job->step);
+        singa_job_ckpt_written(job, job->step, s.where);
+        singa_ckpt_set_free(&s);
         return 0;
+    }
     case 1:
         singa_job_log(hooks, "resume: no checkpoint in '%s', starting from step 0", job->ckpt_dir);
         return 0;
@@ -353,32 +332,8 @@ int job_ckpt_resume(singa_job *job, const singa_job_hooks *hooks, singa_err *err
 
 /* ---- params from earlier jobs: checkpoint_path's entries after the first ---- */
 
-static int read_try(void *ud, const char *file, singa_err *err)
-{
-    resume_ctx *rc = ud;
-    snprintf(rc->file, sizeof rc->file, "%s", file);
-    return singa_ckpt_read(rc->ck, file, err);
-}
-
-/* Reads the checkpoint `path` names: that file, or a directory's newest checkpoint that
- * verifies.  `file` receives the file's name. */
-static int read_init(singa_ckpt *ck, const char *path, char *file, size_t len, const singa_job_hooks *hooks,
-                     singa_err *err)
-{
-    resume_ctx rc = {.hooks = hooks, .ck = ck};
-    switch (singa_ckpt_try_newest(path, read_try, log_refused, &rc, err)) {
-    case 0:
-        snprintf(file, len, "%s", rc.file);
-        return 0;
-    case 1:
-        return singa_err_prefix(err, "job: checkpoint_path: cannot initialise params from ");
-    default:
-        return singa_err_prefix(err, "job: checkpoint_path: ");
-    }
-}
-
-/* A fresh run's params from earlier jobs' checkpoints, matched by name; later entries win.
- * Params that share another's value (share_from) take it from their owner. */
+/* A fresh run's params from earlier jobs' checkpoints (any topology), matched by name; later
+ * entries win.  Params that share another's value (share_from) take it from their owner. */
 static int init_params(singa_job *job, const singa_job_hooks *hooks, singa_err *err)
 {
     bool *loaded = calloc((size_t)job->params.n + 1, sizeof *loaded);
@@ -387,13 +342,23 @@ static int init_params(singa_job *job, const singa_job_hooks *hooks, singa_err *
     int rc = 0;
     for (size_t k = 1; k <= job->ninit && rc == 0; k++) {
         const char *path = singa_conf_strs_at(job->conf, "checkpoint_path", k);
-        char file[4096], names[512] = "";
-        singa_ckpt ck;
+        char names[512] = "";
+        singa_ckpt_set set;
+        resume_ctx ctx = {.job = job, .hooks = hooks};
         int count = 0;
-        if ((rc = read_init(&ck, path, file, sizeof file, hooks, err)) < 0)
+        switch (singa_ckpt_set_open(&set, path, NULL, log_refused, &ctx, err)) {
+        case 0:
             break;
-        for (size_t i = 0; i < ck.n && rc == 0; i++) {
-            const singa_ckpt_entry *e = &ck.entries[i];
+        case 1:
+            rc = singa_err_prefix(err, "job: checkpoint_path: cannot initialise params from ");
+            continue;
+        default:
+            rc = singa_err_prefix(err, "job: checkpoint_path: ");
+            continue;
+        }
+        const singa_ckpt *ck = &set.model;
+        for (size_t i = 0; i < ck->n && rc == 0; i++) {
+            const singa_ckpt_entry *e = &ck->entries[i];
             singa_param *p = strncmp(e->name, "param/", 6) == 0 ? singa_params_find(&job->params, e->name + 6) : NULL;
             if (!p || p->owner)
                 continue;
@@ -401,7 +366,7 @@ static int init_params(singa_job *job, const singa_job_hooks *hooks, singa_err *
                 char a[64], b[64];
                 singa_ckpt_entry_shape(e, a, sizeof a);
                 rc = singa_err_set(err, "job: checkpoint_path: param '%s' has shape %s in '%s' but %s in this job (layer '%s')",
-                                   p->name, e->dtype == SINGA_CKPT_F32 ? a : "(not float32)", file,
+                                   p->name, e->dtype == SINGA_CKPT_F32 ? a : "(not float32)", set.where,
                                    singa_tensor_shape_str(&p->data, b, sizeof b), p->layer);
                 break;
             }
@@ -411,10 +376,10 @@ static int init_params(singa_job *job, const singa_job_hooks *hooks, singa_err *
         }
         if (rc == 0 && count)
             singa_job_log(hooks, "checkpoint_path: %d param%s from %s (step %llu): %s", count,
-                          count == 1 ? "" : "s", file, (unsigned long long)ck.step, names);
+                          count == 1 ? "" : "s", set.where, (unsigned long long)set.step, names);
         else if (rc == 0)
-            singa_job_log(hooks, "checkpoint_path: no param of this job is in %s", file);
-        singa_ckpt_free(&ck, 1);
+            singa_job_log(hooks, "checkpoint_path: no param of this job is in %s", set.where);
+        singa_ckpt_set_free(&set);
     }
     if (rc == 0) {
         char names[512] = "";
