@@ -207,9 +207,41 @@ static int load_mismatch(void *ud, const char *name, const singa_ckpt_entry *e, 
                          ((const job_load *)ud)->path, name, a, b);
 }
 
+/* A data cursor's name without the part of a cut net ("cursor/kTrain/data@1" -> ".../data"):
+ * every part of a group's input layer reads the group's batch, so they stand where the whole
+ * layer would, and a cut job resumes from an uncut one's cursors and the other way round. */
+static void cursor_base(const char *name, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s", name);
+    char *at = strrchr(buf, '@');
+    if (at && strncmp(buf, "cursor/", 7) == 0 && at[1] && strspn(at + 1, "0123456789") == strlen(at + 1))
+        *at = 0;
+}
+
+static void cursor_name(const singa_layer *l, char *buf, size_t len)
+{
+    snprintf(buf, len, "cursor/%s/%s", singa_phase_name(l->net->phase), l->name);
+}
+
+/* Whether the job has a cursor of the same base as `name`. */
+static bool job_has_cursor(const singa_job *job, const char *name)
+{
+    char a[512], b[512], c[512];
+    cursor_base(name, a, sizeof a);
+    for (int k = 0; k < job->ninputs; k++) {
+        cursor_name(job->inputs[k], b, sizeof b);
+        cursor_base(b, c, sizeof c);
+        if (strcmp(a, c) == 0)
+            return true;
+    }
+    return false;
+}
+
 static int load_extra(void *ud, const char *name, singa_err *err)
 {
     const job_load *l = ud;
+    if (strncmp(name, "cursor/", 7) == 0 && job_has_cursor(l->job, name))
+        return 0; /* read by another part of the layer (cursor_base) */
     const char *phase = eval_cursor_phase(name);
     bool unbuilt = phase && !(strcmp(phase, singa_phase_name(SINGA_PHASE_TEST)) == 0 ? l->job->test_net : l->job->val_net);
     if (unbuilt || strcmp(name, "best") == 0 ||
@@ -245,17 +277,56 @@ static const singa_ckpt_load_ops load_ops = {
     .missing = load_missing, .mismatch = load_mismatch, .extra = load_extra, .validate = load_validate,
 };
 
-static int load_checkpoint(singa_job *job, const singa_ckpt *ck, const char *path, singa_err *err)
+/* ck's entries (pointing into ck) and, for a cursor of the job's that ck holds under another
+ * part's name (cursor_base), that one under the job's name. */
+static int alias_add(singa_ckpt *out, const char *name, const singa_ckpt_entry *e, singa_err *err)
 {
+    int dims[4];
+    for (int d = 0; d < e->ndim; d++)
+        dims[d] = (int)e->dims[d];
+    return singa_ckpt_add(out, name, e->dtype, e->ndim, dims, e->data, err);
+}
+
+static int with_cursor_aliases(const singa_job *job, const singa_ckpt *ck, singa_ckpt *out, singa_err *err)
+{
+    singa_ckpt_init(out, ck->step);
+    char name[512], a[512], b[512];
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < ck->n; i++)
+        rc = alias_add(out, ck->entries[i].name, &ck->entries[i], err);
+    for (int k = 0; rc == 0 && k < job->ninputs; k++) {
+        cursor_name(job->inputs[k], name, sizeof name);
+        if (singa_ckpt_find(ck, name))
+            continue;
+        cursor_base(name, a, sizeof a);
+        for (size_t j = 0; j < ck->n; j++) {
+            cursor_base(ck->entries[j].name, b, sizeof b);
+            if (strcmp(a, b) == 0) {
+                rc = alias_add(out, name, &ck->entries[j], err);
+                break;
+            }
+        }
+    }
+    if (rc < 0)
+        singa_ckpt_free(out, 0);
+    return rc;
+}
+
+static int load_checkpoint(singa_job *job, const singa_ckpt *file, const char *path, singa_err *err)
+{
+    singa_ckpt aliased, *ck = &aliased;
+    if (with_cursor_aliases(job, file, &aliased, err) < 0)
+        return -1;
     job_load l = {job, ck, path, -1, 0};
     for (int k = 0; k < job->ninputs; k++) /* a cursor the file lacks stays where it is */
         job->inputs[k]->type->get_cursor(job->inputs[k], job->cursors[k]);
-    if (singa_ckpt_load(ck, path, each_entry, job, &load_ops, &l, err) < 0)
+    int rc = singa_ckpt_load(ck, path, each_entry, job, &load_ops, &l, err);
+    singa_ckpt_free(&aliased, 0);
+    if (rc < 0)
         return -1;
-    int rc = 0;
     for (int k = 0; k < job->ninputs && rc == 0; k++)
         rc = job->inputs[k]->type->set_cursor(job->inputs[k], job->cursors[k], err);
-    job->step = (int)ck->step;
+    job->step = (int)file->step;
     if (job->best_metric && l.best_step >= 0) {
         job->best_step = (int)l.best_step;
         job->best_value = l.best_value;
