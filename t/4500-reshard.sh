@@ -14,8 +14,9 @@ tmp=$(cd "$tmp" && pwd)
 trap kill_ours EXIT
 
 cat >"$tmp/job.lua" <<'EOF'
--- job.lua MODE OUT STEPS CKDIR fresh|resume FREQ [HIDDEN]: trains with the cluster of MODE,
--- checkpointing to CKDIR every FREQ steps; rank 0 writes every param value to OUT.
+-- job.lua MODE OUT STEPS CKDIR fresh|resume FREQ [HIDDEN [INIT]]: trains with the cluster of
+-- MODE, checkpointing to CKDIR every FREQ steps (a fresh run's params from checkpoint INIT);
+-- rank 0 writes every param value to OUT.
 local singa = require "singa"
 local td = require "testdata"
 local mode, out, steps, ckdir, resume, freq = arg[1], arg[2], tonumber(arg[3]), arg[4], arg[5] == "resume", tonumber(arg[6])
@@ -31,7 +32,7 @@ local net = td.mlp(dir .. "/data/images-idx3-ubyte", dir .. "/data/labels-idx1-u
 if mode == "cut" then net.partition_dim = 1 end
 local r = singa.train{
   name = "reshard", seed = 7, train_steps = steps, disp_freq = 1, test_steps = 4,
-  checkpoint_path = ckdir, checkpoint_freq = freq, resume = resume,
+  checkpoint_path = arg[8] and { ckdir, arg[8] } or ckdir, checkpoint_freq = freq, resume = resume,
   cluster = clusters[mode],
   updater = { type = "kSGD", momentum = 0.9, weight_decay = 1e-4,
               learning_rate = { type = "kStep", base_lr = 0.05, gamma = 0.5, change_freq = 20 } },
@@ -164,6 +165,10 @@ mkdir -p "$tmp/gathered" && "$SINGA_TUI" --ckpt-gather "$tmp/ck" "$tmp/gathered/
     losses gathered ref && exact "$tmp/gathered.txt" "$tmp/ref.txt"
 report $? "--ckpt-gather: one plain file that a plain job resumes from exactly" "$tmp/gather.out"
 
+run init plain 2 "$tmp/init" fresh 100 "" "$tmp/ck" &&
+    grep -q "^checkpoint_path: 4 params from $tmp/ck/step000000010\.\*\.ckpt (step 10): " "$tmp/init.out"
+report $? "checkpoint_path: a fresh plain job's params from a distributed checkpoint" "$tmp/init.out"
+
 # 4. Refusals.
 cp -r "$tmp/ck" "$tmp/bad"
 f=$tmp/bad/step000000010.s0.1.ckpt
@@ -182,5 +187,9 @@ report $? "a distributed job of another net: refused naming the checkpoint, the 
 run wide-plain plain 12 "$tmp/wide-plain" resume 100 20
 [ $? -ne 0 ] && grep -q "checkpoint '$tmp/wide-plain/step000000010\.\*\.ckpt': tensor 'param/fc1_weight' has shape 40x144 in the file but 20x144 in the job" "$tmp/wide-plain.out"
 report $? "a plain job of another net: refused naming the checkpoint, the param and both shapes" "$tmp/wide-plain.out"
+
+run init-wide sb22 2 "$tmp/init-wide" fresh 100 20 "$tmp/ck"
+[ $? -ne 0 ] && grep -q "checkpoint_path: param 'fc1_bias' has shape 40 in '$tmp/ck/step000000010\.\*\.ckpt' but 20 in this job (layer 'fc1')" "$tmp/init-wide.out"
+report $? "checkpoint_path of another net: refused naming the param, both shapes and the checkpoint" "$tmp/init-wide.out"
 
 done_testing
