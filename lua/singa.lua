@@ -11,6 +11,7 @@ local singa = {
   test = core.test,             -- singa.test(job) -> { test = { loss, accuracy }, step, checkpoint }
   predict = core.predict,       -- singa.predict(job, input [, layer]) -> probabilities per input row
   export_onnx = core.export_onnx, -- singa.export_onnx(job, path [, checkpoint]) -> { path, input, output, nodes, bytes, checkpoint, step }
+  load = core.load,             -- singa.load(path) -> { step, checkpoint, topology, params = { name = tensor }, updater = { [param] = { slot = tensor } } }
   read_idx = core.read_idx,     -- singa.read_idx(file [, { norm_a, norm_b }]) -> a tensor shaped like the file
   read_csv = core.read_csv,     -- singa.read_csv(file [, { separator, header, label }]) -> features, labels
   tensor = core.tensor,         -- singa.tensor(d1, ...) zeros, or singa.tensor(list of numbers or rows)

@@ -215,8 +215,8 @@ refuses({ "batchsize", "does not split evenly over the 3 workers" }, "a batch th
         function(j) j.cluster = { nworkers_per_group = 3 } end)
 os.execute("mkdir -p '" .. dir .. "/plain-ckpt'")
 write(dir .. "/plain-ckpt/step000000002.ckpt", "")
-refuses({ "checkpoint_path", "one worker and one server", "this distributed job" },
-        "a distributed job does not mix its checkpoints with a plain job's",
+refuses({ "checkpoint_path", "holds checkpoints of an earlier run", "resume = true continues them" },
+        "a fresh distributed job does not mix its checkpoints with a plain job's (resume reshards them)",
         function(j) j.cluster = { nworkers_per_group = 2 }; j.checkpoint_path = dir .. "/plain-ckpt" end)
 refuses({ "cluster", "nworkers_per_group", "must be in 1..4096, got 0" }, "zero workers refused",
         function(j) j.cluster = { nworkers_per_group = 0 } end)

@@ -3,8 +3,9 @@
 # killed with SIGKILL, it resumes from the newest whole checkpoint and finishes exactly; a
 # truncated, corrupt or missing file of the newest checkpoint makes resume fall back, naming it;
 # SIGKILL in the middle of a write leaves no partial file under a checkpoint's name and the
-# previous checkpoint whole; another topology, a plain job's checkpoints, a fresh run over an
-# earlier run's checkpoints and processes that see different checkpoints are refused clearly.
+# previous checkpoint whole; another topology and a plain job's checkpoints reshard (and a plain
+# job resumes from a distributed one's), exactly; a fresh run over an earlier run's checkpoints
+# and processes that see different checkpoints are refused clearly.
 # Prints TAP.
 
 : "${SINGA_TUI:?SINGA_TUI is not set}"
@@ -229,15 +230,19 @@ run big-resumed procs 40 "$tmp/big" resume 2 20000 && [ -n "$at" ] && [ "$(resum
 report $? "resumed from the checkpoint before (step ${at:-none}), finished, and the temp files are gone" "$tmp/big-resumed.out"
 
 # 5. Refusals, each with its reason.
-run three three 100 "$tmp/one-whole" resume 10
-[ $? -ne 0 ] && grep -q "resume: checkpoint '$tmp/one-whole/step000000100\.[sw]0\.[01]\.ckpt' was written by another topology: 1 worker group of 2 workers and 1 server group of 2 servers (.*); this job has 1 worker group of 2 workers and 1 server group of 3 servers" "$tmp/three.out"
-report $? "resuming with 3 servers from a checkpoint of 2: refused, naming both topologies" "$tmp/three.out"
-run plain-from-dist plain 100 "$tmp/one-whole" resume 10
-[ $? -ne 0 ] && grep -q "resume: '$tmp/one-whole' holds checkpoints of a distributed job" "$tmp/plain-from-dist.out"
-report $? "a job of one worker and one server does not resume from a distributed checkpoint" "$tmp/plain-from-dist.out"
-run plain-ckpt plain 20 "$tmp/plain-ckpt" fresh 10 && run dist-from-plain one 40 "$tmp/plain-ckpt" resume 10
-[ $? -ne 0 ] && grep -q "checkpoint_path '$tmp/plain-ckpt' holds checkpoints of a job with one worker and one server" "$tmp/dist-from-plain.out"
-report $? "a distributed job does not resume from a plain job's checkpoint" "$tmp/dist-from-plain.out"
+# Another topology reshards: the model is the same whatever wrote it (t/4500-reshard.sh has more).
+run r50 one 50 "$tmp/r50" fresh 10
+for mode in three plain; do
+    cp -r "$tmp/r50" "$tmp/r50-$mode"
+    run "$mode-from-dist" $mode 100 "$tmp/r50-$mode" resume 10 &&
+        grep -q "^resume: resharded $tmp/r50-$mode/step000000050\.\*\.ckpt, written by 1 worker group of 2 workers and 1 server group of 2 servers" "$tmp/$mode-from-dist.out" &&
+        [ "$(resumed_step "$tmp/$mode-from-dist.out")" = 50 ] && exact "$tmp/$mode-from-dist.txt" "$tmp/one-whole.txt"
+    report $? "$mode: resumed from a checkpoint of 2 workers and 2 servers at step 50, resharded: the params of 100 steps in one go" "$tmp/$mode-from-dist.out"
+done
+run plain-ckpt plain 50 "$tmp/plain-ckpt" fresh 10 && run dist-from-plain one 100 "$tmp/plain-ckpt" resume 10 &&
+    grep -q "^resume: resharded $tmp/plain-ckpt/step000000050\.ckpt, written by plain" "$tmp/dist-from-plain.out" &&
+    exact "$tmp/dist-from-plain.txt" "$tmp/one-whole.txt"
+report $? "a distributed job resumes from a plain job's checkpoint: the params of 100 steps in one go" "$tmp/dist-from-plain.out"
 run fresh-over one 100 "$tmp/one-whole" fresh 10
 [ $? -ne 0 ] && grep -q "checkpoint_path '$tmp/one-whole' holds checkpoints of an earlier run (newest: step 100)" "$tmp/fresh-over.out" &&
     [ "$(ls "$tmp/one-whole" | wc -l)" -eq 12 ]

@@ -46,14 +46,6 @@ void singa_ckpt_free(singa_ckpt *c, int owns_data);
 /* Checkpoint directories: files "step%09d.ckpt", newest first. */
 int singa_ckpt_dir_list(const char *dir, uint64_t **steps, size_t *n, singa_err *err);
 void singa_ckpt_path(char *buf, size_t len, const char *dir, uint64_t step);
-/* Offers `try` the checkpoints `path` names, a file or a directory's checkpoints newest first,
- * until one is accepted (try returns 0); `refused` hears each reason for those turned down.
- * Returns 0 when one was accepted, 1 when there is nothing to try (err says why: no such path,
- * or a directory without checkpoints), -1 when every one was refused (err gives the newest
- * one's reason). */
-typedef int (*singa_ckpt_try_fn)(void *ud, const char *file, singa_err *err);
-int singa_ckpt_try_newest(const char *path, singa_ckpt_try_fn try_one,
-                          void (*refused)(void *ud, const char *reason), void *ud, singa_err *err);
 /* Removes all but the newest `keep` checkpoints and the one of step `spare` (-1: none), and
  * "*.ckpt.tmp" files a crash left. */
 int singa_ckpt_dir_prune(const char *dir, int keep, int64_t spare, singa_err *err);

@@ -13,9 +13,10 @@
 typedef struct singa_model singa_model;
 
 /* Builds the kTest net of `job` (a job table as singa_job_create takes) and loads its params
- * from the first entry of the job's checkpoint_path: a checkpoint file, or a directory whose
- * newest checkpoint that verifies and holds every param of the net with the net's shape (older
- * ones are tried in turn; hooks->log, when given, hears about each one refused).  Entries of
+ * from the first entry of the job's checkpoint_path, a checkpoint of any topology (ckpt_set.h):
+ * a checkpoint file, or a directory whose newest checkpoint that is whole, verifies and holds
+ * every param of the net with the net's shape (older ones are tried in turn; hooks->log, when
+ * given, hears about each one refused).  Entries of
  * the file the net does not use (updater state, train-only params, data cursors) are ignored. */
 int singa_model_load(singa_model **out, const singa_conf *job, const singa_registry *reg,
                      const singa_job_hooks *hooks, singa_err *err);

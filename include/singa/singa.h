@@ -6,6 +6,7 @@
 #define SINGA_VERSION "0.1.0"
 
 #include "singa/checkpoint.h"
+#include "singa/ckpt_set.h"
 #include "singa/conf.h"
 #include "singa/datafile.h"
 #include "singa/error.h"

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "app/ckpt_cli.h"
 #include "app/crash.h"
 #include "app/keygen.h"
 #include "app/plugin_cli.h"
@@ -43,6 +44,12 @@ static void usage(FILE *f)
             "                  (its kTest net, newest checkpoint) to OUT as ONNX, print what it wrote, end\n"
             "  --check-plugin FILE  load the plugin FILE (a .so) and gradient-check every layer\n"
             "                  type it registers; exits non-zero when a check fails\n"
+            "  --ckpt-info PATH  print a checkpoint of any topology (a file, one file of a distributed\n"
+            "                  step, or a folder's newest whole step): its step, topology, params\n"
+            "                  with shapes, updater slots and files; exits non-zero naming a file\n"
+            "                  that is missing, truncated or corrupt\n"
+            "  --ckpt-gather PATH OUT  write the checkpoint PATH names (e.g. a distributed job's\n"
+            "                  folder) as one plain checkpoint file OUT, which a plain job resumes\n"
             "  --curve-keygen NAME  write a CURVE key pair for cluster.curve: NAME.key (secret, mode\n"
             "                  600) and NAME.pub (public), making missing folders (mode 700);\n"
             "                  existing files are not overwritten\n"
@@ -137,6 +144,10 @@ int main(int argc, char **argv)
             test_only = 1;
         } else if (strcmp(argv[i], "--check-plugin") == 0 && i + 1 < argc) {
             return singa_tui_check_plugin(argv[i + 1]);
+        } else if (strcmp(argv[i], "--ckpt-info") == 0 && i + 1 < argc) {
+            return singa_tui_ckpt_info(argv[i + 1]);
+        } else if (strcmp(argv[i], "--ckpt-gather") == 0 && i + 2 < argc) {
+            return singa_tui_ckpt_gather(argv[i + 1], argv[i + 2]);
         } else if (strcmp(argv[i], "--curve-keygen") == 0 && i + 1 < argc) {
             return singa_tui_curve_keygen(argv[i + 1]);
         } else if (strcmp(argv[i], "--export-onnx") == 0 && i + 1 < argc) {

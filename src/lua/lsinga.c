@@ -321,6 +321,79 @@ static int l_test(lua_State *L)
     return 1;
 }
 
+/* singa.load(path) -> { step = n, checkpoint = where, topology = "...", params = { name = tensor },
+ * updater = { [param] = { slot = tensor } } }: a checkpoint of any topology as one model
+ * (include/singa/ckpt_set.h).  The set lives in a userdata until the tables are built, so a Lua
+ * error on the way frees it. */
+static int set_gc(lua_State *L)
+{
+    singa_ckpt_set_free(lua_touserdata(L, 1));
+    return 0;
+}
+
+static void push_entry(lua_State *L, const singa_ckpt_entry *e)
+{
+    int dims[4];
+    for (int d = 0; d < e->ndim; d++)
+        dims[d] = (int)e->dims[d];
+    singa_tensor *t = singa_lua_tensor_new(L, e->ndim, dims);
+    memcpy(t->data, e->data, e->bytes);
+}
+
+static int l_load(lua_State *L)
+{
+    const char *path = luaL_checkstring(L, 1);
+    singa_ckpt_set *s = lua_newuserdatauv(L, sizeof *s, 0);
+    memset(s, 0, sizeof *s);
+    if (luaL_newmetatable(L, "singa.ckpt_set")) {
+        lua_pushcfunction(L, set_gc);
+        lua_setfield(L, -2, "__gc");
+    }
+    lua_setmetatable(L, -2);
+    singa_err err = {{0}};
+    if (singa_ckpt_set_open(s, path, NULL, NULL, NULL, &err) != 0)
+        return raise(L, err.msg);
+    char topo[256];
+    singa_ckpt_topology_describe(s->topology, topo, sizeof topo);
+    lua_createtable(L, 0, 5);
+    lua_pushinteger(L, (lua_Integer)s->step);
+    lua_setfield(L, -2, "step");
+    lua_pushstring(L, s->where);
+    lua_setfield(L, -2, "checkpoint");
+    lua_pushstring(L, topo);
+    lua_setfield(L, -2, "topology");
+    lua_newtable(L); /* params */
+    lua_newtable(L); /* updater */
+    for (size_t i = 0; i < s->model.n; i++) {
+        const singa_ckpt_entry *e = &s->model.entries[i];
+        if (e->dtype != SINGA_CKPT_F32)
+            continue;
+        if (strncmp(e->name, "param/", 6) == 0) {
+            push_entry(L, e);
+            lua_setfield(L, -3, e->name + 6);
+            continue;
+        }
+        const char *slot = strrchr(e->name, '/');
+        if (strncmp(e->name, "updater/", 8) != 0 || slot < e->name + 8)
+            continue;
+        lua_pushlstring(L, e->name + 8, (size_t)(slot - e->name - 8));
+        if (lua_rawget(L, -2) != LUA_TTABLE) {
+            lua_pop(L, 1);
+            lua_newtable(L);
+            lua_pushlstring(L, e->name + 8, (size_t)(slot - e->name - 8));
+            lua_pushvalue(L, -2);
+            lua_rawset(L, -4);
+        }
+        push_entry(L, e);
+        lua_setfield(L, -2, slot + 1);
+        lua_pop(L, 1);
+    }
+    lua_setfield(L, -3, "updater");
+    lua_setfield(L, -2, "params");
+    singa_ckpt_set_free(s); /* now, not at the next collection */
+    return 1;
+}
+
 /* singa.predict(job, input [, layer]) -> per instance the output of `layer` (default: the
  * probabilities of the last kSoftmaxLoss, else kSoftmax): a tensor for a tensor input, else a
  * list of rows; `input` holds one row per instance, as the input layer reads them. */
@@ -920,6 +993,7 @@ int luaopen_singa_core(lua_State *L)
         {"layer_types", l_layer_types},
         {"test", l_test},
         {"predict", l_predict},
+        {"load", l_load},
         {"tensor", singa_lua_tensor_ctor},
         {"load_plugin", l_load_plugin},
         {"plugins", l_plugins},

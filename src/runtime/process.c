@@ -22,6 +22,7 @@
 #include "runtime/runtime.h"
 #include "layers/param_state.h"
 #include "runtime/bridge.h"
+#include "train/ckpt_load.h"
 #include "singa/net.h"
 #include "singa/plugin.h"
 #include "singa/tensor.h"
@@ -138,26 +139,6 @@ static void make_topology(rt_ctx *rt, size_t total)
     memcpy(rt->topology, t, sizeof t);
 }
 
-static void describe_topology(const int64_t *t, char *buf, size_t len)
-{
-    snprintf(buf, len, "%lld worker group%s of %lld worker%s and %lld server group%s of %lld server%s (%lld values in "
-             "%lld slices)", (long long)t[1], t[1] == 1 ? "" : "s", (long long)t[2], t[2] == 1 ? "" : "s",
-             (long long)t[3], t[3] == 1 ? "" : "s", (long long)t[4], t[4] == 1 ? "" : "s", (long long)t[6],
-             (long long)t[5]);
-}
-
-int rt_ckpt_write(rt_ctx *rt, singa_ckpt *c, int kind, int group, int id, singa_err *err)
-{
-    char path[4096];
-    int64_t ident[2] = {group, id};
-    int len = RT_TOPOLOGY_LEN, two = 2;
-    if (singa_ckpt_add(c, "topology", SINGA_CKPT_I64, 1, &len, rt->topology, err) < 0 ||
-        singa_ckpt_add(c, kind == SINGA_CKPT_SERVER ? "shard" : "worker", SINGA_CKPT_I64, 1, &two, ident, err) < 0)
-        return -1;
-    singa_ckpt_part_path(path, sizeof path, rt->ckpt_dir, c->step, kind, group, id);
-    return singa_ckpt_write(c, path, err);
-}
-
 /* Whether a file belongs to this job's topology, and how many files a checkpoint of it has. */
 static bool is_part(const rt_ctx *rt, const singa_ckpt_file *f)
 {
@@ -177,127 +158,25 @@ static int nparts(const rt_ctx *rt)
     return n;
 }
 
-static bool is_local(const rt_ctx *rt, const singa_ckpt_file *f)
+int rt_ckpt_write(rt_ctx *rt, singa_ckpt *c, int kind, int group, int id, singa_err *err)
 {
-    if (f->kind == SINGA_CKPT_SERVER)
-        return rt_server_proc(rt, f->group, f->id) == rt->rank;
-    return rt_worker_proc(rt, f->group, f->id) == rt->rank;
-}
-
-/* A file of step f->step read and verified: -1 to refuse the step (err says why), -2 when it
- * was written by another topology, which no older checkpoint will fix either. */
-static int check_part(const rt_ctx *rt, const singa_ckpt *ck, const singa_ckpt_file *f, const char *path,
-                      singa_err *err)
-{
-    const singa_ckpt_entry *t = singa_ckpt_find(ck, "topology");
-    const singa_ckpt_entry *who = singa_ckpt_find(ck, f->kind == SINGA_CKPT_SERVER ? "shard" : "worker");
-    if (!t || t->dtype != SINGA_CKPT_I64 || t->ndim != 1 || t->dims[0] != RT_TOPOLOGY_LEN)
-        return singa_err_set(err, "checkpoint '%s': no topology (not a file of a distributed checkpoint)", path);
-    if (memcmp(t->data, rt->topology, sizeof rt->topology) != 0) {
-        char theirs[200], ours[200];
-        const int64_t *v = t->data;
-        describe_topology(v, theirs, sizeof theirs);
-        describe_topology(rt->topology, ours, sizeof ours);
-        bool sliced = memcmp(v, rt->topology, 7 * sizeof *v) == 0;
-        singa_err_set(err, "checkpoint '%s' was written by another topology: %s; this job has %s%s", path, theirs, ours,
-                      sliced ? " (the same counts, but other params or another slicing: another net)" : "");
-        return -2;
-    }
-    const int64_t *id = who ? who->data : NULL;
-    if (!who || who->dtype != SINGA_CKPT_I64 || who->ndim != 1 || who->dims[0] != 2 || id[0] != f->group ||
-        id[1] != f->id)
-        return singa_err_set(err, "checkpoint '%s': it does not say it is the file of %s %d.%d", path,
-                             f->kind == SINGA_CKPT_SERVER ? "server" : "worker", f->group, f->id);
-    return 0;
+    char path[4096];
+    int64_t ident[2] = {group, id}, files = nparts(rt);
+    int len = RT_TOPOLOGY_LEN, two = 2, one = 1;
+    if (singa_ckpt_add(c, "topology", SINGA_CKPT_I64, 1, &len, rt->topology, err) < 0 ||
+        singa_ckpt_add(c, "files", SINGA_CKPT_I64, 1, &one, &files, err) < 0 ||
+        singa_ckpt_add(c, kind == SINGA_CKPT_SERVER ? "shard" : "worker", SINGA_CKPT_I64, 1, &two, ident, err) < 0)
+        return -1;
+    singa_ckpt_part_path(path, sizeof path, rt->ckpt_dir, c->step, kind, group, id);
+    return singa_ckpt_write(c, path, err);
 }
 
 static void drop_resumed(rt_ctx *rt)
 {
-    for (int i = 0; i < rt->nresumed; i++)
-        singa_ckpt_free(&rt->resumed[i].ck, 1);
+    if (rt->resumed)
+        singa_ckpt_set_free(rt->resumed);
     free(rt->resumed);
     rt->resumed = NULL;
-    rt->nresumed = 0;
-}
-
-/* Reads and checks the n files of one step; keeps those of this process's threads.  0 when the
- * step is a whole checkpoint of this topology that verifies, -3 when a file is missing, else as
- * check_part. */
-static int try_step(rt_ctx *rt, const singa_ckpt_file *files, size_t n, singa_err *err)
-{
-    char path[4096];
-    uint64_t step = files[0].step;
-    /* One file first, whose topology says whether older checkpoints are worth a look. */
-    for (size_t i = 0; i < n; i++) {
-        singa_ckpt ck;
-        singa_ckpt_part_path(path, sizeof path, rt->ckpt_dir, step, files[i].kind, files[i].group, files[i].id);
-        if (singa_ckpt_read(&ck, path, err) < 0)
-            return -1;
-        int rc = check_part(rt, &ck, &files[i], path, err);
-        singa_ckpt_free(&ck, 1);
-        if (rc < 0)
-            return rc;
-        break;
-    }
-    int found = 0;
-    for (size_t i = 0; i < n; i++) {
-        singa_ckpt_part_path(path, sizeof path, rt->ckpt_dir, step, files[i].kind, files[i].group, files[i].id);
-        if (!is_part(rt, &files[i]))
-            return singa_err_set(err, "checkpoint step %llu: '%s' is not a file of this job's topology",
-                                 (unsigned long long)step, path);
-        found++;
-    }
-    if (found < nparts(rt)) { /* name the first missing file */
-        const singa_cluster *c = rt->c;
-        for (int kind = 0; kind < 2; kind++) {
-            int ngroups = kind ? c->nworker_groups : c->nserver_groups;
-            int per = kind ? c->nworkers_per_group : c->nservers_per_group;
-            for (int g = 0; g < ngroups; g++)
-                for (int j = 0; j < per; j++) {
-                    singa_ckpt_file f = {step, kind ? SINGA_CKPT_WORKER : SINGA_CKPT_SERVER, g, j};
-                    if (!is_part(rt, &f))
-                        continue;
-                    bool there = false;
-                    for (size_t i = 0; i < n && !there; i++)
-                        there = files[i].kind == f.kind && files[i].group == g && files[i].id == j;
-                    if (there)
-                        continue;
-                    singa_ckpt_part_path(path, sizeof path, rt->ckpt_dir, step, f.kind, g, j);
-                    singa_err_set(err, "checkpoint step %llu is incomplete: '%s' is missing (the job ended while "
-                                       "writing it)", (unsigned long long)step, path);
-                    return -3;
-                }
-        }
-    }
-    if (!(rt->resumed = calloc(n, sizeof *rt->resumed)))
-        return singa_err_set(err, "out of memory");
-    for (size_t i = 0; i < n; i++) {
-        rt_resume_part *p = &rt->resumed[rt->nresumed];
-        p->f = files[i];
-        singa_ckpt_part_path(p->path, sizeof p->path, rt->ckpt_dir, step, files[i].kind, files[i].group, files[i].id);
-        if (singa_ckpt_read(&p->ck, p->path, err) < 0) {
-            drop_resumed(rt);
-            return -1;
-        }
-        int rc = check_part(rt, &p->ck, &files[i], p->path, err);
-        if (rc < 0 || !is_local(rt, &files[i])) /* every file is verified; those of others' threads dropped */
-            singa_ckpt_free(&p->ck, 1);
-        else
-            rt->nresumed++;
-        if (rc < 0) {
-            drop_resumed(rt);
-            return rc;
-        }
-    }
-    return 0;
-}
-
-const rt_resume_part *rt_ckpt_resumed(const rt_ctx *rt, int kind, int group, int id)
-{
-    for (int i = 0; i < rt->nresumed; i++)
-        if (rt->resumed[i].f.kind == kind && rt->resumed[i].f.group == group && rt->resumed[i].f.id == id)
-            return &rt->resumed[i];
-    return NULL;
 }
 
 /* Removes every file of the steps in files[0, n), or (aside[i]) renames it "<name>.refused": a
@@ -318,76 +197,119 @@ static void remove_steps(rt_ctx *rt, const singa_ckpt_file *files, size_t n, con
     }
 }
 
-/* Before any thread starts, in every process: with resume, the newest step whose every file
- * (every server's shard, every worker's state) is there and verifies, read by every process from
- * checkpoint_path, which they must share, so all choose the same; without, a folder that holds no
- * checkpoint, since a fresh run's files must not mix with an earlier run's. */
-static int ckpt_setup(rt_ctx *rt, singa_err *err)
+/* What resume's search carries: the job, and the steps refused (newest first), which rank 0
+ * removes or puts aside once one is taken. */
+typedef struct resume_ctx {
+    rt_ctx *rt;
+    singa_job *job;
+    uint64_t *steps;
+    bool *incomplete;
+    size_t n;
+} resume_ctx;
+
+static void resume_refused(void *ud, uint64_t step, bool incomplete, const char *reason)
+{
+    resume_ctx *c = ud;
+    rt_log(c->rt, "refused %s", reason);
+    uint64_t *s = realloc(c->steps, (c->n + 1) * sizeof *s);
+    bool *in = s ? realloc(c->incomplete, (c->n + 1) * sizeof *in) : NULL;
+    if (s)
+        c->steps = s;
+    if (!in)
+        return; /* those files stay: nothing lost */
+    c->incomplete = in;
+    c->steps[c->n] = step;
+    c->incomplete[c->n++] = incomplete;
+}
+
+/* A checkpoint of any topology fits when it holds every param the servers update with the job's
+ * shape (an older one records none: then its number of values), and no param the job lacks. */
+static int resume_accept(void *ud, const singa_ckpt_set *s, singa_err *err)
+{
+    const resume_ctx *c = ud;
+    const rt_ctx *rt = c->rt;
+    char name[600], a[64], b[64];
+    for (int k = 0; k < rt->nparams; k++) {
+        const singa_param *p = rt->final_params[k];
+        snprintf(name, sizeof name, "param/%s", p->name);
+        const singa_ckpt_entry *e = singa_ckpt_find(&s->model, name);
+        if (!e)
+            return singa_err_set(err, "checkpoint '%s': param '%s' (layer '%s') is not in it (it belongs to another net)",
+                                 s->where, p->name, p->layer);
+        if (!singa_ckpt_entry_fits(e, SINGA_CKPT_F32, p->data.ndim, p->data.shape) &&
+            !(e->dtype == SINGA_CKPT_F32 && e->ndim == 1 && e->dims[0] == p->data.size)) {
+            singa_ckpt_entry_shape(e, a, sizeof a);
+            return singa_err_set(err, "checkpoint '%s': param '%s' has shape %s there but %s in this job (layer '%s')",
+                                 s->where, p->name, e->dtype == SINGA_CKPT_F32 ? a : "(not float32)",
+                                 singa_tensor_shape_str(&p->data, b, sizeof b), p->layer);
+        }
+    }
+    for (size_t i = 0; i < s->model.n; i++) {
+        const char *n = s->model.entries[i].name;
+        if (strncmp(n, "param/", 6) == 0 && !singa_params_find(singa_job_params(c->job), n + 6))
+            return singa_err_set(err, "checkpoint '%s': param '%s' is not in this job (it belongs to another net)",
+                                 s->where, n + 6);
+    }
+    return 0;
+}
+
+/* Before any thread starts, in every process: with resume, the newest checkpoint (of any
+ * topology) that is whole, verifies and fits, read by every process from checkpoint_path, which
+ * they must share, so all choose the same; without, a folder that holds no checkpoint, since a
+ * fresh run's files must not mix with an earlier run's. */
+static int ckpt_setup(rt_ctx *rt, singa_job *job, singa_err *err)
 {
     singa_ckpt_file *files;
     size_t n;
-    char ours[200];
     if (!rt->ckpt_dir)
         return 0;
     if (singa_mkdirs(rt->ckpt_dir, err) < 0 || singa_ckpt_dir_files(rt->ckpt_dir, &files, &n, err) < 0)
         return singa_err_prefix(err, "job: checkpoint_path: ");
-    describe_topology(rt->topology, ours, sizeof ours);
+    bool resume = singa_conf_bool(rt->conf, "resume", false);
     int rc = 0;
-    for (size_t i = 0; i < n && rc == 0; i++)
-        if (files[i].kind == SINGA_CKPT_LOCAL) {
-            char path[4096];
-            singa_ckpt_path(path, sizeof path, rt->ckpt_dir, files[i].step);
-            rc = singa_err_set(err, "checkpoint_path '%s' holds checkpoints of a job with one worker and one server "
-                                    "(%s); this distributed job (%s) neither resumes from them nor mixes its own with "
-                                    "them: use another folder", rt->ckpt_dir, path, ours);
-        }
-    if (rc == 0 && n && !singa_conf_bool(rt->conf, "resume", false))
+    if (n && !resume)
         rc = singa_err_set(err, "checkpoint_path '%s' holds checkpoints of an earlier run (newest: step %llu); a "
                                 "distributed job does not mix its checkpoints with another run's: resume = true "
                                 "continues them, or remove them, or use another folder",
                            rt->ckpt_dir, (unsigned long long)files[0].step);
-    singa_err newest = {{0}};
-    size_t i = 0;
-    bool *aside = calloc(n + 1, sizeof *aside); /* per file: its step did not verify */
-    if (!aside)
+    resume_ctx c = {rt, job, NULL, NULL, 0};
+    if (rc == 0 && resume && !(rt->resumed = malloc(sizeof *rt->resumed)))
         rc = singa_err_set(err, "out of memory");
-    while (rc == 0 && i < n) {
-        size_t j = i;
-        while (j < n && files[j].step == files[i].step)
-            j++;
-        singa_err e = {{0}};
-        int tried = try_step(rt, files + i, j - i, &e);
-        if (tried == 0)
-            break;
-        if (tried == -2) {
-            *err = e;
-            rc = singa_err_prefix(err, "resume: ");
-            break;
-        }
-        rt_log(rt, "refused %s", e.msg);
-        if (!newest.msg[0])
-            newest = e;
-        for (; i < j; i++)
-            aside[i] = tried != -3;
-    }
-    if (rc == 0 && n && i == n) {
-        *err = newest;
-        rc = singa_err_prefix(err, "resume: no checkpoint in '%s' verifies on every shard; newest: ", rt->ckpt_dir);
-    } else if (rc == 0 && n) {
-        rt->resume_step = (int)files[i].step;
+    int found = rc == 0 && resume ? singa_ckpt_set_open(rt->resumed, rt->ckpt_dir, resume_accept, resume_refused, &c, err)
+                                  : 1;
+    if (rc == 0 && found == 0) {
+        const singa_ckpt_set *s = rt->resumed;
+        char what[1024];
+        rt->resume_step = (int)s->step;
         if (rt->resume_step > singa_conf_int(rt->conf, "train_steps", 0))
             rc = singa_err_set(err, "resume: checkpoint step %d in '%s' is beyond train_steps %d", rt->resume_step,
                                rt->ckpt_dir, singa_conf_int(rt->conf, "train_steps", 0));
-        else
-            rt_log(rt, "resumed from %s/step%09d.*.ckpt (step %d)", rt->ckpt_dir, rt->resume_step, rt->resume_step);
-        if (rc == 0 && rt->rank == 0) /* this run writes those steps anew: none of their files may stay */
-            remove_steps(rt, files, i, aside);
-    } else if (rc == 0 && singa_conf_bool(rt->conf, "resume", false)) {
+        if (rc == 0 && singa_ckpt_set_resharded(s, rt->topology, what, sizeof what))
+            rt_log(rt, "%s", what);
+        if (rc == 0)
+            rt_log(rt, "resumed from %s (step %d)", s->where, rt->resume_step);
+        bool *aside = calloc(n + 1, sizeof *aside);
+        size_t newer = 0; /* this run writes the refused steps anew: none of their files may stay */
+        while (aside && newer < n && files[newer].step > s->step) {
+            for (size_t k = 0; k < c.n; k++)
+                if (c.steps[k] == files[newer].step)
+                    aside[newer] = !c.incomplete[k];
+            newer++;
+        }
+        if (rc == 0 && aside && rt->rank == 0)
+            remove_steps(rt, files, newer, aside);
+        free(aside);
+    } else if (rc == 0 && found < 0) {
+        rc = singa_err_prefix(err, "resume: no checkpoint in '%s' verifies on every shard and fits; newest: ", rt->ckpt_dir);
+    } else if (rc == 0 && resume) {
         rt_log(rt, "resume: no checkpoint in '%s', starting from step 0", rt->ckpt_dir);
     }
+    if (found != 0)
+        drop_resumed(rt);
     if (rc == 0 && rt->rank == 0) /* nothing writes yet: no process trains before rank 0 has met all */
         singa_ckpt_dir_clean(rt->ckpt_dir);
-    free(aside);
+    free(c.steps);
+    free(c.incomplete);
     free(files);
     return rc;
 }
@@ -676,6 +598,18 @@ static int draw_held(void *ud, singa_param *p, singa_rng *rng, singa_err *err)
     return rc;
 }
 
+/* A worker's own state from the model resume chose: its own file's where the checkpoint has one,
+ * else as ckpt_set.h's view re-derives it. */
+static int load_worker_state(rt_ctx *rt, rt_worker *w, singa_err *err)
+{
+    singa_ckpt v;
+    if (singa_ckpt_set_view(rt->resumed, w->group, w->id, true, &v, err) < 0)
+        return -1;
+    int rc = singa_job_load_state(w->job, &v, rt->resumed->where, err);
+    singa_ckpt_free(&v, 0);
+    return rc;
+}
+
 static int add_workers(rt_ctx *rt, singa_job *lead, singa_err *err)
 {
     const singa_cluster *c = rt->c;
@@ -704,9 +638,8 @@ static int add_workers(rt_ctx *rt, singa_job *lead, singa_err *err)
             held_by h = {rt, linked ? train->parts : NULL};
             if (rt->c->shard_params && singa_job_draw_params(w->job, draw_held, &h, err) < 0)
                 return singa_err_prefix(err, "worker %d.%d: ", g, j);
-            const rt_resume_part *part = rt_ckpt_resumed(rt, SINGA_CKPT_WORKER, g, j);
-            if ((part && singa_job_load_state(w->job, &part->ck, part->path, err) < 0) ||
-                singa_job_begin(w->job, &w->hooks, err) < 0 || worker_params(rt, w, err) < 0)
+            if ((rt->resumed && load_worker_state(rt, w, err) < 0) || singa_job_begin(w->job, &w->hooks, err) < 0 ||
+                worker_params(rt, w, err) < 0)
                 return -1;
         }
     return 0;
@@ -723,8 +656,7 @@ static int add_servers(rt_ctx *rt, singa_err *err)
             if (rt_server_proc(rt, g, j) != rt->rank)
                 continue;
             rt_server *s = rt_server_at(rt, rt->nservers++);
-            const rt_resume_part *part = rt_ckpt_resumed(rt, SINGA_CKPT_SERVER, g, j);
-            if (rt_server_create(rt, s, g, j, err) < 0 || (part && rt_server_load(s, part, err) < 0))
+            if (rt_server_create(rt, s, g, j, err) < 0 || (rt->resumed && rt_server_load(s, rt->resumed, err) < 0))
                 return -1;
         }
     drop_resumed(rt); /* loaded */
@@ -899,7 +831,7 @@ int singa_runtime_run(singa_job *job, const singa_job_hooks *hooks, singa_result
     atomic_init(&rt.ckpt_step, -1);
     atomic_init(&rt.busy, 0);
     atomic_init(&rt.progress, 0);
-    if (open_log(&rt, err) < 0 || make_slices(&rt, job, err) < 0 || ckpt_setup(&rt, err) < 0 ||
+    if (open_log(&rt, err) < 0 || make_slices(&rt, job, err) < 0 || ckpt_setup(&rt, job, err) < 0 ||
         add_workers(&rt, job, err) < 0 || share_replicas(&rt, err) < 0 || add_servers(&rt, err) < 0 ||
         rt_history_setup(&rt, err) < 0 || rt_stub_create(&rt, err) < 0)
         goto out;

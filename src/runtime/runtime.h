@@ -12,6 +12,7 @@
 
 #include "runtime/msg.h"
 #include "singa/checkpoint.h"
+#include "singa/ckpt_set.h"
 #include "singa/cluster.h"
 #include "singa/job.h"
 #include "core/stats.h"
@@ -94,17 +95,8 @@ typedef struct rt_worker {
 typedef struct rt_server rt_server;
 typedef struct rt_stub rt_stub;
 
-/* What every file of a distributed checkpoint records of the job that wrote it: a format
- * number, nworker_groups, nworkers_per_group, nserver_groups, nservers_per_group, the number of
- * slices, the values they hold and a digest of the params' names, sizes and slicing. */
-enum { RT_TOPOLOGY_LEN = 8 };
-
-/* A file of the checkpoint resume chose, kept for one of this process's threads. */
-typedef struct rt_resume_part {
-    singa_ckpt_file f;
-    singa_ckpt ck;
-    char path[4096];
-} rt_resume_part;
+/* What every file of a distributed checkpoint records of the job that wrote it (ckpt_set.h). */
+enum { RT_TOPOLOGY_LEN = SINGA_CKPT_TOPOLOGY_LEN };
 
 struct rt_ctx {
     const singa_cluster *c;
@@ -149,13 +141,12 @@ struct rt_ctx {
     /* Checkpoints (process.c): checkpoint_path's first entry (NULL: none), checkpoint_keep, the
      * step every thread of every process starts from (0 for a fresh start; puts and gets carry
      * it, so processes that chose different checkpoints are found out), and what the threads
-     * here load from the checkpoint resume chose (until they are built). */
+     * here load from the checkpoint resume chose, of any topology (until they are built). */
     const char *ckpt_dir;
     int ckpt_keep;
     int resume_step;
     int64_t topology[RT_TOPOLOGY_LEN];
-    rt_resume_part *resumed;
-    int nresumed;
+    singa_ckpt_set *resumed; /* NULL: a fresh start */
     rt_history *history; /* NULL unless the workers write into the servers' history */
     /* What this process's heartbeats say of its threads (peers.c): how many workers and servers
      * are busy (neither waiting for a message nor ended), and a count of their steps forward
@@ -266,18 +257,16 @@ void *rt_worker_main(void *arg);
 int rt_worker_link(rt_worker *w, singa_err *err);
 
 /* Writes c (entries added by the caller) as the file of thread (kind, group, id) of checkpoint
- * `step`, adding the topology and the thread's identity (entries "topology", and "shard" or
- * "worker": its group and id). */
+ * `step`, adding the topology, the number of files of the step ("files") and the thread's
+ * identity ("shard" or "worker": its group and id). */
 int rt_ckpt_write(rt_ctx *rt, singa_ckpt *c, int kind, int group, int id, singa_err *err);
 /* Worker 0.0, after every server wrote its shard of a checkpoint: removes all but the newest
  * checkpoint_keep complete checkpoints (and nothing newer than the oldest of them). */
 void rt_ckpt_prune(rt_ctx *rt);
-/* The file of thread (kind, group, id) in the checkpoint resume chose, or NULL (a fresh start). */
-const rt_resume_part *rt_ckpt_resumed(const rt_ctx *rt, int kind, int group, int id);
 
 int rt_server_create(rt_ctx *rt, rt_server *s, int group, int id, singa_err *err);
-/* Its slices and their updater state from its shard of the checkpoint resume chose. */
-int rt_server_load(rt_server *s, const rt_resume_part *part, singa_err *err);
+/* Its slices and their updater state from the model resume chose (the params checked). */
+int rt_server_load(rt_server *s, const singa_ckpt_set *set, singa_err *err);
 void rt_server_free(rt_server *s);
 singa_updater *rt_server_updater(rt_server *s);
 /* Its history slots become views of the params' shared history (history.c). */

@@ -33,9 +33,10 @@
  *   Flushing, the sync is over: an answer still due is not merged.
  *
  * Checkpoints: asked by worker 0.0, a server writes its shard of the step, "param/<name>" (its
- * slice's values), "updater/<name>/<slot>" (their updater state) and "slice/<name>" (the slice's
- * index, offset, length and version) for each of its slices, and answers.  Resumed, it loads them
- * before any thread starts, and a put marks the slice ready without taking its values.  A
+ * slice's values), "updater/<name>/<slot>" (their updater state), "slice/<name>" (the slice's
+ * index, offset, length and version) and "shape/<name>" (the param's) for each of its slices, and
+ * answers.  Resumed, it takes its slices from the whole model (ckpt_set.h) before any thread
+ * starts, whatever topology wrote it, and a put marks the slice ready without taking its values.  A
  * server group's sync state is not kept: it starts afresh from the values loaded. */
 #include <math.h>
 #include <stdio.h>
@@ -45,8 +46,8 @@
 #include "runtime/protocol.h"
 #include "runtime/runtime.h"
 #include "singa/checkpoint.h"
+#include "singa/ckpt_set.h"
 #include "singa/updater.h"
-#include "train/ckpt_load.h"
 
 typedef enum { SYNC_IDLE, SYNC_OUT, SYNC_ANSWERED } srv_sync;
 typedef enum { SRV_SERVING, SRV_FLUSHING, SRV_FLUSHED } srv_flush;
@@ -198,11 +199,10 @@ static void entry_name(char *buf, size_t len, const char *what, const char *para
     snprintf(buf, len, slot ? "%s/%s/%s" : "%s/%s", what, param, slot);
 }
 
-/* Visits every entry of this server's shard: values, updater state and where each slice lies
- * (`where`, 4 per slice, filled here); stops at the first that fails. */
-typedef int (*shard_fn)(void *ud, const char *name, int dtype, int len, void *data, singa_err *err);
-
-static int each_shard_entry(rt_server *s, int64_t *where, shard_fn visit, void *ud, singa_err *err)
+/* Adds this server's entries to c: per slice where it lies (`where`, 4 per slice, filled here:
+ * index, offset, length, version), its values and updater state, and with a param's first slice
+ * here the param's shape (`shape`, 4 per slice). */
+static int add_shard_entries(rt_server *s, singa_ckpt *c, int64_t *where, int64_t *shape, singa_err *err)
 {
     const rt_ctx *rt = s->rt;
     char name[512];
@@ -211,32 +211,34 @@ static int each_shard_entry(rt_server *s, int64_t *where, shard_fn visit, void *
         const rt_slice *d = &rt->slices[x->slice];
         char buf[512];
         const char *param = slice_name(rt, x->slice, buf, sizeof buf);
-        int64_t *w = where + 4 * i;
+        const singa_tensor *whole = &rt->final_params[d->param]->data;
+        int64_t *w = where + 4 * i, *sh = shape + 4 * i;
+        int len = (int)d->len, four = 4;
         w[0] = x->slice;
         w[1] = (int64_t)d->offset;
         w[2] = (int64_t)d->len;
         w[3] = x->version;
+        for (int k = 0; k < whole->ndim; k++)
+            sh[k] = whole->shape[k];
         entry_name(name, sizeof name, "slice", param, NULL);
-        if (visit(ud, name, SINGA_CKPT_I64, 4, w, err) < 0)
+        if (singa_ckpt_add(c, name, SINGA_CKPT_I64, 1, &four, w, err) < 0)
+            return -1;
+        entry_name(name, sizeof name, "shape", param, NULL);
+        if (param != buf && singa_ckpt_add(c, name, SINGA_CKPT_I64, 1, &whole->ndim, sh, err) < 0)
             return -1;
         entry_name(name, sizeof name, "param", param, NULL);
-        if (visit(ud, name, SINGA_CKPT_F32, (int)d->len, x->data, err) < 0)
+        if (singa_ckpt_add(c, name, SINGA_CKPT_F32, 1, &len, x->data, err) < 0)
             return -1;
         for (int k = 0; k < singa_updater_nslots(s->upd); k++) {
             singa_tensor *t = singa_updater_slot(s->upd, x->store, k);
             if (!t)
                 continue;
             entry_name(name, sizeof name, "updater", param, singa_updater_slot_name(s->upd, k));
-            if (visit(ud, name, SINGA_CKPT_F32, (int)d->len, t->data, err) < 0)
+            if (singa_ckpt_add(c, name, SINGA_CKPT_F32, 1, &len, t->data, err) < 0)
                 return -1;
         }
     }
     return 0;
-}
-
-static int add_entry(void *ud, const char *name, int dtype, int len, void *data, singa_err *err)
-{
-    return singa_ckpt_add(ud, name, dtype, 1, &len, data, err);
 }
 
 /* Writes this server's shard of checkpoint `step` (temp file, fsync, rename: see checkpoint.h). */
@@ -244,8 +246,8 @@ static int write_shard(rt_server *s, int step, singa_err *err)
 {
     singa_ckpt c;
     singa_ckpt_init(&c, (uint64_t)step);
-    int64_t *where = malloc((size_t)(s->nsl ? s->nsl : 1) * 4 * sizeof *where);
-    int rc = where ? each_shard_entry(s, where, add_entry, &c, err) : singa_err_set(err, "out of memory");
+    int64_t *where = malloc((size_t)(s->nsl ? s->nsl : 1) * 8 * sizeof *where);
+    int rc = where ? add_shard_entries(s, &c, where, where + 4 * s->nsl, err) : singa_err_set(err, "out of memory");
     if (rc == 0)
         rc = rt_ckpt_write(s->rt, &c, SINGA_CKPT_SERVER, s->group, s->id, err);
     singa_ckpt_free(&c, 0);
@@ -253,81 +255,38 @@ static int write_shard(rt_server *s, int step, singa_err *err)
     return rc < 0 ? singa_err_prefix(err, "server %d.%d: ", s->group, s->id) : 0;
 }
 
-/* Loading a shard (train/ckpt_load.h): the loader sees every entry as a tensor of one
- * dimension. */
-typedef struct shard_walk {
-    rt_server *s;
-    int64_t *where;
-} shard_walk;
-
-typedef struct shard_visit {
-    singa_ckpt_visit_fn visit;
-    void *ud;
-} shard_visit;
-
-static int visit_1d(void *ud, const char *name, int dtype, int len, void *data, singa_err *err)
+/* Every slice takes its values and updater state from the whole model, at its offset, whatever
+ * slicing wrote it (the runtime checked the params' names and shapes): every slot is checked
+ * before any value is copied. */
+int rt_server_load(rt_server *s, const singa_ckpt_set *set, singa_err *err)
 {
-    const shard_visit *v = ud;
-    return v->visit(v->ud, name, dtype, 1, &len, data, err);
-}
-
-static int each_shard_tensor(void *obj, singa_ckpt_visit_fn visit, void *ud, singa_err *err)
-{
-    shard_walk *w = obj;
-    shard_visit v = {visit, ud};
-    return each_shard_entry(w->s, w->where, visit_1d, &v, err);
-}
-
-static int shard_mismatch(void *ud, const char *name, const singa_ckpt_entry *e, int ndim, const int *dims,
-                          singa_err *err)
-{
-    return singa_err_set(err, "checkpoint '%s': tensor '%s' does not have the %d values of this server's slice",
-                         ((const rt_resume_part *)ud)->path, name, dims[0]);
-}
-
-/* Where a slice lies must be the same, but for its version. */
-static int shard_check(void *ud, const char *name, const singa_ckpt_entry *e, const void *data, singa_err *err)
-{
-    const int64_t *w = e->data, *want = data;
-    if (e->dtype == SINGA_CKPT_I64 && (w[0] != want[0] || w[1] != want[1] || w[2] != want[2] || w[3] < 0))
-        return singa_err_set(err, "checkpoint '%s': tensor '%s' describes another slice", ((const rt_resume_part *)ud)->path,
-                             name);
+    const rt_ctx *rt = s->rt;
+    char name[600];
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < s->nsl; i++) {
+            srv_slice *x = &s->sl[i];
+            const rt_slice *d = &rt->slices[x->slice];
+            const char *param = rt->params[d->param].name;
+            for (int k = -1; k < singa_updater_nslots(s->upd); k++) {
+                singa_tensor *t = k < 0 ? NULL : singa_updater_slot(s->upd, x->store, k);
+                if (k >= 0 && !t)
+                    continue;
+                entry_name(name, sizeof name, k < 0 ? "param" : "updater", param,
+                           k < 0 ? NULL : singa_updater_slot_name(s->upd, k));
+                const singa_ckpt_entry *e = singa_ckpt_find(&set->model, name);
+                if (!e || e->dtype != SINGA_CKPT_F32 || e->bytes != rt->params[d->param].size * sizeof(float))
+                    return singa_err_set(err, "resume: checkpoint '%s': tensor '%s' is %s (the checkpoint was written "
+                                              "with another updater or net)", set->where, name,
+                                         e ? "not of the param's size" : "missing");
+                if (pass == 1)
+                    memcpy(k < 0 ? x->data : t->data, (const float *)e->data + d->offset, d->len * sizeof(float));
+            }
+            if (pass == 1) {
+                x->version = (int)singa_ckpt_set_version(set, param, d->offset);
+                x->loaded = true;
+            }
+        }
     return 0;
-}
-
-/* "topology" and "shard", which the runtime checked, and nothing else. */
-static int shard_extra(void *ud, const char *name, singa_err *err)
-{
-    if (strcmp(name, "topology") == 0 || strcmp(name, "shard") == 0)
-        return 0;
-    return singa_err_set(err, "checkpoint '%s': it holds tensors this server does not have (another updater?)",
-                         ((const rt_resume_part *)ud)->path);
-}
-
-static void shard_apply(void *ud, const char *name, const singa_ckpt_entry *e, void *data)
-{
-    if (e->dtype == SINGA_CKPT_I64) /* a slice's version */
-        ((int64_t *)data)[3] = ((const int64_t *)e->data)[3];
-    else
-        memcpy(data, e->data, e->bytes);
-}
-
-static const singa_ckpt_load_ops shard_ops = {
-    .mismatch = shard_mismatch, .check = shard_check, .extra = shard_extra, .apply = shard_apply,
-};
-
-int rt_server_load(rt_server *s, const rt_resume_part *part, singa_err *err)
-{
-    shard_walk w = {s, malloc((size_t)(s->nsl ? s->nsl : 1) * 4 * sizeof *w.where)};
-    if (!w.where)
-        return singa_err_set(err, "out of memory");
-    int rc = singa_ckpt_load(&part->ck, part->path, each_shard_tensor, &w, &shard_ops, (void *)part, err);
-    for (int i = 0; rc == 0 && i < s->nsl; i++) {
-        s->sl[i].version = (int)w.where[4 * i + 3];
-        s->sl[i].loaded = true;
-    }
-    free(w.where);
-    return rc < 0 ? singa_err_prefix(err, "resume: server %d.%d: ", s->group, s->id) : 0;
 }
 
 void rt_server_free(rt_server *s)

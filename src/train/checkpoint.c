@@ -347,44 +347,6 @@ int singa_ckpt_dir_list(const char *dir, uint64_t **steps, size_t *n, singa_err 
     return rc;
 }
 
-int singa_ckpt_try_newest(const char *path, singa_ckpt_try_fn try_one,
-                          void (*refused)(void *ud, const char *reason), void *ud, singa_err *err)
-{
-    struct stat st;
-    if (stat(path, &st) < 0) {
-        singa_err_set(err, "'%s': %s", path, strerror(errno));
-        return 1;
-    }
-    if (!S_ISDIR(st.st_mode))
-        return try_one(ud, path, err) < 0 ? -1 : 0;
-    uint64_t *steps;
-    size_t n;
-    if (singa_ckpt_dir_list(path, &steps, &n, err) < 0)
-        return -1;
-    singa_err newest = {{0}};
-    for (size_t i = 0; i < n; i++) {
-        char file[4096];
-        singa_err e = {{0}};
-        singa_ckpt_path(file, sizeof file, path, steps[i]);
-        if (try_one(ud, file, &e) == 0) {
-            free(steps);
-            return 0;
-        }
-        if (refused)
-            refused(ud, e.msg);
-        if (!newest.msg[0])
-            newest = e;
-    }
-    free(steps);
-    if (n == 0) {
-        singa_err_set(err, "directory '%s' holds no checkpoint (stepNNNNNNNNN.ckpt)", path);
-        return 1;
-    }
-    if (err)
-        *err = newest;
-    return -1;
-}
-
 int singa_ckpt_dir_prune(const char *dir, int keep, int64_t spare, singa_err *err)
 {
     uint64_t *steps;

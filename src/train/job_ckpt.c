@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "singa/ckpt_set.h"
 #include "train/ckpt_load.h"
 #include "train/job_private.h"
 
@@ -206,13 +207,45 @@ static int load_mismatch(void *ud, const char *name, const singa_ckpt_entry *e, 
                          ((const job_load *)ud)->path, name, a, b);
 }
 
+/* A data cursor's name without the part of a cut net ("cursor/kTrain/data@1" -> ".../data"):
+ * every part of a group's input layer reads the group's batch, so they stand where the whole
+ * layer would, and a cut job resumes from an uncut one's cursors and the other way round. */
+static void cursor_base(const char *name, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s", name);
+    char *at = strrchr(buf, '@');
+    if (at && strncmp(buf, "cursor/", 7) == 0 && at[1] && strspn(at + 1, "0123456789") == strlen(at + 1))
+        *at = 0;
+}
+
+static void cursor_name(const singa_layer *l, char *buf, size_t len)
+{
+    snprintf(buf, len, "cursor/%s/%s", singa_phase_name(l->net->phase), l->name);
+}
+
+/* Whether the job has a cursor of the same base as `name`. */
+static bool job_has_cursor(const singa_job *job, const char *name)
+{
+    char a[512], b[512], c[512];
+    cursor_base(name, a, sizeof a);
+    for (int k = 0; k < job->ninputs; k++) {
+        cursor_name(job->inputs[k], b, sizeof b);
+        cursor_base(b, c, sizeof c);
+        if (strcmp(a, c) == 0)
+            return true;
+    }
+    return false;
+}
+
 static int load_extra(void *ud, const char *name, singa_err *err)
 {
     const job_load *l = ud;
+    if (strncmp(name, "cursor/", 7) == 0 && job_has_cursor(l->job, name))
+        return 0; /* read by another part of the layer (cursor_base) */
     const char *phase = eval_cursor_phase(name);
     bool unbuilt = phase && !(strcmp(phase, singa_phase_name(SINGA_PHASE_TEST)) == 0 ? l->job->test_net : l->job->val_net);
     if (unbuilt || strcmp(name, "best") == 0 ||
-        (l->job->dist && (strcmp(name, "topology") == 0 || strcmp(name, "worker") == 0)))
+        (l->job->dist && (strncmp(name, "param/", 6) == 0 || strncmp(name, "updater/", 8) == 0)))
         return 0;
     return singa_err_set(err, "checkpoint '%s': tensor '%s' is not in the job (the file belongs to another net)",
                          l->path, name);
@@ -244,17 +277,56 @@ static const singa_ckpt_load_ops load_ops = {
     .missing = load_missing, .mismatch = load_mismatch, .extra = load_extra, .validate = load_validate,
 };
 
-static int load_checkpoint(singa_job *job, const singa_ckpt *ck, const char *path, singa_err *err)
+/* ck's entries (pointing into ck) and, for a cursor of the job's that ck holds under another
+ * part's name (cursor_base), that one under the job's name. */
+static int alias_add(singa_ckpt *out, const char *name, const singa_ckpt_entry *e, singa_err *err)
 {
+    int dims[4];
+    for (int d = 0; d < e->ndim; d++)
+        dims[d] = (int)e->dims[d];
+    return singa_ckpt_add(out, name, e->dtype, e->ndim, dims, e->data, err);
+}
+
+static int with_cursor_aliases(const singa_job *job, const singa_ckpt *ck, singa_ckpt *out, singa_err *err)
+{
+    singa_ckpt_init(out, ck->step);
+    char name[512], a[512], b[512];
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < ck->n; i++)
+        rc = alias_add(out, ck->entries[i].name, &ck->entries[i], err);
+    for (int k = 0; rc == 0 && k < job->ninputs; k++) {
+        cursor_name(job->inputs[k], name, sizeof name);
+        if (singa_ckpt_find(ck, name))
+            continue;
+        cursor_base(name, a, sizeof a);
+        for (size_t j = 0; j < ck->n; j++) {
+            cursor_base(ck->entries[j].name, b, sizeof b);
+            if (strcmp(a, b) == 0) {
+                rc = alias_add(out, name, &ck->entries[j], err);
+                break;
+            }
+        }
+    }
+    if (rc < 0)
+        singa_ckpt_free(out, 0);
+    return rc;
+}
+
+static int load_checkpoint(singa_job *job, const singa_ckpt *file, const char *path, singa_err *err)
+{
+    singa_ckpt aliased, *ck = &aliased;
+    if (with_cursor_aliases(job, file, &aliased, err) < 0)
+        return -1;
     job_load l = {job, ck, path, -1, 0};
     for (int k = 0; k < job->ninputs; k++) /* a cursor the file lacks stays where it is */
         job->inputs[k]->type->get_cursor(job->inputs[k], job->cursors[k]);
-    if (singa_ckpt_load(ck, path, each_entry, job, &load_ops, &l, err) < 0)
+    int rc = singa_ckpt_load(ck, path, each_entry, job, &load_ops, &l, err);
+    singa_ckpt_free(&aliased, 0);
+    if (rc < 0)
         return -1;
-    int rc = 0;
     for (int k = 0; k < job->ninputs && rc == 0; k++)
         rc = job->inputs[k]->type->set_cursor(job->inputs[k], job->cursors[k], err);
-    job->step = (int)ck->step;
+    job->step = (int)file->step;
     if (job->best_metric && l.best_step >= 0) {
         job->best_step = (int)l.best_step;
         job->best_value = l.best_value;
@@ -262,40 +334,9 @@ static int load_checkpoint(singa_job *job, const singa_ckpt *ck, const char *pat
     return rc;
 }
 
-static int try_resume(singa_job *job, const char *path, singa_err *err)
-{
-    singa_ckpt ck;
-    if (singa_ckpt_read(&ck, path, err) < 0)
-        return -1;
-    int rc = load_checkpoint(job, &ck, path, err);
-    singa_ckpt_free(&ck, 1);
-    return rc;
-}
-
 int singa_job_load_state(singa_job *job, const singa_ckpt *ck, const char *path, singa_err *err)
 {
     return load_checkpoint(job, ck, path, err);
-}
-
-/* A folder of a distributed job's checkpoints is none of a plain job's: resuming from it would
- * start over without a word.  Returns -1 (err set) when `dir` holds such files. */
-static int refuse_dist_files(const char *dir, singa_err *err)
-{
-    struct stat st;
-    singa_ckpt_file *files;
-    size_t n;
-    if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || singa_ckpt_dir_files(dir, &files, &n, err) < 0)
-        return 0;
-    int rc = 0;
-    for (size_t i = 0; i < n && rc == 0; i++)
-        if (files[i].kind != SINGA_CKPT_LOCAL) {
-            char path[4096];
-            singa_ckpt_part_path(path, sizeof path, dir, files[i].step, files[i].kind, files[i].group, files[i].id);
-            rc = singa_err_set(err, "resume: '%s' holds checkpoints of a distributed job (%s); this job has one "
-                                    "worker and one server and cannot resume from them", dir, path);
-        }
-    free(files);
-    return rc;
 }
 
 int job_ckpt_note_stale(singa_job *job, const singa_job_hooks *hooks, singa_err *err)
@@ -315,20 +356,24 @@ int job_ckpt_note_stale(singa_job *job, const singa_job_hooks *hooks, singa_err 
 typedef struct resume_ctx {
     singa_job *job;
     const singa_job_hooks *hooks;
-    char file[4096]; /* the checkpoint accepted */
-    singa_ckpt *ck;  /* init_from: where the accepted checkpoint is read to */
 } resume_ctx;
 
-static void log_refused(void *ud, const char *reason)
+static void log_refused(void *ud, uint64_t step, bool incomplete, const char *reason)
 {
+    (void)step, (void)incomplete;
     singa_job_log(((resume_ctx *)ud)->hooks, "refused %s", reason);
 }
 
-static int resume_try(void *ud, const char *file, singa_err *err)
+/* A checkpoint of any topology: the model, and worker 0.0's state. */
+static int resume_try(void *ud, const singa_ckpt_set *s, singa_err *err)
 {
     resume_ctx *rc = ud;
-    snprintf(rc->file, sizeof rc->file, "%s", file);
-    return try_resume(rc->job, file, err);
+    singa_ckpt view;
+    if (singa_ckpt_set_view(s, 0, 0, true, &view, err) < 0)
+        return -1;
+    int r = load_checkpoint(rc->job, &view, s->where, err);
+    singa_ckpt_free(&view, 0);
+    return r;
 }
 
 int job_ckpt_resume(singa_job *job, const singa_job_hooks *hooks, singa_err *err)
@@ -336,13 +381,18 @@ int job_ckpt_resume(singa_job *job, const singa_job_hooks *hooks, singa_err *err
     if (!job->resume)
         return 0;
     resume_ctx rc = {.job = job, .hooks = hooks};
-    if (refuse_dist_files(job->ckpt_dir, err) < 0)
-        return -1;
-    switch (singa_ckpt_try_newest(job->ckpt_dir, resume_try, log_refused, &rc, err)) {
-    case 0:
-        singa_job_log(hooks, "resumed from %s (step %d)", rc.file, job->step);
-        singa_job_ckpt_written(job, job->step, rc.file);
+    singa_ckpt_set s;
+    switch (singa_ckpt_set_open(&s, job->ckpt_dir, resume_try, log_refused, &rc, err)) {
+    case 0: {
+        char what[512];
+        int64_t plain[SINGA_CKPT_TOPOLOGY_LEN] = {0};
+        if (singa_ckpt_set_resharded(&s, plain, what, sizeof what))
+            singa_job_log(hooks, "%s", what);
+        singa_job_log(hooks, "resumed from %s (step %d)", s.where, job->step);
+        singa_job_ckpt_written(job, job->step, s.where);
+        singa_ckpt_set_free(&s);
         return 0;
+    }
     case 1:
         singa_job_log(hooks, "resume: no checkpoint in '%s', starting from step 0", job->ckpt_dir);
         return 0;
@@ -353,32 +403,8 @@ int job_ckpt_resume(singa_job *job, const singa_job_hooks *hooks, singa_err *err
 
 /* ---- params from earlier jobs: checkpoint_path's entries after the first ---- */
 
-static int read_try(void *ud, const char *file, singa_err *err)
-{
-    resume_ctx *rc = ud;
-    snprintf(rc->file, sizeof rc->file, "%s", file);
-    return singa_ckpt_read(rc->ck, file, err);
-}
-
-/* Reads the checkpoint `path` names: that file, or a directory's newest checkpoint that
- * verifies.  `file` receives the file's name. */
-static int read_init(singa_ckpt *ck, const char *path, char *file, size_t len, const singa_job_hooks *hooks,
-                     singa_err *err)
-{
-    resume_ctx rc = {.hooks = hooks, .ck = ck};
-    switch (singa_ckpt_try_newest(path, read_try, log_refused, &rc, err)) {
-    case 0:
-        snprintf(file, len, "%s", rc.file);
-        return 0;
-    case 1:
-        return singa_err_prefix(err, "job: checkpoint_path: cannot initialise params from ");
-    default:
-        return singa_err_prefix(err, "job: checkpoint_path: ");
-    }
-}
-
-/* A fresh run's params from earlier jobs' checkpoints, matched by name; later entries win.
- * Params that share another's value (share_from) take it from their owner. */
+/* A fresh run's params from earlier jobs' checkpoints (any topology), matched by name; later
+ * entries win.  Params that share another's value (share_from) take it from their owner. */
 static int init_params(singa_job *job, const singa_job_hooks *hooks, singa_err *err)
 {
     bool *loaded = calloc((size_t)job->params.n + 1, sizeof *loaded);
@@ -387,13 +413,23 @@ static int init_params(singa_job *job, const singa_job_hooks *hooks, singa_err *
     int rc = 0;
     for (size_t k = 1; k <= job->ninit && rc == 0; k++) {
         const char *path = singa_conf_strs_at(job->conf, "checkpoint_path", k);
-        char file[4096], names[512] = "";
-        singa_ckpt ck;
+        char names[512] = "";
+        singa_ckpt_set set;
+        resume_ctx ctx = {.job = job, .hooks = hooks};
         int count = 0;
-        if ((rc = read_init(&ck, path, file, sizeof file, hooks, err)) < 0)
+        switch (singa_ckpt_set_open(&set, path, NULL, log_refused, &ctx, err)) {
+        case 0:
             break;
-        for (size_t i = 0; i < ck.n && rc == 0; i++) {
-            const singa_ckpt_entry *e = &ck.entries[i];
+        case 1:
+            rc = singa_err_prefix(err, "job: checkpoint_path: cannot initialise params from ");
+            continue;
+        default:
+            rc = singa_err_prefix(err, "job: checkpoint_path: ");
+            continue;
+        }
+        const singa_ckpt *ck = &set.model;
+        for (size_t i = 0; i < ck->n && rc == 0; i++) {
+            const singa_ckpt_entry *e = &ck->entries[i];
             singa_param *p = strncmp(e->name, "param/", 6) == 0 ? singa_params_find(&job->params, e->name + 6) : NULL;
             if (!p || p->owner)
                 continue;
@@ -401,7 +437,7 @@ static int init_params(singa_job *job, const singa_job_hooks *hooks, singa_err *
                 char a[64], b[64];
                 singa_ckpt_entry_shape(e, a, sizeof a);
                 rc = singa_err_set(err, "job: checkpoint_path: param '%s' has shape %s in '%s' but %s in this job (layer '%s')",
-                                   p->name, e->dtype == SINGA_CKPT_F32 ? a : "(not float32)", file,
+                                   p->name, e->dtype == SINGA_CKPT_F32 ? a : "(not float32)", set.where,
                                    singa_tensor_shape_str(&p->data, b, sizeof b), p->layer);
                 break;
             }
@@ -411,10 +447,10 @@ static int init_params(singa_job *job, const singa_job_hooks *hooks, singa_err *
         }
         if (rc == 0 && count)
             singa_job_log(hooks, "checkpoint_path: %d param%s from %s (step %llu): %s", count,
-                          count == 1 ? "" : "s", file, (unsigned long long)ck.step, names);
+                          count == 1 ? "" : "s", set.where, (unsigned long long)set.step, names);
         else if (rc == 0)
-            singa_job_log(hooks, "checkpoint_path: no param of this job is in %s", file);
-        singa_ckpt_free(&ck, 1);
+            singa_job_log(hooks, "checkpoint_path: no param of this job is in %s", set.where);
+        singa_ckpt_set_free(&set);
     }
     if (rc == 0) {
         char names[512] = "";

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "singa/checkpoint.h"
+#include "singa/ckpt_set.h"
 #include "singa/net.h"
 #include "singa/predict.h"
 #include "train/ckpt_load.h"
@@ -112,40 +113,37 @@ static int mismatch(void *ud, const char *name, const singa_ckpt_entry *e, int n
 /* Entries the net does not use (updater state, train-only params, cursors) may be there. */
 static const singa_ckpt_load_ops fit_ops = {.missing = missing, .mismatch = mismatch};
 
-/* Loads the checkpoint file at `path` if it verifies and fits. */
-static int load_file(singa_model *m, const char *path, singa_err *err)
-{
-    singa_ckpt ck;
-    if (singa_ckpt_read(&ck, path, err) < 0)
-        return -1;
-    fit f = {m, path};
-    int rc = singa_ckpt_load(&ck, path, each_param, m, &fit_ops, &f, err);
-    if (rc == 0) {
-        snprintf(m->checkpoint, sizeof m->checkpoint, "%s", path);
-        m->step = ck.step;
-    }
-    singa_ckpt_free(&ck, 1);
-    return rc;
-}
-
+/* A checkpoint (of any topology) fits when it holds every param of the net with its shape. */
 typedef struct load_ctx {
     singa_model *m;
     const singa_job_hooks *hooks;
 } load_ctx;
 
-static int load_try(void *ud, const char *file, singa_err *err) { return load_file(((load_ctx *)ud)->m, file, err); }
-
-static void load_refused(void *ud, const char *reason)
+static void load_refused(void *ud, uint64_t step, bool incomplete, const char *reason)
 {
+    (void)step, (void)incomplete;
     singa_job_log(((load_ctx *)ud)->hooks, "refused %s", reason);
+}
+
+static int load_try(void *ud, const singa_ckpt_set *s, singa_err *err)
+{
+    singa_model *m = ((load_ctx *)ud)->m;
+    fit f = {m, s->where};
+    if (singa_ckpt_load(&s->model, s->where, each_param, m, &fit_ops, &f, err) < 0)
+        return -1;
+    snprintf(m->checkpoint, sizeof m->checkpoint, "%s", s->where);
+    m->step = s->step;
+    return 0;
 }
 
 static int load_params(singa_model *m, const singa_job_hooks *hooks, singa_err *err)
 {
     const char *path = m->from ? m->from : singa_conf_strs_at(m->conf, "checkpoint_path", 0);
+    singa_ckpt_set s;
     load_ctx lc = {m, hooks};
-    switch (singa_ckpt_try_newest(path, load_try, load_refused, &lc, err)) {
+    switch (singa_ckpt_set_open(&s, path, load_try, load_refused, &lc, err)) {
     case 0:
+        singa_ckpt_set_free(&s);
         return 0;
     case 1: /* "'path': No such file ..." or "directory 'path' holds no checkpoint ..." */
         singa_err_prefix(err, "job: checkpoint_path ");

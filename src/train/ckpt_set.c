@@ -1,0 +1,577 @@
+/* Reading a checkpoint of any topology into one model (see include/singa/ckpt_set.h).
+ *
+ * A distributed step is whole when every server of every server group wrote its shard and
+ * every worker group's worker 0 its state (a cut group's other workers write only when they
+ * live in another process, which the files cannot tell), every file verifies and says the same
+ * step and topology.  Server group 0's slices make the model: they are sorted by offset and must
+ * tile each param with neither gap nor overlap; the param's shape is its "shape/<name>" entry. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "singa/ckpt_set.h"
+
+void singa_ckpt_set_free(singa_ckpt_set *s)
+{
+    singa_ckpt_free(&s->model, 1);
+    for (size_t i = 0; i < s->nworkers; i++)
+        singa_ckpt_free(&s->workers[i].state, 1);
+    for (size_t i = 0; i < s->nslices; i++)
+        free(s->slices[i].param);
+    free(s->workers);
+    free(s->slices);
+    free(s->files);
+    memset(s, 0, sizeof *s);
+}
+
+void singa_ckpt_topology_describe(const int64_t *t, char *buf, size_t len)
+{
+    if (!t[0]) {
+        snprintf(buf, len, "plain (one worker, one server)");
+        return;
+    }
+    snprintf(buf, len, "%lld worker group%s of %lld worker%s and %lld server group%s of %lld server%s (%lld values in "
+             "%lld slices)", (long long)t[1], t[1] == 1 ? "" : "s", (long long)t[2], t[2] == 1 ? "" : "s",
+             (long long)t[3], t[3] == 1 ? "" : "s", (long long)t[4], t[4] == 1 ? "" : "s", (long long)t[6],
+             (long long)t[5]);
+}
+
+/* Moves entry e (its name and data) to the end of c. */
+static int move_entry(singa_ckpt *c, singa_ckpt_entry *e, singa_err *err)
+{
+    int dims[4];
+    for (int d = 0; d < e->ndim; d++)
+        dims[d] = (int)e->dims[d];
+    if (singa_ckpt_add(c, e->name, e->dtype, e->ndim, dims, e->data, err) < 0)
+        return -1;
+    free(e->name);
+    e->name = NULL;
+    e->data = NULL;
+    return 0;
+}
+
+static bool is_model_entry(const char *name)
+{
+    return strncmp(name, "param/", 6) == 0 || strncmp(name, "updater/", 8) == 0;
+}
+
+static int add_file(singa_ckpt_set *s, const char *path, int kind, int group, int id, singa_err *err)
+{
+    singa_ckpt_set_file *f = realloc(s->files, (s->nfiles + 1) * sizeof *f);
+    if (!f)
+        return singa_err_set(err, "out of memory");
+    s->files = f;
+    f += s->nfiles++;
+    snprintf(f->path, sizeof f->path, "%s", path);
+    f->kind = kind;
+    f->group = group;
+    f->id = id;
+    return 0;
+}
+
+static singa_ckpt_set_worker *add_worker(singa_ckpt_set *s, int group, int id, singa_err *err)
+{
+    singa_ckpt_set_worker *w = realloc(s->workers, (s->nworkers + 1) * sizeof *w);
+    if (!w) {
+        singa_err_set(err, "out of memory");
+        return NULL;
+    }
+    s->workers = w;
+    w += s->nworkers++;
+    w->group = group;
+    w->id = id;
+    singa_ckpt_init(&w->state, s->step);
+    return w;
+}
+
+/* A plain checkpoint file: its params and updater slots are the model, the rest worker 0.0's. */
+static int read_plain(singa_ckpt_set *s, const char *path, singa_err *err)
+{
+    singa_ckpt ck;
+    if (singa_ckpt_read(&ck, path, err) < 0)
+        return -1;
+    snprintf(s->where, sizeof s->where, "%s", path);
+    s->step = ck.step;
+    singa_ckpt_init(&s->model, ck.step);
+    int rc = add_file(s, path, SINGA_CKPT_LOCAL, 0, 0, err);
+    singa_ckpt_set_worker *w = rc == 0 ? add_worker(s, 0, 0, err) : NULL;
+    if (!w)
+        rc = -1;
+    for (size_t i = 0; rc == 0 && i < ck.n; i++) {
+        if (strcmp(ck.entries[i].name, "topology") == 0)
+            rc = singa_err_set(err, "checkpoint '%s' is a file of a distributed checkpoint renamed as a plain one", path);
+        else
+            rc = move_entry(is_model_entry(ck.entries[i].name) ? &s->model : &w->state, &ck.entries[i], err);
+    }
+    singa_ckpt_free(&ck, 1);
+    return rc;
+}
+
+/* ---- a distributed step ---- */
+
+typedef struct piece {
+    char *param;   /* its param's name */
+    const char *sname; /* its name in the shard ("<param>" or "<param>@<offset>") */
+    size_t file;   /* index in the shards read */
+    int64_t where[4];
+} piece;
+
+static int cmp_piece(const void *a, const void *b)
+{
+    const piece *x = a, *y = b;
+    int c = strcmp(x->param, y->param);
+    return c ? c : x->where[1] < y->where[1] ? -1 : x->where[1] > y->where[1];
+}
+
+/* Checks a file of step `step` read from `path`: its header's step, its topology (the first
+ * file's, copied to s) and whose it is. */
+static int check_part(singa_ckpt_set *s, const singa_ckpt *ck, const singa_ckpt_file *f, const char *path, bool first,
+                      singa_err *err)
+{
+    const singa_ckpt_entry *t = singa_ckpt_find(ck, "topology");
+    const singa_ckpt_entry *who = singa_ckpt_find(ck, f->kind == SINGA_CKPT_SERVER ? "shard" : "worker");
+    if (ck->step != f->step)
+        return singa_err_set(err, "checkpoint '%s' holds step %llu, not %llu (a file of another step)", path,
+                             (unsigned long long)ck->step, (unsigned long long)f->step);
+    if (!t || t->dtype != SINGA_CKPT_I64 || t->ndim != 1 || t->dims[0] != SINGA_CKPT_TOPOLOGY_LEN ||
+        ((const int64_t *)t->data)[0] == 0)
+        return singa_err_set(err, "checkpoint '%s': no topology (not a file of a distributed checkpoint)", path);
+    if (first)
+        memcpy(s->topology, t->data, sizeof s->topology);
+    else if (memcmp(t->data, s->topology, sizeof s->topology) != 0) {
+        char a[200], b[200];
+        singa_ckpt_topology_describe(t->data, a, sizeof a);
+        singa_ckpt_topology_describe(s->topology, b, sizeof b);
+        return singa_err_set(err, "checkpoint '%s' was written by another topology (%s) than '%s' (%s): files of two "
+                                  "runs are mixed", path, a, s->files[0].path, b);
+    }
+    const int64_t *id = who ? who->data : NULL;
+    if (!who || who->dtype != SINGA_CKPT_I64 || who->ndim != 1 || who->dims[0] != 2 || id[0] != f->group ||
+        id[1] != f->id)
+        return singa_err_set(err, "checkpoint '%s': it does not say it is the file of %s %d.%d", path,
+                             f->kind == SINGA_CKPT_SERVER ? "server" : "worker", f->group, f->id);
+    return 0;
+}
+
+/* Whether files[0, n) hold the file (kind, group, id). */
+static bool has_file(const singa_ckpt_file *files, size_t n, int kind, int group, int id)
+{
+    for (size_t i = 0; i < n; i++)
+        if (files[i].kind == kind && files[i].group == group && files[i].id == id)
+            return true;
+    return false;
+}
+
+/* Places every slice of server group 0's shards into the model.  The pieces are sorted by param
+ * and offset; each param's must tile it. */
+static int assemble(singa_ckpt_set *s, singa_ckpt *shards, piece *pc, size_t np, singa_err *err)
+{
+    qsort(pc, np, sizeof *pc, cmp_piece);
+    for (size_t i = 0; i < np;) {
+        size_t j = i;
+        uint64_t end = 0;
+        for (; j < np && strcmp(pc[j].param, pc[i].param) == 0; j++) {
+            uint64_t off = (uint64_t)pc[j].where[1], len = (uint64_t)pc[j].where[2];
+            if (off != end)
+                return singa_err_set(err, "checkpoint '%s': param '%s': elements %llu..%llu are %s ('%s')", s->where,
+                                     pc[i].param, (unsigned long long)(off < end ? off : end),
+                                     (unsigned long long)(off < end ? end : off) - 1,
+                                     off < end ? "in two slices" : "in no slice", s->files[pc[j].file].path);
+            end = off + len;
+        }
+        /* The shape: "shape/<name>" in the shards (older ones lack it: then flat). */
+        char name[600];
+        snprintf(name, sizeof name, "shape/%s", pc[i].param);
+        const singa_ckpt_entry *sh = singa_ckpt_find(&shards[pc[i].file], name);
+        int dims[4] = {(int)end}, ndim = 1;
+        if (sh && sh->dtype == SINGA_CKPT_I64 && sh->ndim == 1 && sh->dims[0] >= 1 && sh->dims[0] <= 4) {
+            uint64_t size = 1;
+            ndim = (int)sh->dims[0];
+            for (int d = 0; d < ndim; d++)
+                size *= (uint64_t)(dims[d] = (int)((const int64_t *)sh->data)[d]);
+            if (size != end)
+                return singa_err_set(err, "checkpoint '%s': param '%s' has a shape of %llu values but slices of %llu",
+                                     s->where, pc[i].param, (unsigned long long)size, (unsigned long long)end);
+        }
+        /* The values, then every updater slot the first slice has; every slice must have each. */
+        const singa_ckpt *first = &shards[pc[i].file];
+        for (size_t e = 0; e <= first->n; e++) {
+            char slot[600], whole[600];
+            const char *sname = pc[i].sname, *sl = NULL;
+            if (e == first->n) {
+                snprintf(slot, sizeof slot, "param/%s", sname);
+                snprintf(whole, sizeof whole, "param/%s", pc[i].param);
+            } else {
+                const char *en = first->entries[e].name;
+                size_t k = strlen(sname);
+                if (strncmp(en, "updater/", 8) != 0 || strncmp(en + 8, sname, k) != 0 || en[8 + k] != '/')
+                    continue;
+                sl = en + 9 + k;
+                snprintf(whole, sizeof whole, "updater/%s/%s", pc[i].param, sl);
+            }
+            float *data = malloc(end * sizeof *data + 1);
+            if (!data || singa_ckpt_add(&s->model, whole, SINGA_CKPT_F32, ndim, dims, data, err) < 0) {
+                free(data);
+                return singa_err_set(err, "out of memory");
+            }
+            for (size_t k = i; k < j; k++) {
+                if (sl)
+                    snprintf(slot, sizeof slot, "updater/%s/%s", pc[k].sname, sl);
+                else
+                    snprintf(slot, sizeof slot, "param/%s", pc[k].sname);
+                const singa_ckpt_entry *v = singa_ckpt_find(&shards[pc[k].file], slot);
+                if (!v || v->dtype != SINGA_CKPT_F32 || v->bytes != (size_t)pc[k].where[2] * sizeof(float))
+                    return singa_err_set(err, "checkpoint '%s': tensor '%s' is missing or not of its slice's %lld values",
+                                         s->files[pc[k].file].path, slot, (long long)pc[k].where[2]);
+                memcpy(data + pc[k].where[1], v->data, v->bytes);
+            }
+        }
+        for (size_t k = i; k < j; k++) {
+            singa_ckpt_set_slice *x = &s->slices[s->nslices++];
+            *x = (singa_ckpt_set_slice){pc[k].param, (uint64_t)pc[k].where[1], (uint64_t)pc[k].where[2], pc[k].where[3]};
+            pc[k].param = NULL;
+        }
+        i = j;
+    }
+    return 0;
+}
+
+/* Reads step files[0, n) of folder `dir` (all of one step, none plain). */
+static int read_dist(singa_ckpt_set *s, const char *dir, const singa_ckpt_file *files, size_t n, singa_err *err)
+{
+    uint64_t step = files[0].step;
+    snprintf(s->where, sizeof s->where, "%s/step%09llu.*.ckpt", dir, (unsigned long long)step);
+    s->step = step;
+    singa_ckpt_init(&s->model, step);
+    singa_ckpt *shards = calloc(n, sizeof *shards);
+    size_t nshards = 0, np = 0, cap = 0;
+    int64_t nfiles = -1; /* the files of the step, as every file says (older ones do not) */
+    piece *pc = NULL;
+    int rc = shards ? 0 : singa_err_set(err, "out of memory");
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        char path[4096];
+        singa_ckpt ck;
+        singa_ckpt_part_path(path, sizeof path, dir, step, files[i].kind, files[i].group, files[i].id);
+        if ((rc = singa_ckpt_read(&ck, path, err)) < 0)
+            break;
+        if ((rc = add_file(s, path, files[i].kind, files[i].group, files[i].id, err)) < 0 ||
+            (rc = check_part(s, &ck, &files[i], path, i == 0, err)) < 0) {
+            singa_ckpt_free(&ck, 1);
+            break;
+        }
+        const singa_ckpt_entry *fe = singa_ckpt_find(&ck, "files");
+        if (fe && fe->dtype == SINGA_CKPT_I64 && fe->bytes == 8)
+            memcpy(&nfiles, fe->data, 8);
+        if (files[i].kind == SINGA_CKPT_WORKER) {
+            singa_ckpt_set_worker *w = add_worker(s, files[i].group, files[i].id, err);
+            for (size_t e = 0; w && rc == 0 && e < ck.n; e++)
+                if (strcmp(ck.entries[e].name, "topology") != 0 && strcmp(ck.entries[e].name, "worker") != 0 &&
+                    strcmp(ck.entries[e].name, "files") != 0)
+                    rc = move_entry(&w->state, &ck.entries[e], err);
+            rc = w ? rc : -1;
+            singa_ckpt_free(&ck, 1);
+            continue;
+        }
+        if (files[i].group != 0) { /* another server group's copy: verified, not the model */
+            singa_ckpt_free(&ck, 1);
+            continue;
+        }
+        shards[nshards] = ck;
+        for (size_t e = 0; rc == 0 && e < ck.n; e++) {
+            const singa_ckpt_entry *x = &ck.entries[e];
+            if (strncmp(x->name, "slice/", 6) != 0)
+                continue;
+            if (x->dtype != SINGA_CKPT_I64 || x->ndim != 1 || x->dims[0] != 4 || ((const int64_t *)x->data)[1] < 0 ||
+                ((const int64_t *)x->data)[2] < 0) {
+                rc = singa_err_set(err, "checkpoint '%s': tensor '%s' holds impossible values", path, x->name);
+                break;
+            }
+            if (np == cap) {
+                piece *t = realloc(pc, (cap = cap ? 2 * cap : 64) * sizeof *pc);
+                if (!t) {
+                    rc = singa_err_set(err, "out of memory");
+                    break;
+                }
+                pc = t;
+            }
+            piece *p = &pc[np++];
+            p->sname = x->name + 6;
+            p->file = nshards;
+            memcpy(p->where, x->data, sizeof p->where);
+            size_t plen = strcspn(p->sname, "@");
+            if (!(p->param = strndup(p->sname, plen)))
+                rc = singa_err_set(err, "out of memory");
+        }
+        nshards++;
+    }
+    /* The files of a whole step: every server's, and every worker's that writes one ("files"
+     * says how many: a cut group's workers in one process write one; older steps do not say, and
+     * then worker 0 of every group must be there). */
+    const int64_t *t = s->topology;
+    int64_t every = t[3] * t[4] + t[1] * t[2], want = nfiles >= 0 ? nfiles : 0;
+    for (int kind = 0; rc == 0 && kind < 2; kind++) {
+        int64_t ngroups = kind ? t[1] : t[3], per = kind ? (want == every ? t[2] : 1) : t[4];
+        for (int g = 0; rc == 0 && g < ngroups; g++)
+            for (int j = 0; rc == 0 && j < per; j++)
+                if (!has_file(files, n, kind ? SINGA_CKPT_WORKER : SINGA_CKPT_SERVER, g, j)) {
+                    char path[4096];
+                    singa_ckpt_part_path(path, sizeof path, dir, step, kind ? SINGA_CKPT_WORKER : SINGA_CKPT_SERVER, g, j);
+                    singa_err_set(err, "checkpoint step %llu is incomplete: '%s' is missing (the job ended while "
+                                       "writing it)", (unsigned long long)step, path);
+                    rc = -2;
+                }
+    }
+    if (rc == 0 && (int64_t)n < want) {
+        singa_err_set(err, "checkpoint step %llu is incomplete: %zu of its %lld files are there (the job ended while "
+                           "writing it)", (unsigned long long)step, n, (long long)want);
+        rc = -2;
+    }
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        if ((files[i].kind == SINGA_CKPT_SERVER && (files[i].group >= t[3] || files[i].id >= t[4])) ||
+            (files[i].kind == SINGA_CKPT_WORKER && (files[i].group >= t[1] || files[i].id >= t[2])))
+            rc = singa_err_set(err, "checkpoint '%s' is not a file of the topology the others record", s->files[i].path);
+    if (rc == 0 && !(s->slices = calloc(np + 1, sizeof *s->slices)))
+        rc = singa_err_set(err, "out of memory");
+    if (rc == 0)
+        rc = assemble(s, shards, pc, np, err);
+    /* The params no server holds (a layer's statistics): worker 0.0's. */
+    const singa_ckpt_set_worker *lead = NULL;
+    for (size_t i = 0; i < s->nworkers; i++)
+        if (s->workers[i].group == 0 && s->workers[i].id == 0)
+            lead = &s->workers[i];
+    for (size_t e = 0; rc == 0 && lead && e < lead->state.n; e++) {
+        const singa_ckpt_entry *x = &lead->state.entries[e];
+        if (strncmp(x->name, "param/", 6) != 0 || singa_ckpt_find(&s->model, x->name))
+            continue;
+        void *copy = malloc(x->bytes + 1);
+        int dims[4];
+        for (int d = 0; d < x->ndim; d++)
+            dims[d] = (int)x->dims[d];
+        if (!copy || singa_ckpt_add(&s->model, x->name, x->dtype, x->ndim, dims, copy, err) < 0) {
+            free(copy);
+            rc = singa_err_set(err, "out of memory");
+        } else
+            memcpy(copy, x->data, x->bytes);
+    }
+    for (size_t i = 0; i < np; i++)
+        free(pc[i].param);
+    free(pc);
+    for (size_t i = 0; i < nshards; i++)
+        singa_ckpt_free(&shards[i], 1);
+    free(shards);
+    return rc;
+}
+
+/* The set of one step: a plain file, or the part files of a distributed step. */
+static int read_step(singa_ckpt_set *s, const char *dir, const singa_ckpt_file *files, size_t n, singa_err *err)
+{
+    memset(s, 0, sizeof *s);
+    int rc;
+    if (files[0].kind == SINGA_CKPT_LOCAL && n > 1) {
+        char path[4096];
+        singa_ckpt_part_path(path, sizeof path, dir, files[1].step, files[1].kind, files[1].group, files[1].id);
+        rc = singa_err_set(err, "checkpoint step %llu: '%s' of a distributed job beside a plain job's checkpoint: "
+                                "files of two runs are mixed", (unsigned long long)files[0].step, path);
+    } else if (files[0].kind == SINGA_CKPT_LOCAL) {
+        char path[4096];
+        singa_ckpt_path(path, sizeof path, dir, files[0].step);
+        rc = read_plain(s, path, err);
+    } else
+        rc = read_dist(s, dir, files, n, err);
+    if (rc < 0)
+        singa_ckpt_set_free(s);
+    return rc;
+}
+
+/* Parses a file's name as a checkpoint file's; its folder goes to dir. */
+static int parse_path(const char *path, char *dir, size_t len, singa_ckpt_file *f)
+{
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    snprintf(dir, len, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+    singa_ckpt_file *files;
+    size_t n;
+    if (singa_ckpt_dir_files(dir, &files, &n, NULL) < 0)
+        return -1;
+    int rc = -1;
+    for (size_t i = 0; i < n && rc < 0; i++) {
+        char p[4096];
+        singa_ckpt_part_path(p, sizeof p, dir, files[i].step, files[i].kind, files[i].group, files[i].id);
+        const char *b = strrchr(p, '/');
+        if (strcmp(b ? b + 1 : p, base) == 0) {
+            *f = files[i];
+            rc = 0;
+        }
+    }
+    free(files);
+    return rc;
+}
+
+int singa_ckpt_set_open(singa_ckpt_set *s, const char *path, singa_ckpt_set_accept_fn accept,
+                        singa_ckpt_set_refused_fn refused, void *ud, singa_err *err)
+{
+    memset(s, 0, sizeof *s);
+    struct stat st;
+    if (stat(path, &st) < 0) {
+        singa_err_set(err, "'%s': %s", path, strerror(errno));
+        return 1;
+    }
+    char dir[4096];
+    singa_ckpt_file *files = NULL, one;
+    size_t n = 0;
+    if (S_ISDIR(st.st_mode)) {
+        snprintf(dir, sizeof dir, "%s", path);
+        if (singa_ckpt_dir_files(dir, &files, &n, err) < 0)
+            return -1;
+        if (n == 0) {
+            free(files);
+            singa_err_set(err, "directory '%s' holds no checkpoint (stepNNNNNNNNN.ckpt)", path);
+            return 1;
+        }
+    } else if (parse_path(path, dir, sizeof dir, &one) == 0 && one.kind != SINGA_CKPT_LOCAL) {
+        singa_ckpt_file *all; /* one file of a distributed step: that step */
+        size_t m;
+        if (singa_ckpt_dir_files(dir, &all, &m, err) < 0)
+            return -1;
+        if (!(files = malloc((m + 1) * sizeof *files))) {
+            free(all);
+            return singa_err_set(err, "out of memory");
+        }
+        for (size_t i = 0; i < m; i++)
+            if (all[i].step == one.step && all[i].kind != SINGA_CKPT_LOCAL)
+                files[n++] = all[i];
+        free(all);
+    } else { /* a plain file, whatever its name */
+        int rc = read_plain(s, path, err);
+        if (rc == 0 && accept && (rc = accept(ud, s, err)) < 0 && refused)
+            refused(ud, s->step, false, err->msg);
+        if (rc < 0)
+            singa_ckpt_set_free(s);
+        return rc;
+    }
+    singa_err newest = {{0}};
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && files[j].step == files[i].step)
+            j++;
+        singa_err e = {{0}};
+        int rc = read_step(s, dir, files + i, j - i, &e);
+        if (rc == 0 && accept && (rc = accept(ud, s, &e)) < 0)
+            singa_ckpt_set_free(s);
+        if (rc == 0) {
+            free(files);
+            return 0;
+        }
+        if (refused)
+            refused(ud, files[i].step, rc == -2, e.msg);
+        if (!newest.msg[0])
+            newest = e;
+        i = j;
+    }
+    free(files);
+    if (err)
+        *err = newest;
+    return -1;
+}
+
+/* The state worker (group, id) takes, and the flags saying whose it is. */
+static const singa_ckpt_set_worker *state_of(const singa_ckpt_set *s, int group, int id, int *flags)
+{
+    int64_t ngroups = singa_ckpt_set_dist(s) ? s->topology[1] : 1;
+    *flags = 0;
+    if (group >= ngroups) {
+        group = (int)(group % ngroups);
+        *flags |= SINGA_CKPT_SET_OTHER_GROUP;
+    }
+    const singa_ckpt_set_worker *lead = NULL;
+    for (size_t i = 0; i < s->nworkers; i++) {
+        const singa_ckpt_set_worker *w = &s->workers[i];
+        if (w->group == group && w->id == id)
+            return w;
+        if (w->group == group && w->id == 0)
+            lead = w;
+    }
+    *flags |= SINGA_CKPT_SET_OTHER_WORKER;
+    return lead;
+}
+
+static int view_add(singa_ckpt *v, const singa_ckpt_entry *e, singa_err *err)
+{
+    int dims[4];
+    for (int d = 0; d < e->ndim; d++)
+        dims[d] = (int)e->dims[d];
+    return singa_ckpt_add(v, e->name, e->dtype, e->ndim, dims, e->data, err);
+}
+
+int singa_ckpt_set_view(const singa_ckpt_set *s, int group, int id, bool model, singa_ckpt *view, singa_err *err)
+{
+    int flags;
+    const singa_ckpt_set_worker *w = state_of(s, group, id, &flags);
+    singa_ckpt_init(view, s->step);
+    if (!w) {
+        singa_ckpt_free(view, 0);
+        return singa_err_set(err, "checkpoint '%s' holds no state of worker %d.0", s->where, group);
+    }
+    for (size_t i = 0; model && i < s->model.n; i++)
+        if (!singa_ckpt_find(&w->state, s->model.entries[i].name) && view_add(view, &s->model.entries[i], err) < 0)
+            goto fail;
+    for (size_t i = 0; i < w->state.n; i++)
+        if (view_add(view, &w->state.entries[i], err) < 0)
+            goto fail;
+    return flags;
+fail:
+    singa_ckpt_free(view, 0);
+    return -1;
+}
+
+int64_t singa_ckpt_set_version(const singa_ckpt_set *s, const char *param, uint64_t offset)
+{
+    for (size_t i = 0; i < s->nslices; i++) {
+        const singa_ckpt_set_slice *x = &s->slices[i];
+        if (strcmp(x->param, param) == 0 && offset >= x->offset && offset < x->offset + x->len)
+            return x->version;
+    }
+    return (int64_t)s->step;
+}
+
+int singa_ckpt_set_gather(const singa_ckpt_set *s, const char *out, singa_err *err)
+{
+    singa_ckpt v;
+    if (singa_ckpt_set_view(s, 0, 0, true, &v, err) < 0)
+        return -1;
+    int rc = singa_ckpt_write(&v, out, err);
+    singa_ckpt_free(&v, 0);
+    return rc;
+}
+
+/* Worker groups and workers per group of a topology (a plain one: 1 and 1). */
+static void counts(const int64_t *t, int64_t *groups, int64_t *workers)
+{
+    *groups = t[0] ? t[1] : 1;
+    *workers = t[0] ? t[2] : 1;
+}
+
+bool singa_ckpt_set_resharded(const singa_ckpt_set *s, const int64_t *job, char *buf, size_t len)
+{
+    if (memcmp(s->topology, job, sizeof s->topology) == 0)
+        return false;
+    char from[200], to[200], what[400] = "";
+    int64_t g0, w0, g1, w1;
+    counts(s->topology, &g0, &w0);
+    counts(job, &g1, &w1);
+    singa_ckpt_topology_describe(s->topology, from, sizeof from);
+    singa_ckpt_topology_describe(job, to, sizeof to);
+    if (g0 != g1)
+        singa_appendf(what, sizeof what, "the data cursors and display windows (the checkpoint has %lld worker group%s, "
+                      "this job %lld: group g takes group g mod %lld's)", (long long)g0, g0 == 1 ? "" : "s",
+                      (long long)g1, (long long)g0);
+    if (w0 != w1)
+        singa_appendf(what, sizeof what, "%sthe random generators (the checkpoint has %lld worker%s per group, this "
+                      "job %lld: a worker without a state of its own takes its group's worker 0's)", what[0] ? "; " : "",
+                      (long long)w0, w0 == 1 ? "" : "s", (long long)w1);
+    snprintf(buf, len, "resume: resharded %s, written by %s, for %s: params and updater state are exact; re-derived: %s",
+             s->where, from, to, what[0] ? what : "nothing");
+    return true;
+}
