@@ -140,6 +140,13 @@ report $? "--ckpt-info on a plain checkpoint file" "$tmp/info-plain.out"
 "$SINGA_TUI" --ckpt-info "$tmp/ck/step000000010.w0.1.ckpt" >"$tmp/info-one.out" 2>&1 &&
     [ "$(grep -c ': CRC ok$' "$tmp/info-one.out")" -eq 4 ]
 report $? "--ckpt-info on one file of a distributed step: that step" "$tmp/info-one.out"
+# The plain name of a step no plain file has (an imported SINGA conf's checkpoint_path entry)
+# names the distributed step; a step with no files at all is still "No such file".
+"$SINGA_TUI" --ckpt-info "$tmp/ck/step000000010.ckpt" >"$tmp/info-name.out" 2>&1 &&
+    [ "$(grep -c ': CRC ok$' "$tmp/info-name.out")" -eq 4 ] &&
+    ! "$SINGA_TUI" --ckpt-info "$tmp/ck/step000000011.ckpt" >"$tmp/info-none.out" 2>&1 &&
+    grep -q "step000000011.ckpt': No such file" "$tmp/info-none.out"
+report $? "--ckpt-info on stepS.ckpt where only distributed files of step S are: that step" "$tmp/info-name.out"
 cat >"$tmp/load.lua" <<'EOF'
 -- load.lua CKDIR REF: singa.load of a distributed and of a plain checkpoint hold the same model.
 local singa = require "singa"

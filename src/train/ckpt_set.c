@@ -409,19 +409,56 @@ static int parse_path(const char *path, char *dir, size_t len, singa_ckpt_file *
     return rc;
 }
 
+/* The files of distributed step `step` in dir (none: *n = 0). */
+static int step_files(const char *dir, uint64_t step, singa_ckpt_file **files, size_t *n, singa_err *err)
+{
+    singa_ckpt_file *all;
+    size_t m;
+    *n = 0;
+    if (singa_ckpt_dir_files(dir, &all, &m, err) < 0)
+        return -1;
+    if (!(*files = malloc((m + 1) * sizeof **files))) {
+        free(all);
+        return singa_err_set(err, "out of memory");
+    }
+    for (size_t i = 0; i < m; i++)
+        if (all[i].step == step && all[i].kind != SINGA_CKPT_LOCAL)
+            (*files)[(*n)++] = all[i];
+    free(all);
+    return 0;
+}
+
+/* A plain checkpoint's name, stepN.ckpt, that no file has: the distributed step N beside it, if
+ * there is one (an imported SINGA conf names one file per step, whatever wrote it). */
+static int missing_plain(const char *path, char *dir, size_t len, singa_ckpt_file **files, size_t *n, singa_err *err)
+{
+    const char *slash = strrchr(path, '/');
+    unsigned long long step;
+    int end = 0;
+    *files = NULL;
+    *n = 0;
+    if (sscanf(slash ? slash + 1 : path, "step%llu.ckpt%n", &step, &end) != 1 || (slash ? slash + 1 : path)[end])
+        return 0;
+    snprintf(dir, len, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+    return step_files(dir, step, files, n, err);
+}
+
 int singa_ckpt_set_open(singa_ckpt_set *s, const char *path, singa_ckpt_set_accept_fn accept,
                         singa_ckpt_set_refused_fn refused, void *ud, singa_err *err)
 {
     memset(s, 0, sizeof *s);
     struct stat st;
-    if (stat(path, &st) < 0) {
-        singa_err_set(err, "'%s': %s", path, strerror(errno));
-        return 1;
-    }
     char dir[4096];
     singa_ckpt_file *files = NULL, one;
     size_t n = 0;
-    if (S_ISDIR(st.st_mode)) {
+    if (stat(path, &st) < 0) {
+        int e = errno;
+        if (e != ENOENT || missing_plain(path, dir, sizeof dir, &files, &n, err) < 0 || n == 0) {
+            free(files);
+            singa_err_set(err, "'%s': %s", path, strerror(e));
+            return 1;
+        }
+    } else if (S_ISDIR(st.st_mode)) {
         snprintf(dir, sizeof dir, "%s", path);
         if (singa_ckpt_dir_files(dir, &files, &n, err) < 0)
             return -1;
@@ -431,18 +468,8 @@ int singa_ckpt_set_open(singa_ckpt_set *s, const char *path, singa_ckpt_set_acce
             return 1;
         }
     } else if (parse_path(path, dir, sizeof dir, &one) == 0 && one.kind != SINGA_CKPT_LOCAL) {
-        singa_ckpt_file *all; /* one file of a distributed step: that step */
-        size_t m;
-        if (singa_ckpt_dir_files(dir, &all, &m, err) < 0)
+        if (step_files(dir, one.step, &files, &n, err) < 0) /* one file of a distributed step: that step */
             return -1;
-        if (!(files = malloc((m + 1) * sizeof *files))) {
-            free(all);
-            return singa_err_set(err, "out of memory");
-        }
-        for (size_t i = 0; i < m; i++)
-            if (all[i].step == one.step && all[i].kind != SINGA_CKPT_LOCAL)
-                files[n++] = all[i];
-        free(all);
     } else { /* a plain file, whatever its name */
         int rc = read_plain(s, path, err);
         if (rc == 0 && accept && (rc = accept(ud, s, err)) < 0 && refused)
