@@ -231,16 +231,17 @@ report $? "resumed from the checkpoint before (step ${at:-none}), finished, and 
 
 # 5. Refusals, each with its reason.
 # Another topology reshards: the model is the same whatever wrote it (t/4500-reshard.sh has more).
-run r50 one 50 "$tmp/r50" fresh 10
+# Step 90 of the run of 2 workers and 2 servers (its step 100 left out) resumes for 10 steps.
+mkdir -p "$tmp/r90" && cp "$tmp/one-whole"/step00000008* "$tmp/one-whole"/step00000009* "$tmp/r90"/
 for mode in three plain; do
-    cp -r "$tmp/r50" "$tmp/r50-$mode"
-    run "$mode-from-dist" $mode 100 "$tmp/r50-$mode" resume 10 &&
-        grep -q "^resume: resharded $tmp/r50-$mode/step000000050\.\*\.ckpt, written by 1 worker group of 2 workers and 1 server group of 2 servers" "$tmp/$mode-from-dist.out" &&
-        [ "$(resumed_step "$tmp/$mode-from-dist.out")" = 50 ] && exact "$tmp/$mode-from-dist.txt" "$tmp/one-whole.txt"
-    report $? "$mode: resumed from a checkpoint of 2 workers and 2 servers at step 50, resharded: the params of 100 steps in one go" "$tmp/$mode-from-dist.out"
+    cp -r "$tmp/r90" "$tmp/r90-$mode"
+    run "$mode-from-dist" $mode 100 "$tmp/r90-$mode" resume 10 &&
+        grep -q "^resume: resharded $tmp/r90-$mode/step000000090\.\*\.ckpt, written by 1 worker group of 2 workers and 1 server group of 2 servers" "$tmp/$mode-from-dist.out" &&
+        [ "$(resumed_step "$tmp/$mode-from-dist.out")" = 90 ] && exact "$tmp/$mode-from-dist.txt" "$tmp/one-whole.txt"
+    report $? "$mode: resumed from a checkpoint of 2 workers and 2 servers at step 90, resharded: the params of 100 steps in one go" "$tmp/$mode-from-dist.out"
 done
-run plain-ckpt plain 50 "$tmp/plain-ckpt" fresh 10 && run dist-from-plain one 100 "$tmp/plain-ckpt" resume 10 &&
-    grep -q "^resume: resharded $tmp/plain-ckpt/step000000050\.ckpt, written by plain" "$tmp/dist-from-plain.out" &&
+run plain-ckpt plain 90 "$tmp/plain-ckpt" fresh 10 && run dist-from-plain one 100 "$tmp/plain-ckpt" resume 10 &&
+    grep -q "^resume: resharded $tmp/plain-ckpt/step000000090\.ckpt, written by plain" "$tmp/dist-from-plain.out" &&
     exact "$tmp/dist-from-plain.txt" "$tmp/one-whole.txt"
 report $? "a distributed job resumes from a plain job's checkpoint: the params of 100 steps in one go" "$tmp/dist-from-plain.out"
 run fresh-over one 100 "$tmp/one-whole" fresh 10
