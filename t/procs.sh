@@ -41,3 +41,11 @@ same() {
         d=$(timeout 30 "$SINGA_TUI" -e "$top_srcdir/t/paramdiff.lua" "$tmp/$1.txt" "$tmp/$2.txt" 2>&1) &&
         echo "# params: relative difference $d" && awk -v d="$d" 'BEGIN { exit !(d + 0 == d && d < 1e-4) }'
 }
+
+# params_close OUT REF: the relative difference of OUT's params against REF's (t/paramdiff.lua)
+# is below 1e-5; says how close they are.
+params_close() {
+    d=$(timeout 30 "$SINGA_TUI" -e "$top_srcdir/t/paramdiff.lua" "$1" "$2" 2>&1)
+    cmp -s "$1" "$2" && echo "# identical to all printed digits" || echo "# relative difference $d"
+    awk -v d="$d" 'BEGIN { exit !(d + 0 == d && d < 1e-5) }'
+}
