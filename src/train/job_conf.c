@@ -125,6 +125,9 @@ int job_read_fields(singa_job *job, singa_err *err)
         return singa_err_set(err, "job: checkpoint_freq is set but checkpoint_path is not");
     if (job->resume && !job->ckpt_dir)
         return singa_err_set(err, "job: resume = true needs checkpoint_path");
+    if (job->cluster.elastic_min && job->checkpoint.freq <= 0)
+        return singa_err_set(err, "cluster.elastic: a restart resumes from the newest checkpoint, but the job writes "
+                                  "none: set checkpoint_freq (and checkpoint_path)");
     if (job->keep < 1)
         return singa_err_set(err, "job: field 'checkpoint_keep' must be at least 1");
     if (job->cluster.shard_params && (job->test.steps > 0 || job->validate.steps > 0))
