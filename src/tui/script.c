@@ -116,6 +116,21 @@ static void count_stale(tui_job_info *in, const singa_conf *conf, const singa_jo
     free(steps);
 }
 
+/* An elastic job's line for the Topology panel: the restarts, the ranks lost, the processes. */
+static void describe_elastic(const singa_job *job, char *buf, size_t len)
+{
+    const singa_cluster *c = singa_job_cluster(job);
+    int restart, rank, size;
+    const char *lost, *from;
+    if (!c->elastic_min || singa_launch_restart(&restart, &lost, NULL) < 0 ||
+        singa_launch_rank(&rank, &size, &from, NULL) < 0)
+        return;
+    if (restart)
+        snprintf(buf, len, "elastic: restart %d of %d, rank %s lost; %d processes", restart, c->max_restarts, lost, size);
+    else
+        snprintf(buf, len, "elastic (min %d): %d processes, no restart yet", c->elastic_min, size);
+}
+
 /* singa.train built a job: show it, then wait for the start key (or quitting). */
 static int job_start(void *ud, const singa_job *job)
 {
@@ -136,6 +151,7 @@ static int job_start(void *ud, const singa_job *job)
     in->train_steps = singa_conf_int(conf, "train_steps", 0);
     in->batch = singa_net_batchsize(net);
     describe_updater(conf, in->updater, sizeof in->updater);
+    describe_elastic(job, in->elastic, sizeof in->elastic);
     if (singa_conf_get(conf, "checkpoint_path") && singa_conf_strs_len(conf, "checkpoint_path") > 0)
         snprintf(in->ckpt_dir, sizeof in->ckpt_dir, "%s", singa_conf_strs_at(conf, "checkpoint_path", 0));
     in->nlayers = net->nlayers;
@@ -162,6 +178,7 @@ static void job_end(void *ud, const singa_job *job, int rc, const singa_err *err
     tui_stats_detach(&s->stats);
     pthread_mutex_lock(&s->mu);
     s->st.job = rc < 0 ? TUI_JOB_FAILED : TUI_JOB_DONE;
+    s->st.lost = rc == SINGA_JOB_LOST;
     pthread_mutex_unlock(&s->mu);
 }
 
