@@ -1,7 +1,7 @@
 -- The elastic jobs of t/8600-elastic.sh and t/8601-elastic-mpi.sh.
--- elastic-job.lua MODE OUT STEPS CKDIR fresh|resume: trains on the data in OUT's folder (procs.sh's
--- gen_data) with the cluster of MODE, checkpointing to CKDIR every 10 steps; rank 0 writes every
--- param value to OUT.
+-- elastic-job.lua MODE OUT STEPS CKDIR fresh|resume [FREQ]: trains on the data in OUT's folder
+-- (procs.sh's gen_data) with the cluster of MODE, checkpointing to CKDIR every FREQ (10) steps;
+-- rank 0 writes every param value to OUT.
 local singa = require "singa"
 local td = require "testdata"
 local mode, out, steps, ckdir, resume = arg[1], arg[2], tonumber(arg[3]), arg[4], arg[5] == "resume"
@@ -23,7 +23,7 @@ local cluster = assert(clusters[mode], mode)
 cluster.heartbeat_timeout = 5
 local r = singa.train{
   name = "elastic", seed = 7, train_steps = steps, disp_freq = 1000, test_steps = 2,
-  checkpoint_path = ckdir, checkpoint_freq = ckdir and 10 or nil, resume = resume,
+  checkpoint_path = ckdir, checkpoint_freq = ckdir and (tonumber(arg[6]) or 10) or nil, resume = resume,
   cluster = cluster,
   updater = { type = "kSGD", momentum = 0.9, learning_rate = { type = "kFixed", base_lr = 0.05 } },
   neuralnet = td.mlp(dir .. "/data/images-idx3-ubyte", dir .. "/data/labels-idx1-ubyte"),

@@ -50,7 +50,7 @@ typedef struct tui_job_info {
      * checkpoint replaces; it trains only once the user agrees (tui_script_replace). */
     int stale;
     unsigned long long stale_newest;
-    char elastic[96];   /* an elastic job: its restarts, the ranks lost, its processes ("" if not) */
+    char elastic[2][48]; /* an elastic job: its processes, its restarts and the ranks lost ("" if not) */
 } tui_job_info;
 
 /* A consistent copy of the script's state for the UI thread. */
