@@ -218,10 +218,11 @@ static int fit_launched(singa_cluster *c, singa_err *err)
                              c->nworker_groups);
     if (singa_launch_rank(&rank, &size, &from, err) < 0)
         return -1;
-    int n = size > 1 ? size : c->nprocs;
+    bool launched = strcmp(from, "no launcher") != 0;
+    int n = launched ? size : c->nprocs;
     if (c->elastic_min > n)
         return singa_err_set(err, "cluster.elastic: min = %d is above the %d process%s the job %s", c->elastic_min, n,
-                             n == 1 ? "" : "es", size > 1 ? "was launched on" : "runs in");
+                             n == 1 ? "" : "es", launched ? "was launched on" : "runs in");
     if (size > 1 && size != c->nprocs && fit(c, size, err) < 0)
         return singa_err_prefix(err, "cluster.elastic: the topology cannot be built on the %d processes launched: ", size);
     for (int k = c->elastic_min > 2 ? c->elastic_min : 2; k < n; k++) { /* one process holds any topology */
