@@ -36,6 +36,7 @@ refused negative 1 "cluster.elastic: 'max_restarts' must not be negative, got -1
 refused typo 1 "cluster.elastic: unknown field 'max_restart'" $(job typo)
 refused async 1 "cluster.elastic: an elastic job is synchronous (one worker group); this one has 2" $(job async)
 refused servers 1 "cluster.elastic: min = 2 lets the job restart on 2 processes, where its topology cannot be built: no process is left for the workers (the servers take 2)" $(job servers)
+refused batch 1 "cluster.elastic: min = 5 lets the job restart on 5 processes, with 5 workers, over which layer 'data''s batchsize 24 does not split evenly" $(job batch)
 refused no-checkpoint 1 "cluster.elastic: a restart resumes from the newest checkpoint, but the job writes none" \
     --procs 3 --elastic 2 -e "$job" three "$tmp/x.txt" 100
 

@@ -17,6 +17,7 @@ local clusters = {
   negative = singa.cluster.allreduce{ workers = 3, procs = 3, elastic = { min = 2, max_restarts = -1 } },
   typo = singa.cluster.allreduce{ workers = 3, procs = 3, elastic = { min = 2, max_restart = 1 } },
   async = singa.cluster.downpour{ groups = 2, procs = 3, elastic = { min = 2 } },
+  batch = singa.cluster.allreduce{ workers = 6, procs = 6, elastic = { min = 5 } },
   servers = { nworkers_per_group = 1, nservers_per_group = 2, server_worker_separate = true, elastic = { min = 2 } },
 }
 local cluster = assert(clusters[mode], mode)

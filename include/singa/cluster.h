@@ -40,6 +40,10 @@ typedef struct singa_cluster {
  * naming the rule it breaks.  An elastic job's topology is fitted to the number of processes
  * launched (singa_launch_rank) when that differs from its own. */
 int singa_cluster_read(singa_cluster *c, const singa_conf *conf, singa_err *err);
+/* The topology refitted to nprocs (> 1) processes, as an elastic job's restart does: threads
+ * that were in every process are in every one, servers apart from the workers keep their
+ * processes, and each kind keeps its number where it fills its processes evenly. */
+int singa_cluster_fit(singa_cluster *c, int nprocs, singa_err *err);
 /* More than the one worker and one server of a plain job. */
 bool singa_cluster_distributed(const singa_cluster *c);
 /* Where a thread lives when the job runs in `nprocs` processes: with one process every thread

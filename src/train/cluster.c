@@ -186,10 +186,10 @@ static void spread(int *count, int *per_procs, int procs)
     *per_procs = per;
 }
 
-/* The topology on n processes (n > 1): a kind of thread that spans every process spans all n,
+/* The topology on n processes (n > 1), as an elastic restart fits it: a kind of thread that spans every process spans all n,
  * the other keeps its processes (servers apart from the workers keep theirs, the workers take
  * the rest); each kind keeps its number of threads where they fill its processes evenly. */
-static int fit(singa_cluster *c, int n, singa_err *err)
+int singa_cluster_fit(singa_cluster *c, int n, singa_err *err)
 {
     int was = c->nprocs, wp = c->nworker_procs, sp = c->nserver_procs;
     if (c->server_worker_separate) {
@@ -223,11 +223,11 @@ static int fit_launched(singa_cluster *c, singa_err *err)
     if (c->elastic_min > n)
         return singa_err_set(err, "cluster.elastic: min = %d is above the %d process%s the job %s", c->elastic_min, n,
                              n == 1 ? "" : "es", launched ? "was launched on" : "runs in");
-    if (size > 1 && size != c->nprocs && fit(c, size, err) < 0)
+    if (size > 1 && size != c->nprocs && singa_cluster_fit(c, size, err) < 0)
         return singa_err_prefix(err, "cluster.elastic: the topology cannot be built on the %d processes launched: ", size);
     for (int k = c->elastic_min > 2 ? c->elastic_min : 2; k < n; k++) { /* one process holds any topology */
         singa_cluster left = *c;
-        if (fit(&left, k, err) < 0)
+        if (singa_cluster_fit(&left, k, err) < 0)
             return singa_err_prefix(err, "cluster.elastic: min = %d lets the job restart on %d processes, where its "
                                          "topology cannot be built: ", c->elastic_min, k);
     }
