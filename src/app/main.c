@@ -57,6 +57,9 @@ static void usage(FILE *f)
             "  --procs N       run the job as N processes on this machine (ranks 0..N-1 over loopback\n"
             "                  tcp); the job's cluster must place its threads in N processes.  Without\n"
             "                  -e, rank 0 is the workbench and the others run headless\n"
+            "  --elastic MIN   with --procs N: when a process of the (synchronous) job dies or hangs,\n"
+            "                  the job starts again from its newest checkpoint on the processes left,\n"
+            "                  while at least MIN are (cluster.elastic's min; max_restarts times)\n"
             "  -h, --help      show this help\n"
             "  --version       show the version\n"
             "\n"
@@ -131,6 +134,7 @@ int main(int argc, char **argv)
 {
     const char *script = NULL, *metrics = NULL, *export_onnx = NULL;
     int first_arg = argc, test_only = 0, dot = 0, summary = 0, procs = 0, procs_at = 0, convert = 0;
+    int elastic = 0, elastic_at = 0;
     singa_tui_args tui = {.argc = argc, .argv = argv, .first_arg = argc}; /* the workbench's */
     singa_tui_crash_handlers();
     for (int i = 1; i < argc; i++) {
@@ -163,6 +167,16 @@ int main(int argc, char **argv)
             }
             procs = (int)n;
             procs_at = i++;
+        } else if (strcmp(argv[i], "--elastic") == 0 && i + 1 < argc) {
+            char *end;
+            long n = strtol(argv[i + 1], &end, 10);
+            if (end == argv[i + 1] || *end || n < 1 || n > 1024) {
+                fprintf(stderr, "singa-tui: --elastic needs the fewest processes the job goes on with (1..N of "
+                                "--procs N), got '%s'\n", argv[i + 1]);
+                return 2;
+            }
+            elastic = (int)n;
+            elastic_at = i++;
         } else if (strcmp(argv[i], "--run") == 0) {
             tui.run = true;
         } else if (strcmp(argv[i], "--convert") == 0 && i + 1 < argc) {
@@ -194,6 +208,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "singa-tui: --procs needs the job's FILE (singa-tui --procs %d [-e] FILE)\n", procs);
         return 2;
     }
+    if (elastic && (procs < 2 || elastic > procs)) {
+        fprintf(stderr, "singa-tui: --elastic %d needs --procs N with N >= %d (under mpirun or srun, set "
+                        "cluster.elastic in the job)\n", elastic, elastic > 2 ? elastic : 2);
+        return 2;
+    }
     if (!script && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))) {
         fprintf(stderr, "singa-tui: the workbench needs a terminal, and standard %s is not one;\n"
                         "to run a job without a terminal, use: singa-tui -e %s\n",
@@ -202,7 +221,7 @@ int main(int argc, char **argv)
         return 2;
     }
     if (procs > 1) /* the ranks run this program again, without --procs */
-        return singa_tui_procs(procs, procs_at, script ? 0 : tui.first_arg - 1, argc, argv);
+        return singa_tui_procs(procs, procs_at, elastic, elastic_at, script ? 0 : tui.first_arg - 1, argc, argv);
     pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
     singa_lua_opts opts = {.progress_line = own_terminal(), .test_only = test_only, .dot = dot,
                           .summary = summary, .export_onnx = export_onnx, .lock = &lock};
@@ -232,6 +251,8 @@ int main(int argc, char **argv)
              : script ? run_script(L, script, argc, argv, first_arg)
                       : singa_tui_main(L, &opts, &tui);
     pthread_mutex_unlock(&lock);
+    if (rc != 0 && opts.lost)
+        rc = SINGA_EXIT_LOST;
     lua_close(L);
     if (opts.metrics && fclose(opts.metrics) != 0) {
         perror(metrics);

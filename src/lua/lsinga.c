@@ -695,6 +695,13 @@ static int l_train(lua_State *L)
     lua_pushnil(L);
     lua_setfield(L, LUA_REGISTRYINDEX, LIVE_JOB_KEY);
     clear_line(&rp);
+    if (rc == SINGA_JOB_LOST) {
+        lua_getfield(L, LUA_REGISTRYINDEX, OPTS_KEY);
+        singa_lua_opts *o = lua_touserdata(L, -1);
+        lua_pop(L, 1);
+        if (o)
+            o->lost = 1;
+    }
     if (rc < 0) {
         singa_job_free(job);
         return raise(L, err.msg);

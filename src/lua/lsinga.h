@@ -37,6 +37,9 @@ typedef struct singa_lua_opts {
     /* Folders (colon-separated) whose plugins are loaded when the module opens, or NULL. */
     const char *plugin_path;
     const singa_lua_host *host; /* the workbench, or NULL */
+    /* Set by singa.train: an elastic job ended because it lost a process (SINGA_JOB_LOST), so
+     * the program exits with SINGA_EXIT_LOST. */
+    int lost;
 } singa_lua_opts;
 
 int luaopen_singa_core(lua_State *L);

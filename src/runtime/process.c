@@ -27,15 +27,18 @@
 #include "singa/plugin.h"
 #include "singa/tensor.h"
 
-void rt_fail(rt_ctx *rt, const singa_err *err)
+void rt_fail_as(rt_ctx *rt, const singa_err *err, bool lost)
 {
     pthread_mutex_lock(&rt->lock);
     if (!rt->failed) {
         rt->failed = true;
+        rt->lost = lost;
         rt->err = *err;
     }
     pthread_mutex_unlock(&rt->lock);
 }
+
+void rt_fail(rt_ctx *rt, const singa_err *err) { rt_fail_as(rt, err, false); }
 
 bool rt_failed(rt_ctx *rt)
 {
@@ -253,6 +256,17 @@ static int resume_accept(void *ud, const singa_ckpt_set *s, singa_err *err)
     return 0;
 }
 
+/* An elastic job restarted by `--procs` on the processes left, as its log tells. */
+static void log_restart(rt_ctx *rt, bool resumed)
+{
+    const char *lost = rt->launch.lost;
+    char from[64];
+    snprintf(from, sizeof from, "resuming step %d", rt->resume_step);
+    rt_log(rt, "elastic restart %d of %d: %s %s lost, %s on %d process%s", rt->launch.restart, rt->c->max_restarts,
+           strchr(lost, ',') ? "ranks" : "rank", *lost ? lost : "?", resumed ? from : "no checkpoint yet: starting from step 0",
+           rt->nprocs, rt->nprocs == 1 ? "" : "es");
+}
+
 /* Before any thread starts, in every process: with resume, the newest checkpoint (of any
  * topology) that is whole, verifies and fits, read by every process from checkpoint_path, which
  * they must share, so all choose the same; without, a folder that holds no checkpoint, since a
@@ -265,7 +279,7 @@ static int ckpt_setup(rt_ctx *rt, singa_job *job, singa_err *err)
         return 0;
     if (singa_mkdirs(rt->ckpt_dir, err) < 0 || singa_ckpt_dir_files(rt->ckpt_dir, &files, &n, err) < 0)
         return singa_err_prefix(err, "job: checkpoint_path: ");
-    bool resume = singa_conf_bool(rt->conf, "resume", false);
+    bool resume = singa_conf_bool(rt->conf, "resume", false) || rt->launch.restart > 0; /* elastic: go on */
     int rc = 0;
     if (n && !resume)
         rc = singa_err_set(err, "checkpoint_path '%s' holds checkpoints of an earlier run (newest: step %llu); a "
@@ -304,6 +318,8 @@ static int ckpt_setup(rt_ctx *rt, singa_job *job, singa_err *err)
     } else if (rc == 0 && resume) {
         rt_log(rt, "resume: no checkpoint in '%s', starting from step 0", rt->ckpt_dir);
     }
+    if (rc == 0 && rt->launch.restart > 0)
+        log_restart(rt, found == 0);
     if (found != 0)
         drop_resumed(rt);
     if (rc == 0 && rt->rank == 0) /* nothing writes yet: no process trains before rank 0 has met all */
@@ -801,6 +817,30 @@ static int open_log(rt_ctx *rt, singa_err *err)
     return 0;
 }
 
+/* An elastic job that lost a process: it may restart while enough processes are left and
+ * restarts remain (`--procs` counts them; under another launcher its relaunches are the user's). */
+static int lost_end(const rt_ctx *rt, singa_err *err)
+{
+    const singa_cluster *c = rt->c;
+    int lost = 0;
+    for (int r = 0; r < rt->nprocs; r++)
+        lost += singa_stats_rank_lost(rt->stats, r);
+    int left = rt->nprocs - (lost > 0 ? lost : 1);
+    if (left < c->elastic_min) {
+        singa_appendf(err->msg, sizeof err->msg, "; the job cannot restart: %d process%s would be left, fewer than "
+                      "cluster.elastic.min = %d", left, left == 1 ? "" : "es", c->elastic_min);
+        return -1;
+    }
+    if (rt->launch.restart >= c->max_restarts) {
+        singa_appendf(err->msg, sizeof err->msg, "; the job cannot restart: its restarts are used up (%d of "
+                      "cluster.elastic.max_restarts = %d)", rt->launch.restart, c->max_restarts);
+        return -1;
+    }
+    singa_appendf(err->msg, sizeof err->msg, "; the job can restart from its newest checkpoint on the processes left "
+                  "(elastic, exit status %d)", SINGA_EXIT_LOST);
+    return SINGA_JOB_LOST;
+}
+
 int singa_runtime_run(singa_job *job, const singa_job_hooks *hooks, singa_result *res, singa_err *err)
 {
     static const singa_job_hooks none;
@@ -857,7 +897,9 @@ int singa_runtime_run(singa_job *job, const singa_job_hooks *hooks, singa_result
     }
     if (rc == 0) /* worker 0 of group 0, which tests, is always the first in rank 0 */
         *res = rt.rank == 0 ? rt.workers[0].res : rt.final;
-    else
+    else if (rt.lost && rt.c->elastic_min)
+        rc = lost_end(&rt, err);
+    if (rc < 0)
         log_line(&rt, err->msg, false, false);
 out:
     if (rt.log)

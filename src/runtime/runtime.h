@@ -62,6 +62,8 @@ typedef struct rt_launch {
     const char *from; /* the variable the rank came from */
     char coordinator[256];
     const char *bind; /* the address the others listen on: cluster.bind, $SINGA_BIND or loopback */
+    int restart;      /* an elastic job's restart by `--procs` (0: the first run) */
+    const char *lost; /* the ranks the run before lost */
 } rt_launch;
 
 int rt_launch_read(rt_launch *l, const singa_cluster *c, singa_err *err);
@@ -137,6 +139,7 @@ struct rt_ctx {
     pthread_mutex_t lock; /* hooks and the first error */
     singa_err err;
     bool failed;
+    bool lost; /* the failure is a lost process's (an elastic job may restart) */
     singa_stats *stats;
     /* Checkpoints (process.c): checkpoint_path's first entry (NULL: none), checkpoint_keep, the
      * step every thread of every process starts from (0 for a fresh start; puts and gets carry
@@ -227,8 +230,9 @@ bool rt_last_step(const rt_ctx *rt, int g, int step);
 void rt_ckpt_at(rt_ctx *rt, int step);
 bool rt_ckpt_due(const rt_ctx *rt, int step);
 
-/* Records the first failure of any thread. */
+/* Records the first failure of any thread; _as says whether it is a lost process's. */
 void rt_fail(rt_ctx *rt, const singa_err *err);
+void rt_fail_as(rt_ctx *rt, const singa_err *err, bool lost);
 bool rt_failed(rt_ctx *rt);
 /* Where the runtime's threads live. */
 int rt_worker_proc(const rt_ctx *rt, int group, int id);

@@ -257,13 +257,13 @@ static void to_peers(rt_stub *s, msg m, const void *payload, size_t nbytes)
 }
 
 /* A failure here ends the job everywhere, each process naming where it began. */
-static void fail_everywhere(rt_stub *s, const singa_err *e)
+static void fail_everywhere(rt_stub *s, const singa_err *e, bool lost)
 {
     char why[sizeof e->msg + 16];
-    rt_fail(s->rt, e);
+    rt_fail_as(s->rt, e, lost);
     stop_all(s, e->msg);
     snprintf(why, sizeof why, "rank %d: %s", s->rt->rank, e->msg);
-    to_peers(s, (msg){.type = MSG_STOP, .src = stub_addr(s, 0)}, why, strlen(why));
+    to_peers(s, (msg){.type = MSG_STOP, .src = stub_addr(s, 0), .lost = lost}, why, strlen(why));
 }
 
 /* A slice's values in group g's copy here. */
@@ -614,7 +614,7 @@ static void on_lost(rt_stub *s, int r, rt_loss why)
         singa_err_set(&e, "rank %d (%s) at %s sent nothing for %g s (heartbeat_timeout): it died, hung or was stopped",
                       r, role, rt_peers_endpoint(s->peers, r), rt->c->heartbeat_timeout);
     if (loss_is_fatal(rt, r)) {
-        fail_everywhere(s, &e);
+        fail_everywhere(s, &e, true);
         return;
     }
     rt_log(rt, "%s; the job goes on without it", e.msg);
@@ -797,7 +797,7 @@ static void on_abort(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
 {
     singa_err e;
     singa_err_set(&e, "%.*s", (int)zmq_msg_size(payload), (const char *)zmq_msg_data(payload));
-    fail_everywhere(s, &e);
+    fail_everywhere(s, &e, false);
 }
 
 static void on_stop(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
@@ -805,7 +805,7 @@ static void on_stop(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
     singa_err e;
     size_t len = zmq_msg_size(payload);
     singa_err_set(&e, "%.*s", (int)len, len ? (const char *)zmq_msg_data(payload) : "another process stopped the job");
-    rt_fail(s->rt, &e);
+    rt_fail_as(s->rt, &e, m->lost);
     stop_all(s, e.msg);
 }
 

@@ -180,6 +180,11 @@ static void pump(tui_app *a)
         a->stats_time = t;
         a->dirty = true;
     }
+    if (a->status.lost && !a->quitting) { /* `--procs` starts the job again, this workbench with it */
+        tui_log_add(a->log, TUI_LINE_NOTE, "a process was lost: the workbench ends, and the job starts again on the "
+                                           "processes left");
+        tui_app_quit(a, false);
+    }
     /* --run starts every job at once, but one that would replace an earlier run's checkpoints
      * asks first. */
     if (a->args->run && a->status.job == TUI_JOB_LOADED && a->status.info.stale &&

@@ -348,6 +348,8 @@ static void draw_topology(tui_app *a, rect r)
         return;
     int n = 0;
 #define LINE(r, ...) (n < MAXL ? (snprintf(l[n].text, sizeof l[n].text, __VA_ARGS__), l[n++].role = (r)) : 0)
+    for (int i = 0; i < 2 && info->elastic[i][0]; i++)
+        LINE(TUI_R_WARN, "%s", info->elastic[i]);
     int kept = a->nnodes < TUI_MAX_NODES ? a->nnodes : TUI_MAX_NODES;
     for (int i = 0; i < kept; i++) { /* the nodes first: they matter most when room is short */
         const tui_node *nd = &a->nodes[i];

@@ -50,6 +50,7 @@ typedef struct tui_job_info {
      * checkpoint replaces; it trains only once the user agrees (tui_script_replace). */
     int stale;
     unsigned long long stale_newest;
+    char elastic[2][48]; /* an elastic job: its processes, its restarts and the ranks lost ("" if not) */
 } tui_job_info;
 
 /* A consistent copy of the script's state for the UI thread. */
@@ -60,6 +61,7 @@ typedef struct tui_status {
     int ckpt_count, ckpt_step; /* checkpoints written by this job, and the last one's step */
     char ckpt_path[512];
     char error[SINGA_ERR_LEN]; /* the script's error, when it failed */
+    bool lost; /* the job ended for a lost process and starts again (SINGA_JOB_LOST) */
 } tui_status;
 
 /* Per worker group, what the last step hook saw of the display window: the difference to the
