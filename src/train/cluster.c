@@ -12,7 +12,8 @@ const singa_field singa_cluster_fields[] = {
     {"coordinator", SINGA_FIELD_STR},         {"bind", SINGA_FIELD_STR},
     {"heartbeat_timeout", SINGA_FIELD_NUM},   {"framework", SINGA_FIELD_STR},
     {"join_timeout", SINGA_FIELD_NUM},        {"curve", SINGA_FIELD_TABLE},
-    {"shard_params", SINGA_FIELD_BOOL},       {NULL, 0},
+    {"shard_params", SINGA_FIELD_BOOL},       {"monitor", SINGA_FIELD_TABLE},
+    {NULL, 0},
 };
 
 static const singa_field curve_fields[] = {
