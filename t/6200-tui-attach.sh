@@ -1,8 +1,9 @@
 # Attaching the workbench to a headless job (singa-tui --listen ADDR -e FILE, then
 # singa-tui --attach ADDR): its loss advances, with the history from before attaching; a
 # read-only attach cannot pause, a --control one pauses and resumes; detaching leaves the job
-# running; a 3-process job shows every group; --open shows a finished run's plot; and the
-# refusals: nothing listening (within 2 s), a corrupt or missing metrics file.
+# running; a 3-process job shows every group; --open shows a finished run's plot; a job with
+# cluster.curve and cluster.monitor lets in only its key; and the refusals: nothing listening
+# (within 2 s), a corrupt or missing metrics file, a bad cluster.monitor.
 # Run by `make check` with SINGA_TUI and top_srcdir set; prints TAP.
 : "${SINGA_TUI:?SINGA_TUI is not set}"
 : "${top_srcdir:?top_srcdir is not set}"
@@ -14,7 +15,8 @@ TUI_TEST_SECONDS=${TUI_TEST_SECONDS:-90}
 jobs_pids=
 trap 'kill $jobs_pids 2>/dev/null; cleanup' EXIT
 
-# A small MLP on 8x8 generated images (t/testdata.lua); "procs": Downpour, 2 groups in 3 processes.
+# A small MLP on 8x8 generated images (t/testdata.lua); "procs": Downpour, 2 groups in 3
+# processes; "curve": CURVE with the key pair keys/job, listening at arg[2] (cluster.monitor).
 cat >"$tmp/job.lua" <<'LUA'
 local singa = require "singa"
 local td = require "testdata"
@@ -22,7 +24,10 @@ local img, lab = "data/images-idx3-ubyte", "data/labels-idx1-ubyte"
 if arg[1] ~= "procs" then img, lab = td.idx("data", 256, 4) end
 singa.train{
   name = "attach", seed = 1, train_steps = 100000000, disp_freq = 100, test_freq = 2000, test_steps = 2,
-  cluster = arg[1] == "procs" and singa.cluster.downpour{ groups = 2, procs = 3, heartbeat_timeout = 2 } or nil,
+  cluster = arg[1] == "procs" and singa.cluster.downpour{ groups = 2, procs = 3, heartbeat_timeout = 2 }
+    or arg[1] == "curve" and { monitor = { address = arg[2] },
+                               curve = { secret_key_file = "keys/job.key", public_keys_dir = "keys/allowed" } }
+    or arg[1] == "bad" and { monitor = { control = true } } or nil,
   updater = { type = "kSGD", momentum = 0.9, learning_rate = { type = "kFixed", base_lr = 0.05 } },
   neuralnet = { layer = {
     { name = "data", type = "kIDXData", batchsize = 16, images = img, labels = lab },
@@ -122,5 +127,30 @@ restored 0 && kill -0 "$job"
 report $? "q detaches; the job goes on" "$tmp/screen.txt"
 kill "$job"
 wait "$job" 2>/dev/null
+
+# cluster.monitor with CURVE: only a workbench with the job's key attaches.
+"$SINGA_TUI" --curve-keygen "$tmp/keys/job" >/dev/null && "$SINGA_TUI" --curve-keygen "$tmp/keys/other" >/dev/null &&
+    mkdir -m 700 "$tmp/keys/allowed" && cp "$tmp/keys/job.pub" "$tmp/keys/allowed/"
+sock2="ipc://$PWD/$tmp/curve.sock"
+(cd "$tmp" && exec "$SINGA_TUI" -e job.lua curve "$sock2") >"$tmp/curve.out" 2>&1 &
+job=$!
+jobs_pids="$job"
+for _ in $(seq 50); do grep -q 'step [0-9]' "$tmp/curve.out" && break; sleep 0.1; done
+start_tui -- --attach "$sock2"
+wait_for 'EXIT=1' 5 && grep -q "no job answers at $sock2" "$tmp/screen.txt" && ! grep -q 'Loss' "$tmp/screen.txt"
+report $? "CURVE: a workbench without a key is refused (exit 1), nothing shown" "$tmp/screen.txt"
+start_tui -- --attach "$sock2" --curve-key keys/other.key
+wait_for 'EXIT=1' 5
+report $? "... and one with a key the job does not list" "$tmp/screen.txt"
+start_tui -- --attach "$sock2" --curve-key keys/job.key
+wait_for 'train [0-9][^ ]*' 10
+report $? "... the job's key attaches" "$tmp/screen.txt"
+keys q
+restored 0
+kill "$job"
+wait "$job" 2>/dev/null
+(cd "$tmp" && "$SINGA_TUI" -e job.lua bad) >"$tmp/bad.out" 2>&1
+[ $? -ne 0 ] && grep -q "cluster.monitor: needs 'address'" "$tmp/bad.out"
+report $? "a cluster.monitor without an address: a clear error, exit non-zero" "$tmp/bad.out"
 
 tui_done

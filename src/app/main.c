@@ -65,6 +65,8 @@ static void usage(FILE *f)
             "                  the job; with --attach: ask to (only a job that allows it agrees)\n"
             "  --attach ADDR   open the workbench on the job listening at ADDR: its panels, from the\n"
             "                  start of its run; q detaches and the job goes on\n"
+            "  --curve-key FILE  with --attach to a job with cluster.curve: the secret key file of the\n"
+            "                  job's key pair (its public key must be in the job's public_keys_dir)\n"
             "  --open FILE     open a finished run's metrics file (--metrics) in the workbench\n"
             "  -h, --help      show this help\n"
             "  --version       show the version\n"
@@ -180,6 +182,8 @@ int main(int argc, char **argv)
             tui.control = true;
         } else if (strcmp(argv[i], "--attach") == 0 && i + 1 < argc) {
             tui.attach = argv[++i];
+        } else if (strcmp(argv[i], "--curve-key") == 0 && i + 1 < argc) {
+            tui.curve_key = argv[++i];
         } else if (strcmp(argv[i], "--open") == 0 && i + 1 < argc) {
             tui.open = argv[++i];
         } else if (strcmp(argv[i], "--convert") == 0 && i + 1 < argc) {

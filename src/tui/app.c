@@ -242,7 +242,7 @@ static int setup(tui_app *a, lua_State *L, singa_lua_opts *opts, const singa_tui
         return singa_err_set(err, "out of memory");
     tui_script_init(&a->script, L, opts, a->ring, a->log);
     a->script.go = args->run;
-    if (args->attach && tui_attach_open(&a->attach, args->attach, args->control, err) < 0)
+    if (args->attach && tui_attach_open(&a->attach, args->attach, args->control, args->curve_key, err) < 0)
         return -1;
     if (args->open && open_run(a, args->open, err) < 0)
         return -1;

@@ -10,6 +10,8 @@
 #include <time.h>
 #include <zmq.h>
 
+#include "singa/curve.h"
+
 #include "tui/app.h"
 #include "tui/attach.h"
 
@@ -38,7 +40,7 @@ static void close_socket(tui_attach *c)
     c->sock = c->ctx = NULL;
 }
 
-int tui_attach_open(tui_attach **out, const char *addr, bool control, singa_err *err)
+int tui_attach_open(tui_attach **out, const char *addr, bool control, const char *curve_key, singa_err *err)
 {
     tui_attach *c = calloc(1, sizeof *c);
     *out = NULL;
@@ -56,6 +58,8 @@ int tui_attach_open(tui_attach **out, const char *addr, bool control, singa_err 
     }
     zmq_setsockopt(c->sock, ZMQ_LINGER, &linger, sizeof linger);
     zmq_setsockopt(c->sock, ZMQ_RCVHWM, &hwm, sizeof hwm);
+    if (curve_key && singa_curve_client_file(c->sock, curve_key, err) < 0)
+        goto out;
     if (zmq_connect(c->sock, addr) < 0) {
         singa_err_set(err, "cannot attach to %s: %s", addr, zmq_strerror(zmq_errno()));
         goto out;
@@ -63,8 +67,10 @@ int tui_attach_open(tui_attach **out, const char *addr, bool control, singa_err 
     tui_remote_send(c->sock, NULL, 0, TUI_REMOTE_HELLO, &h, sizeof h);
     zmq_pollitem_t it = {.socket = c->sock, .events = ZMQ_POLLIN};
     if (zmq_poll(&it, 1, (long)(TUI_ATTACH_WAIT_S * 1000)) <= 0) {
-        singa_err_set(err, "no job answers at %s (waited %.1f s): is a job listening there "
-                           "(singa-tui --listen ADDR -e FILE, or cluster.monitor)?", addr, TUI_ATTACH_WAIT_S);
+        singa_err_set(err, "no job answers at %s (waited %.1f s): is a job listening there (singa-tui --listen ADDR "
+                           "-e FILE, or cluster.monitor)?%s", addr, TUI_ATTACH_WAIT_S,
+                      curve_key ? " A job with cluster.curve answers only the keys it lists"
+                                : " A job with cluster.curve answers only a workbench with its key (--curve-key FILE)");
         goto out;
     }
     unsigned char buf[1 + sizeof h];

@@ -13,10 +13,12 @@
 
 typedef struct tui_attach tui_attach;
 
-/* Connects to the job listening at addr and says hello, asking to steer it when `control`; -1
- * with err when nothing answers within TUI_ATTACH_WAIT_S seconds or the job refuses. */
+/* Connects to the job listening at addr and says hello, asking to steer it when `control`, with
+ * CURVE when curve_key (the secret key file of the job's pair) is given; -1 with err when
+ * nothing answers within TUI_ATTACH_WAIT_S seconds (a CURVE job does not answer a stranger) or
+ * the job refuses. */
 #define TUI_ATTACH_WAIT_S 1.0
-int tui_attach_open(tui_attach **out, const char *addr, bool control, singa_err *err);
+int tui_attach_open(tui_attach **out, const char *addr, bool control, const char *curve_key, singa_err *err);
 const char *tui_attach_addr(const tui_attach *c);
 /* Whether the job lets this workbench steer it (asked for, and allowed by the job). */
 bool tui_attach_control(const tui_attach *c);

@@ -14,6 +14,8 @@
 #include <string.h>
 #include <zmq.h>
 
+#include "singa/curve.h"
+
 #include "tui/app.h"
 #include "tui/monitor.h"
 #include "tui/remote.h"
@@ -40,6 +42,7 @@ struct tui_monitor {
     bool rank0;
     /* once listening */
     void *ctx, *sock;
+    singa_curve *curve; /* the job's cluster.curve: only its keys attach */
     char addr[256];
     atomic_bool control; /* the job lets workbenches steer it */
     pthread_t thread;
@@ -305,7 +308,7 @@ static void *run(void *arg)
     return NULL;
 }
 
-static int start(tui_monitor *m, const char *addr, singa_err *err)
+static int start(tui_monitor *m, const char *addr, const singa_cluster *cl, singa_err *err)
 {
     int hwm = SEND_HWM, linger = 200;
     snprintf(m->addr, sizeof m->addr, "%s", addr);
@@ -313,6 +316,10 @@ static int start(tui_monitor *m, const char *addr, singa_err *err)
         return singa_err_set(err, "cannot listen at %s: %s", addr, zmq_strerror(zmq_errno()));
     zmq_setsockopt(m->sock, ZMQ_SNDHWM, &hwm, sizeof hwm);
     zmq_setsockopt(m->sock, ZMQ_LINGER, &linger, sizeof linger);
+    if (singa_curve_start(m->ctx, cl, &m->curve, err) < 0)
+        return -1;
+    if (singa_curve_server(m->curve, m->sock) < 0)
+        return singa_err_set(err, "cannot listen at %s with CURVE: %s", addr, zmq_strerror(zmq_errno()));
     if (zmq_bind(m->sock, addr) < 0)
         return singa_err_set(err, "cannot listen at %s: %s", addr, zmq_strerror(zmq_errno()));
     sigset_t old;
@@ -322,7 +329,8 @@ static int start(tui_monitor *m, const char *addr, singa_err *err)
     if (rc != 0)
         return singa_err_set(err, "cannot start the monitor's thread");
     m->running = true;
-    tui_log_addf(m->log, TUI_LINE_NOTE, "listening for workbenches at %s", addr);
+    tui_log_addf(m->log, TUI_LINE_NOTE, "listening for workbenches at %s%s", addr,
+                 m->curve ? " (CURVE: only the keys of cluster.curve's public_keys_dir attach)" : "");
     return 0;
 }
 
@@ -365,7 +373,7 @@ static int job_start(void *ud, const singa_job *job)
     singa_err err = {{0}};
     int on = where(m, job, &addr, &control, &err);
     if (on > 0 && m->rank0 && !m->running)
-        on = start(m, addr, &err) < 0 ? -1 : 1;
+        on = start(m, addr, singa_job_cluster(job), &err) < 0 ? -1 : 1;
     if (on < 0) {
         fprintf(stderr, "singa-tui: %s\n", err.msg);
         return -1;
@@ -426,6 +434,7 @@ void tui_monitor_free(tui_monitor *m, bool failed)
     }
     if (m->sock)
         zmq_close(m->sock);
+    singa_curve_stop(m->curve);
     if (m->ctx)
         zmq_ctx_term(m->ctx);
     tui_script_destroy(&m->script);

@@ -16,6 +16,7 @@ typedef struct singa_tui_args {
     bool run;         /* --run: train at once, without waiting for the start key */
     const char *attach; /* --attach ADDR: the panels of the job listening there, no script */
     bool control;     /* --control: ask that job to let this workbench steer it */
+    const char *curve_key; /* --curve-key FILE: the secret key of a CURVE job's pair */
     const char *open; /* --open FILE: a finished run's metrics file, no script */
 } singa_tui_args;
 
