@@ -13,7 +13,7 @@ rm -rf "$tmp" && mkdir -p "$tmp" || exit 1
 TUI_TEST_SECONDS=${TUI_TEST_SECONDS:-90}
 . "$top_srcdir/t/tmux.sh"
 jobs_pids=
-trap 'kill $jobs_pids 2>/dev/null; cleanup' EXIT
+trap 'kill $jobs_pids 2>/dev/null; tmux -L "$tmux_base-second" kill-server >/dev/null 2>&1; cleanup' EXIT
 
 # A small MLP on 8x8 generated images (t/testdata.lua); "procs": Downpour, 2 groups in 3
 # processes; "curve": CURVE with the key pair keys/job, listening at arg[2] (cluster.monitor).
@@ -57,7 +57,7 @@ report $? "attach where nothing listens: an error naming the address, exit 1, in
 for _ in $(seq 100); do [ "$(wc -l <"$tmp/run.jsonl" 2>/dev/null || echo 0)" -ge 20 ] && break; sleep 0.1; done
 before=$(tail -n 1 "$tmp/run.jsonl" | sed 's/{"step": \([0-9]*\),.*/\1/')
 start_tui -- --attach "$sock"
-wait_for 'train [0-9][^ ]*' 10 && s1=$(step_now) && sleep 1 && s2=$(step_now) &&
+wait_for 'train [0-9][^ ]*' 10 && s1=$(step_now) && sleep 0.5 && s2=$(step_now) &&
     echo "# the job was at step $before before attaching; the workbench showed $s1, then $s2" &&
     [ "$s1" -gt "$before" ] && [ "$s2" -gt "$s1" ]
 report $? "--attach: the loss panel plots the job's loss and its step advances" "$tmp/screen.txt"
@@ -66,6 +66,13 @@ for _ in $(seq 25); do [ -s "$tmp/attach-metrics.csv" ] && break; sleep 0.2; don
 first=$(sed -n '2s/^\([0-9]*\),train,.*/\1/p' "$tmp/attach-metrics.csv")
 [ -n "$first" ] && [ "$first" -lt "$before" ]
 report $? "... with the history from before attaching (first point at step ${first:-none}, attached after step $before)" "$tmp/attach-metrics.csv"
+# A second workbench at the same time (a tmux server of its own).
+T2() { tmux -L "$tmux_base-second" -f /dev/null "$@"; }
+T2 new-session -d -x 120 -y 40 "cd '$PWD/$tmp' && env TERM=screen-256color '$SINGA_TUI' --attach '$sock'; sleep 60"
+for _ in $(seq 50); do T2 capture-pane -p >"$tmp/second.txt"; grep -q 'train [0-9]' "$tmp/second.txt" && break; sleep 0.2; done
+grep -q 'train [0-9]' "$tmp/second.txt" && wait_for 'train [0-9][^ ]*' 1
+report $? "a second workbench attaches at the same time" "$tmp/second.txt"
+T2 kill-server
 keys p
 wait_for 'read-only: attach with --control' 5 && s1=$(step_now) && sleep 0.5 && [ "$(step_now)" -gt "$s1" ]
 report $? "a read-only attach cannot pause: the key says so and the job goes on" "$tmp/screen.txt"
@@ -80,16 +87,20 @@ report $? "q detaches (exit 0) and the job goes on" "$tmp/screen.txt"
 start_tui -- --attach "$sock" --control
 wait_for 'train [0-9][^ ]*' 10
 keys p
-wait_for 'worker 0, group 0: paused' 10 && s1=$(step_now) && sleep 1 && s2=$(step_now) && [ "$s1" = "$s2" ]
+wait_for 'worker 0, group 0: paused' 10 && s1=$(step_now) && sleep 0.5 && s2=$(step_now) && [ "$s1" = "$s2" ]
 report $? "--control: p pauses the job, whose step stays at ${s1:-none}" "$tmp/screen.txt"
 keys p
 wait_for 'worker 0, group 0: running' 10 && sleep 0.5 && s3=$(step_now) && [ "$s3" -gt "$s2" ]
 report $? "... and p resumes it (step ${s3:-none})" "$tmp/screen.txt"
+keys S
+for _ in $(seq 50); do kill -0 "$job" 2>/dev/null || break; sleep 0.2; done
+! kill -0 "$job" 2>/dev/null && wait "$job"
+report $? "S stops the job, which ends well" "$tmp/job.out"
+wait_for "has ended (q leaves)" 5
+report $? "... and the workbench says that it has ended" "$tmp/screen.txt"
 keys q
 restored 0
-report $? "q detaches" "$tmp/screen.txt"
-kill "$job"
-wait "$job" 2>/dev/null
+report $? "q leaves" "$tmp/screen.txt"
 
 # A finished run opened from its metrics file: the plot, read-only.
 start_tui -- --open run.jsonl

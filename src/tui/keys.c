@@ -77,6 +77,17 @@ static void cmd_checkpoint(tui_app *a, int key)
     }
 }
 
+/* S: an attached workbench with --control stops the job (here q does that). */
+static void cmd_stop(tui_app *a, int key)
+{
+    if (!a->attach && !a->args->open)
+        tui_app_note(a, false, "q stops the job here (S is for a workbench attached with --control)");
+    else if (!read_only(a)) {
+        tui_attach_request(a->attach, TUI_CONTROL_STOP);
+        tui_app_note(a, false, "asked the job to stop");
+    }
+}
+
 static void cmd_run(tui_app *a, int key)
 {
     if (a->attach || a->args->open)
@@ -209,6 +220,7 @@ static const binding bindings[] = {
     {{'m'}, {"m", "plots: loss and accuracy / loss / accuracy"}, cmd_plots},
     {{'w'}, {"w", "write the metrics (CSV) and the plot (text) here"}, cmd_export},
     {{'?', CODE(KEY_F(1))}, {"? F1", "this help"}, cmd_help},
+    {{'S'}, {"S", "attached with --control: stop the job"}, cmd_stop},
 };
 #define NBINDINGS (int)(sizeof bindings / sizeof *bindings)
 
