@@ -146,8 +146,7 @@ static void send_state(tui_monitor *m, const peer *only)
  * averaged steps, bounded by series.c), then the log's last lines. */
 static void replay(tui_monitor *m, const peer *p)
 {
-    send_state(m, p);
-    flush_batch(m, NULL); /* live samples not yet sent go to everyone, after this replay */
+    send_state(m, p); /* the batch is empty here: pump sends what it takes before returning */
     for (int i = 0; i < m->history.n; i++) {
         const tui_series *s = m->history.series[i];
         for (int j = 0; j < tui_series_len(s); j++) {
