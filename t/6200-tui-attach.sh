@@ -73,6 +73,17 @@ for _ in $(seq 50); do T2 capture-pane -p >"$tmp/second.txt"; grep -q 'train [0-
 grep -q 'train [0-9]' "$tmp/second.txt" && wait_for 'train [0-9][^ ]*' 1
 report $? "a second workbench attaches at the same time" "$tmp/second.txt"
 T2 kill-server
+
+# A workbench that stops reading (SIGSTOP) does not hold the job up, and catches up once it goes on.
+job_step() { tail -c 3000 "$tmp/job.out" | grep -o 'step [0-9]*' | tail -n 1 | cut -d' ' -f2; }
+pid=$(tui_pid)
+kill -STOP "$pid" && j1=$(job_step) && sleep 1.5 && j2=$(job_step)
+kill -CONT "$pid"
+sleep 0.5
+w=$(step_now)
+echo "# the job went from step $j1 to $j2 while the workbench was stopped; the workbench then showed $w"
+[ "$j2" -gt $((j1 + 1000)) ] && [ "$w" -ge "$j2" ]
+report $? "a stopped workbench does not hold the job up, and shows its step once it goes on" "$tmp/screen.txt"
 keys p
 wait_for 'read-only: attach with --control' 5 && s1=$(step_now) && sleep 0.5 && [ "$(step_now)" -gt "$s1" ]
 report $? "a read-only attach cannot pause: the key says so and the job goes on" "$tmp/screen.txt"

@@ -129,7 +129,7 @@ static void pump(tui_app *a)
     while (tui_ring_pop(a->ring, &x)) {
         if (x.job < a->job_seen)
             continue; /* an earlier job's */
-        if (x.job > a->job_seen)
+        if (x.job > a->job_seen || x.kind == TUI_SAMPLE_RESET)
             new_job(a, x.job);
         tui_history_add_sample(&a->history, &x);
         a->dirty = true;

@@ -160,6 +160,19 @@ static void handle(tui_attach *c, const unsigned char *b, size_t len)
         tui_stats_set(&s->stats, st->traffic, st->ntraffic, st->dropped, st->nodes,
                       st->nnodes < nodes ? st->nnodes : nodes);
         free(st);
+    } else if (type == TUI_REMOTE_HELLO && len == sizeof(tui_remote_hello)) { /* an answer to hello again */
+        tui_remote_hello h;
+        memcpy(&h, b, sizeof h);
+        h.refused[sizeof h.refused - 1] = 0;
+        if (h.refused[0]) {
+            tui_log_addf(c->log, TUI_LINE_ERROR, "-- the job at %s refuses: %s", c->addr, h.refused);
+        } else {
+            tui_sample x = {.kind = TUI_SAMPLE_RESET};
+            pthread_mutex_lock(&s->mu);
+            x.job = (uint16_t)s->st.info.seq;
+            pthread_mutex_unlock(&s->mu);
+            push(c, &x);
+        }
     } else if (type == TUI_REMOTE_END) {
         tui_log_addf(c->log, TUI_LINE_NOTE, "-- the job at %s has ended (q leaves)", c->addr);
     }
@@ -194,9 +207,13 @@ static void *run(void *arg)
             last_ping = t;
             tui_remote_send(c->sock, NULL, 0, TUI_REMOTE_PING, NULL, 0);
         }
-        if (!silent && t - last_heard > SILENT_S) {
+        if (t - last_heard > SILENT_S) { /* it may have forgotten this workbench (stopped a while): hello again */
+            last_heard = t;
+            tui_remote_hello h = {.version = TUI_REMOTE_VERSION, .sizes = tui_remote_sizes(), .control = c->control};
+            tui_remote_send(c->sock, NULL, 0, TUI_REMOTE_HELLO, &h, sizeof h);
+            if (!silent)
+                tui_log_addf(c->log, TUI_LINE_WARN, "-- no word from the job at %s for %.0f s", c->addr, SILENT_S);
             silent = true;
-            tui_log_addf(c->log, TUI_LINE_WARN, "-- no word from the job at %s for %.0f s", c->addr, SILENT_S);
         }
     }
     zmq_msg_close(&m);
