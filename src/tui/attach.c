@@ -29,6 +29,7 @@ struct tui_attach {
     bool running;
     atomic_bool stop;
     atomic_uint requests; /* bit i: tui_remote_what i asked for */
+    bool ended;           /* the job said it ends (the thread's own) */
 };
 
 static void close_socket(tui_attach *c)
@@ -174,6 +175,7 @@ static void handle(tui_attach *c, const unsigned char *b, size_t len)
             push(c, &x);
         }
     } else if (type == TUI_REMOTE_END) {
+        c->ended = true;
         tui_log_addf(c->log, TUI_LINE_NOTE, "-- the job at %s has ended (q leaves)", c->addr);
     }
 }
@@ -207,7 +209,7 @@ static void *run(void *arg)
             last_ping = t;
             tui_remote_send(c->sock, NULL, 0, TUI_REMOTE_PING, NULL, 0);
         }
-        if (t - last_heard > SILENT_S) { /* it may have forgotten this workbench (stopped a while): hello again */
+        if (!c->ended && t - last_heard > SILENT_S) { /* it may have forgotten this workbench (stopped a while): hello again */
             last_heard = t;
             tui_remote_hello h = {.version = TUI_REMOTE_VERSION, .sizes = tui_remote_sizes(), .control = c->control};
             tui_remote_send(c->sock, NULL, 0, TUI_REMOTE_HELLO, &h, sizeof h);
