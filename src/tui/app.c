@@ -290,6 +290,8 @@ int singa_tui_main(lua_State *L, singa_lua_opts *opts, const singa_tui_args *arg
     int rc = 0;
     if (a->attach || args->open) {
         snprintf(a->file, sizeof a->file, "%s", a->attach ? tui_attach_addr(a->attach) : args->open);
+        tui_log_add(a->transcript, TUI_LINE_NOTE, a->attach ? "the console is off when attached: the job's Lua state is in its process"
+                                                            : "the console is off: no job runs here (--open)");
         if (a->attach && tui_attach_start(a->attach, &a->script, a->ring, a->log, &err) < 0)
             tui_log_add(a->log, TUI_LINE_ERROR, err.msg);
         else if (a->attach)
