@@ -125,6 +125,13 @@ report $? "... read-only" "$tmp/screen.txt"
 keys q
 restored 0
 report $? "q leaves, exit 0" "$tmp/screen.txt"
+printf 'step,phase,group,loss,accuracy,images_per_sec\n10,train,0,1.5,0.25,100\n20,train,0,0.75,,100\n20,test,0,0.8,0.5,\n' \
+    >"$tmp/run.csv"
+start_tui -- --open run.csv
+wait_for 'train 1\.125/25\.0%' 10 && grep -q 'test 0\.8/50\.0%' "$tmp/screen.txt" && grep -q 'step   20/20' "$tmp/screen.txt"
+report $? "--open of a CSV metrics file: its train and test values, its last step" "$tmp/screen.txt"
+keys q
+restored 0
 head -n 3 "$tmp/run.jsonl" >"$tmp/bad.jsonl" && echo '{"step": 7, "phase": "tra' >>"$tmp/bad.jsonl"
 start_tui -- --open bad.jsonl
 wait_for 'EXIT=1' 5 && grep -q 'bad.jsonl:4: not a metrics record' "$tmp/screen.txt"

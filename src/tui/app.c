@@ -221,6 +221,7 @@ static int open_run(tui_app *a, const char *path, singa_err *err)
     a->job_seen = 1;
     tui_status *st = &a->script.st;
     st->info.seq = 1;
+    st->info.train_steps = a->history.last_step; /* the file does not say how many were planned */
     st->job = TUI_JOB_DONE;
     st->script = TUI_SCRIPT_OK;
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
