@@ -105,6 +105,9 @@ report $? "--control: p pauses the job, whose step stays at ${s1:-none}" "$tmp/s
 keys p
 wait_for 'worker 0, group 0: running' 10 && sleep 0.5 && s3=$(step_now) && [ "$s3" -gt "$s2" ]
 report $? "... and p resumes it (step ${s3:-none})" "$tmp/screen.txt"
+keys ]
+wait_for 'lr 0\.1 (x2)' 5
+report $? "] doubles the job's learning rate scale, which its status brings back" "$tmp/screen.txt"
 keys S
 for _ in $(seq 50); do kill -0 "$job" 2>/dev/null || break; sleep 0.2; done
 ! kill -0 "$job" 2>/dev/null && wait "$job"

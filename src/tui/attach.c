@@ -29,6 +29,7 @@ struct tui_attach {
     bool running;
     atomic_bool stop;
     atomic_uint requests; /* bit i: tui_remote_what i asked for */
+    _Atomic double lr_scale; /* the scale TUI_CONTROL_LR_SCALE asks for */
     bool ended;           /* the job said it ends (the thread's own) */
 };
 
@@ -50,6 +51,7 @@ int tui_attach_open(tui_attach **out, const char *addr, bool control, const char
     snprintf(c->addr, sizeof c->addr, "%s", addr);
     atomic_init(&c->stop, false);
     atomic_init(&c->requests, 0);
+    atomic_init(&c->lr_scale, 1.0);
     int linger = 0, hwm = 0; /* the job bounds what it queues; receiving unbounded loses no replay */
     tui_remote_hello h = {.version = TUI_REMOTE_VERSION, .sizes = tui_remote_sizes(), .control = control};
     int rc = -1;
@@ -123,6 +125,7 @@ static void handle(tui_attach *c, const unsigned char *b, size_t len)
         memcpy(rs, b, sizeof *rs);
         rs->st.error[sizeof rs->st.error - 1] = 0;
         atomic_store(&s->control.paused, rs->paused);
+        atomic_store(&s->control.lr_scale, rs->lr_scale); /* the progress panel shows the job's */
         pthread_mutex_lock(&s->mu);
         s->st = rs->st;
         pthread_mutex_unlock(&s->mu);
@@ -201,7 +204,7 @@ static void *run(void *arg)
         unsigned req = atomic_exchange(&c->requests, 0);
         for (int w = 0; req && w <= TUI_CONTROL_LR_SCALE; w++)
             if (req & (1u << w)) {
-                tui_remote_control ctl = {.what = (uint8_t)w};
+                tui_remote_control ctl = {.what = (uint8_t)w, .value = atomic_load(&c->lr_scale)};
                 tui_remote_send(c->sock, NULL, 0, TUI_REMOTE_CONTROL, &ctl, sizeof ctl);
             }
         double t = tui_now();
@@ -240,7 +243,12 @@ int tui_attach_start(tui_attach *c, tui_script *s, tui_ring *ring, tui_log *log,
     return 0;
 }
 
-void tui_attach_request(tui_attach *c, tui_remote_what what) { atomic_fetch_or(&c->requests, 1u << what); }
+void tui_attach_request(tui_attach *c, tui_remote_what what, double lr_scale)
+{
+    if (what == TUI_CONTROL_LR_SCALE)
+        atomic_store(&c->lr_scale, lr_scale);
+    atomic_fetch_or(&c->requests, 1u << what);
+}
 
 void tui_attach_close(tui_attach *c)
 {

@@ -24,8 +24,9 @@ const char *tui_attach_addr(const tui_attach *c);
 bool tui_attach_control(const tui_attach *c);
 /* Starts feeding s (its status, snapshots and stats), ring and log. */
 int tui_attach_start(tui_attach *c, tui_script *s, tui_ring *ring, tui_log *log, singa_err *err);
-/* UI thread: asks the job to pause, resume, ... (only with tui_attach_control). */
-void tui_attach_request(tui_attach *c, tui_remote_what what);
+/* UI thread: asks the job to pause, resume, ... or to scale its learning rate by lr_scale (only
+ * with tui_attach_control). */
+void tui_attach_request(tui_attach *c, tui_remote_what what, double lr_scale);
 /* Detaches (the job goes on) and frees c. */
 void tui_attach_close(tui_attach *c);
 

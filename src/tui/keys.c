@@ -48,7 +48,7 @@ static void cmd_pause(tui_app *a, int key)
         return;
     if (a->attach) { /* the job's state comes back with its status */
         bool pause = !atomic_load(&c->paused);
-        tui_attach_request(a->attach, pause ? TUI_CONTROL_PAUSE : TUI_CONTROL_RESUME);
+        tui_attach_request(a->attach, pause ? TUI_CONTROL_PAUSE : TUI_CONTROL_RESUME, 1);
         tui_app_note(a, false, pause ? "asked the job to pause" : "asked the job to resume");
         return;
     }
@@ -70,7 +70,7 @@ static void cmd_checkpoint(tui_app *a, int key)
         tui_app_note(a, false, "this job has no checkpoint_path");
     else {
         if (a->attach)
-            tui_attach_request(a->attach, TUI_CONTROL_CHECKPOINT);
+            tui_attach_request(a->attach, TUI_CONTROL_CHECKPOINT, 1);
         else
             atomic_store(&a->script.control.checkpoint, true);
         tui_app_note(a, false, "checkpoint requested");
@@ -83,9 +83,22 @@ static void cmd_stop(tui_app *a, int key)
     if (!a->attach && !a->args->open)
         tui_app_note(a, false, "q stops the job here (S is for a workbench attached with --control)");
     else if (!read_only(a)) {
-        tui_attach_request(a->attach, TUI_CONTROL_STOP);
+        tui_attach_request(a->attach, TUI_CONTROL_STOP, 1);
         tui_app_note(a, false, "asked the job to stop");
     }
+}
+
+/* [ and ]: halve or double the learning rate's scale (as singa.lr_scale does). */
+static void cmd_lr(tui_app *a, int key)
+{
+    if (read_only(a))
+        return;
+    double scale = atomic_load(&a->script.control.lr_scale) * (key == ']' ? 2 : 0.5);
+    if (a->attach)
+        tui_attach_request(a->attach, TUI_CONTROL_LR_SCALE, scale);
+    else
+        atomic_store(&a->script.control.lr_scale, scale);
+    tui_app_note(a, false, "learning rate scale %g", scale);
 }
 
 static void cmd_run(tui_app *a, int key)
@@ -221,6 +234,7 @@ static const binding bindings[] = {
     {{'w'}, {"w", "write the metrics (CSV) and the plot (text) here"}, cmd_export},
     {{'?', CODE(KEY_F(1))}, {"? F1", "this help"}, cmd_help},
     {{'S'}, {"S", "attached with --control: stop the job"}, cmd_stop},
+    {{'[', ']'}, {"[ ]", "learning rate scale x0.5 / x2 (as singa.lr_scale)"}, cmd_lr},
 };
 #define NBINDINGS (int)(sizeof bindings / sizeof *bindings)
 

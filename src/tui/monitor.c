@@ -125,6 +125,7 @@ static void send_state(tui_monitor *m, const peer *only)
         tui_script_status(&m->script, &rs->st);
         rs->paused = atomic_load(&m->script.control.paused);
         rs->control = atomic_load(&m->control);
+        rs->lr_scale = atomic_load(&m->script.control.lr_scale);
         st->ntraffic = tui_stats_traffic(&m->script.stats, st->traffic, TUI_STATS_ROWS, &st->dropped);
         st->nnodes = tui_stats_topology(&m->script.stats, tui_script_node_state(&rs->st, rs->paused), st->nodes,
                                         TUI_MAX_NODES);

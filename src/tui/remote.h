@@ -54,6 +54,7 @@ typedef struct tui_remote_status {
     tui_status st;
     uint8_t paused;
     uint8_t control;   /* the job lets attached workbenches steer it */
+    double lr_scale;   /* singa_job_control.lr_scale */
 } tui_remote_status;
 
 typedef struct tui_remote_stats {
