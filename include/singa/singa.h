@@ -8,6 +8,7 @@
 #include "singa/checkpoint.h"
 #include "singa/ckpt_set.h"
 #include "singa/conf.h"
+#include "singa/curve.h"
 #include "singa/datafile.h"
 #include "singa/error.h"
 #include "singa/job.h"

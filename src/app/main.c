@@ -19,6 +19,7 @@
 #include "lua/lsinga.h"
 #include "paths.h"
 #include "singa/singa.h"
+#include "tui/monitor.h"
 #include "tui/tui.h"
 
 static void usage(FILE *f)
@@ -60,6 +61,17 @@ static void usage(FILE *f)
             "  --elastic MIN   with --procs N: when a process of the (synchronous) job dies or hangs,\n"
             "                  the job starts again from its newest checkpoint on the processes left,\n"
             "                  while at least MIN are (cluster.elastic's min; max_restarts times)\n"
+            "  --listen ADDR   with -e: the job listens at ADDR (e.g. tcp://127.0.0.1:7070) for\n"
+            "                  workbenches that attach (in a distributed job, rank 0 does); a job's\n"
+            "                  cluster.monitor = { address = ADDR, control = BOOL } does the same\n"
+            "  --control       with --listen: attached workbenches may pause, checkpoint, scale the\n"
+            "                  learning rate and stop the job; with --attach: ask to (only a job\n"
+            "                  that allows it agrees)\n"
+            "  --attach ADDR   open the workbench on the job listening at ADDR: its panels, from the\n"
+            "                  start of its run; q detaches and the job goes on\n"
+            "  --curve-key FILE  with --attach to a job with cluster.curve: the secret key file of the\n"
+            "                  job's key pair (its public key must be in the job's public_keys_dir)\n"
+            "  --open FILE     open a finished run's metrics file (--metrics) in the workbench\n"
             "  -h, --help      show this help\n"
             "  --version       show the version\n"
             "\n"
@@ -132,7 +144,7 @@ static int run_script(lua_State *L, const char *file, int argc, char **argv, int
 
 int main(int argc, char **argv)
 {
-    const char *script = NULL, *metrics = NULL, *export_onnx = NULL;
+    const char *script = NULL, *metrics = NULL, *export_onnx = NULL, *listen = NULL;
     int first_arg = argc, test_only = 0, dot = 0, summary = 0, procs = 0, procs_at = 0, convert = 0;
     int elastic = 0, elastic_at = 0;
     singa_tui_args tui = {.argc = argc, .argv = argv, .first_arg = argc}; /* the workbench's */
@@ -179,6 +191,16 @@ int main(int argc, char **argv)
             elastic_at = i++;
         } else if (strcmp(argv[i], "--run") == 0) {
             tui.run = true;
+        } else if (strcmp(argv[i], "--listen") == 0 && i + 1 < argc) {
+            listen = argv[++i];
+        } else if (strcmp(argv[i], "--control") == 0) {
+            tui.control = true;
+        } else if (strcmp(argv[i], "--attach") == 0 && i + 1 < argc) {
+            tui.attach = argv[++i];
+        } else if (strcmp(argv[i], "--curve-key") == 0 && i + 1 < argc) {
+            tui.curve_key = argv[++i];
+        } else if (strcmp(argv[i], "--open") == 0 && i + 1 < argc) {
+            tui.open = argv[++i];
         } else if (strcmp(argv[i], "--convert") == 0 && i + 1 < argc) {
             convert = 1;
             script = argv[++i];
@@ -202,6 +224,15 @@ int main(int argc, char **argv)
     }
     if (export_onnx && !script) {
         fprintf(stderr, "singa-tui: --export-onnx needs the job's script: singa-tui --export-onnx %s -e FILE\n", export_onnx);
+        return 2;
+    }
+    if ((tui.attach || tui.open) && (script || tui.file || procs || (tui.attach && tui.open))) {
+        fprintf(stderr, "singa-tui: --%s opens the workbench on %s alone: no FILE, -e, --procs or --%s\n",
+                tui.attach ? "attach" : "open", tui.attach ? "a running job" : "a finished run", tui.attach ? "open" : "attach");
+        return 2;
+    }
+    if (listen && !script) {
+        fprintf(stderr, "singa-tui: --listen is for a job run headless: singa-tui --listen %s -e FILE\n", listen);
         return 2;
     }
     if (procs > 1 && !script && !tui.file) {
@@ -247,12 +278,22 @@ int main(int argc, char **argv)
     set_paths(L);
     singa_lua_set_opts(L, &opts);
     pthread_mutex_lock(&lock);
+    tui_monitor *monitor = NULL; /* a headless job listens for workbenches when asked */
+    singa_err err = {{0}};
+    if (script && !convert && !test_only && !dot && !summary && !export_onnx &&
+        tui_monitor_new(&monitor, L, &opts, listen, tui.control, &err) < 0) {
+        fprintf(stderr, "singa-tui: %s\n", err.msg);
+        pthread_mutex_unlock(&lock);
+        lua_close(L);
+        return 1;
+    }
     int rc = convert  ? singa_lua_convert(L, script)
              : script ? run_script(L, script, argc, argv, first_arg)
                       : singa_tui_main(L, &opts, &tui);
     pthread_mutex_unlock(&lock);
     if (rc != 0 && opts.lost)
         rc = SINGA_EXIT_LOST;
+    tui_monitor_free(monitor, rc != 0);
     lua_close(L);
     if (opts.metrics && fclose(opts.metrics) != 0) {
         perror(metrics);

@@ -85,6 +85,9 @@ static void clear_line(reporter *rp)
 static void on_log(void *ud, const char *line)
 {
     reporter *rp = ud;
+    const singa_lua_host *host = rp->opts->host;
+    if (host && host->hooks.log)
+        host->hooks.log(host->hooks.ud, line);
     clear_line(rp);
     printf("%s\n", line);
     fflush(stdout);
@@ -668,10 +671,8 @@ static int l_train(lua_State *L)
     reporter rp = {.opts = get_opts(L), .groups = singa_job_cluster(job) ? singa_job_cluster(job)->nworker_groups : 1};
     singa_job_hooks hooks = {.ud = &rp, .record = on_record, .step = on_step, .log = on_log};
     const singa_lua_host *host = rp.opts->host; /* the workbench: it may hold the start, and steers */
-    if (host) {
+    if (host)
         hooks.checkpoint = on_checkpoint;
-        hooks.control = host->hooks.control;
-    }
     singa_result res;
     singa_err err = {{0}};
     int rc;
@@ -682,10 +683,12 @@ static int l_train(lua_State *L)
     lua_setfield(L, LUA_REGISTRYINDEX, LIVE_JOB_KEY);
     if (lock)
         pthread_mutex_unlock(lock);
-    if (host && host->job_start && host->job_start(host->hooks.ud, job) < 0)
+    if (host && host->job_start && host->job_start(host->hooks.ud, job) < 0) {
         rc = singa_err_set(&err, "singa.train: the job was cancelled before it started");
-    else
+    } else {
+        hooks.control = host ? host->hooks.control : NULL; /* job_start may have set it (a job that listens) */
         rc = singa_job_run(job, &hooks, &res, &err);
+    }
     if (host && host->job_end)
         host->job_end(host->hooks.ud, job, rc, &err);
     if (lock)

@@ -12,7 +12,7 @@
  * hooks besides its own printing, gives the job hooks.control, and calls job_start and job_end
  * around the run, both without the lock held. */
 typedef struct singa_lua_host {
-    singa_job_hooks hooks; /* record, step, checkpoint (ud: hooks.ud) and control */
+    singa_job_hooks hooks; /* record, step, log, checkpoint (ud: hooks.ud) and control (read after job_start) */
     /* The job is built but not yet trained: may wait (for the user's start key); a value < 0
      * cancels the run and singa.train raises an error. */
     int (*job_start)(void *ud, const singa_job *job);

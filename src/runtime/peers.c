@@ -101,7 +101,7 @@ static void *new_socket(rt_peers *p, int type, singa_err *err)
             zmq_close(s);
         return NULL;
     }
-    if (type == ZMQ_ROUTER && rt_curve_server(p->curve, s) < 0) {
+    if (type == ZMQ_ROUTER && singa_curve_server(p->curve, s) < 0) {
         fail_zmq(err, "cannot make a CURVE server socket", "for the other processes");
         zmq_close(s);
         return NULL;
@@ -470,7 +470,7 @@ void rt_peers_close(rt_peers *p)
             zmq_close(p->monitor[r]);
     if (p->router)
         zmq_close(p->router);
-    rt_curve_stop(p->curve);
+    singa_curve_stop(p->curve);
     free(p->dealer);
     free(p->endpoints);
     free(p->keys);

@@ -14,6 +14,7 @@
 #include "singa/checkpoint.h"
 #include "singa/ckpt_set.h"
 #include "singa/cluster.h"
+#include "singa/curve.h"
 #include "singa/job.h"
 #include "core/stats.h"
 #include "singa/stats.h"
@@ -174,12 +175,10 @@ void rt_history_publish(rt_ctx *rt, int step, float rate);
 
 /* CURVE and its ZAP handler (curve.c), when the job has cluster.curve; without, *out is NULL
  * and the functions below do nothing. */
-typedef struct rt_curve rt_curve;
+typedef struct singa_curve rt_curve; /* singa/curve.h */
 int rt_curve_start(rt_ctx *rt, rt_curve **out, singa_err *err);
-void rt_curve_stop(rt_curve *c);
 const char *rt_curve_public(const rt_curve *c); /* Z85; "-" without CURVE */
 const char *rt_curve_coordinator(const rt_curve *c);
-int rt_curve_server(const rt_curve *c, void *sock);
 int rt_curve_client(const rt_curve *c, void *sock, const char *server_key);
 
 /* The link to the other processes (peers.c), used by the stub only. */

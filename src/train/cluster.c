@@ -17,6 +17,7 @@ const singa_field singa_cluster_fields[] = {
     {"heartbeat_timeout", SINGA_FIELD_NUM},   {"framework", SINGA_FIELD_STR},
     {"join_timeout", SINGA_FIELD_NUM},        {"curve", SINGA_FIELD_TABLE},
     {"shard_params", SINGA_FIELD_BOOL},       {"elastic", SINGA_FIELD_TABLE},
+    {"monitor", SINGA_FIELD_TABLE},
     {NULL, 0},
 };
 

@@ -3,6 +3,7 @@
 #ifndef SINGA_TUI_APP_H
 #define SINGA_TUI_APP_H
 
+#include "tui/attach.h"
 #include "tui/canvas.h"
 #include "tui/capture.h"
 #include "tui/console.h"
@@ -45,7 +46,8 @@ typedef struct tui_app {
     lua_State *L;
     singa_lua_opts *opts;
     const singa_tui_args *args;
-    char file[4096];       /* the script open */
+    char file[4096];       /* the script open (attached: the job's address; --open: the file) */
+    tui_attach *attach;    /* --attach: the job's stream feeds the state, no script runs */
 
     /* what the UI knows, refreshed every tick */
     tui_status status;

@@ -165,7 +165,7 @@ static int job_start(void *ud, const singa_job *job)
     memset(s->prev, 0, sizeof s->prev); /* no training thread runs now */
     atomic_store(&s->job_seq, seq);
     pthread_cond_broadcast(&s->cv);
-    while (!(s->go && (!in->stale || s->replace_seq == seq)) && !s->quit)
+    while (!(s->go && (!in->stale || s->headless || s->replace_seq == seq)) && !s->quit)
         pthread_cond_wait(&s->cv, &s->mu);
     bool quit = s->quit;
     if (!quit)
@@ -182,6 +182,20 @@ static void job_end(void *ud, const singa_job *job, int rc, const singa_err *err
     s->st.job = rc < 0 ? TUI_JOB_FAILED : TUI_JOB_DONE;
     s->st.lost = rc == SINGA_JOB_LOST;
     pthread_mutex_unlock(&s->mu);
+}
+
+tui_node_state tui_script_node_state(const tui_status *st, bool paused)
+{
+    if (st->script == TUI_SCRIPT_FAILED || st->job == TUI_JOB_FAILED)
+        return TUI_NODE_DEAD;
+    switch (st->job) {
+    case TUI_JOB_LOADED:
+        return TUI_NODE_WAITING;
+    case TUI_JOB_TRAINING:
+        return paused ? TUI_NODE_PAUSED : TUI_NODE_RUNNING;
+    default:
+        return TUI_NODE_FINISHED;
+    }
 }
 
 int tui_script_init(tui_script *s, lua_State *L, singa_lua_opts *opts, tui_ring *ring, tui_log *log)

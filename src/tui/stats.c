@@ -122,10 +122,26 @@ int tui_stats_topology(tui_stats *s, tui_node_state state, tui_node *nodes, int 
     int n = s->has_job ? s->nnodes : 0;
     for (int i = 0; i < min(n, min(max, TUI_MAX_NODES)); i++) {
         nodes[i] = s->nodes[i];
-        nodes[i].state = s->live && singa_stats_rank_lost(s->live, nodes[i].process) ? TUI_NODE_DEAD : state;
+        if (!s->remote)
+            nodes[i].state = s->live && singa_stats_rank_lost(s->live, nodes[i].process) ? TUI_NODE_DEAD : state;
     }
     pthread_mutex_unlock(&s->mu);
     return n;
+}
+
+void tui_stats_set(tui_stats *s, const tui_traffic_row *rows, int n, uint64_t dropped, const tui_node *nodes, int nnodes)
+{
+    pthread_mutex_lock(&s->mu);
+    s->has_job = s->remote = true;
+    s->distributed = n >= 0;
+    s->nlast = n;
+    if (n > 0)
+        memcpy(s->last, rows, (size_t)min(n, TUI_STATS_ROWS) * sizeof *rows);
+    s->last_dropped = dropped;
+    s->nnodes = nnodes;
+    if (nnodes > 0)
+        memcpy(s->nodes, nodes, (size_t)min(nnodes, TUI_MAX_NODES) * sizeof *nodes);
+    pthread_mutex_unlock(&s->mu);
 }
 
 const char *tui_node_state_name(tui_node_state s)

@@ -50,6 +50,7 @@ typedef struct tui_stats {
     uint64_t last_dropped;
     tui_node nodes[TUI_MAX_NODES]; /* every worker and server, ordered by process */
     int nnodes;               /* how many there are (at most TUI_MAX_NODES kept) */
+    bool remote;              /* an attached job's (tui_stats_set): its nodes keep their states */
 } tui_stats;
 
 void tui_stats_init(tui_stats *s);
@@ -66,6 +67,10 @@ int tui_stats_traffic(tui_stats *s, tui_traffic_row *rows, int max, uint64_t *dr
 /* Copies at most max nodes into nodes, each in `state`, and returns how many there are (0 when
  * there is no job yet).  The runtime keeps no state per thread, so every node shows the job's. */
 int tui_stats_topology(tui_stats *s, tui_node_state state, tui_node *nodes, int max);
+
+/* An attached workbench: the job's counters (n < 0: it has no distributed runtime) and its
+ * nodes with their states, as the job's monitor sent them. */
+void tui_stats_set(tui_stats *s, const tui_traffic_row *rows, int n, uint64_t dropped, const tui_node *nodes, int nnodes);
 
 const char *tui_node_state_name(tui_node_state s);
 
