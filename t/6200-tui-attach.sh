@@ -15,7 +15,7 @@ TUI_TEST_SECONDS=${TUI_TEST_SECONDS:-90}
 [ -n "${ASAN_OPTIONS:-}${SINGA_TEST_TSAN:-}" ] && limit_ms=4000 || limit_ms=2000
 . "$top_srcdir/t/tmux.sh"
 jobs_pids=
-trap 'kill $jobs_pids 2>/dev/null; tmux -L "$tmux_base-second" kill-server >/dev/null 2>&1; cleanup' EXIT
+trap 'kill $jobs_pids 2>/dev/null; rm -f /tmp/singa-6200-$$.sock /tmp/singa-6200-$$-curve.sock; tmux -L "$tmux_base-second" kill-server >/dev/null 2>&1; cleanup' EXIT
 
 # A small MLP on 8x8 generated images (t/testdata.lua); "procs": Downpour, 2 groups in 3
 # processes; "curve": CURVE with the key pair keys/job, listening at arg[2] (cluster.monitor).
@@ -42,7 +42,9 @@ singa.train{
   } },
 }
 LUA
-sock="ipc://$PWD/$tmp/job.sock"
+# A short path of fixed length: the workbench's end line names it and must fit the log panel (and
+# a Unix socket's path is limited to 107 bytes, which a deep build tree would pass).
+sock="ipc:///tmp/singa-6200-$$.sock"
 (cd "$tmp" && exec "$SINGA_TUI" --listen "$sock" --control --metrics run.jsonl -e job.lua) >"$tmp/job.out" 2>&1 &
 job=$!
 jobs_pids="$job"
@@ -165,7 +167,7 @@ wait "$job" 2>/dev/null
 # cluster.monitor with CURVE: only a workbench with the job's key attaches.
 "$SINGA_TUI" --curve-keygen "$tmp/keys/job" >/dev/null && "$SINGA_TUI" --curve-keygen "$tmp/keys/other" >/dev/null &&
     mkdir -m 700 "$tmp/keys/allowed" && cp "$tmp/keys/job.pub" "$tmp/keys/allowed/"
-sock2="ipc://$PWD/$tmp/curve.sock"
+sock2="ipc:///tmp/singa-6200-$$-curve.sock"
 (cd "$tmp" && exec "$SINGA_TUI" -e job.lua curve "$sock2") >"$tmp/curve.out" 2>&1 &
 job=$!
 jobs_pids="$job"
