@@ -20,15 +20,11 @@ rounds=${BENCH_ROUNDS:-5}
 steps=${BENCH_SMALL_STEPS:-2000}
 threads_list=${BENCH_THREADS:-"1"}
 
-die() { echo "bench/attach: $*" >&2; exit 1; }
+bench_name=bench/attach
+# shellcheck source=bench/common.sh
+. "$here/common.sh"
 command -v tmux >/dev/null 2>&1 || die "tmux is not installed"
-tui=
-for p in "${SINGA_TUI:-}" ./singa-tui "$srcdir/singa-tui"; do
-    if [ -n "$p" ] && [ -x "$p" ]; then tui=$(cd "$(dirname "$p")" && pwd)/$(basename "$p"); break; fi
-done
-[ -n "$tui" ] || die "singa-tui not found: build it first (make), or set SINGA_TUI"
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/singa-bench-attach.XXXXXX") || die "mktemp failed"
+bench_start singa-bench-attach
 sock="singa-bench-attach-$$"
 addr="ipc://$tmp/job.sock"
 trap 'tmux -L "$sock" kill-server >/dev/null 2>&1; rm -rf "$tmp"' EXIT
@@ -59,7 +55,6 @@ listening() {
     result "$tmp/out"
 }
 
-median() { sort -n | awk '{ v[NR] = $1 } END { if (NR == 0) print ""; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 cost() { echo "$1 $2" | awk '{ printf "%.1f%%", 100 * ($1 - $2) / $1 }'; }
 
 echo "bench/attach: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $rounds rounds of $steps steps (batch 128)"
@@ -80,7 +75,7 @@ for threads in $threads_list; do
         echo "  round $r, $threads thread(s): plain $(tail -n 1 "$tmp/p"), attached $(tail -n 1 "$tmp/a"), stopped $(tail -n 1 "$tmp/s")" >&2
         r=$((r + 1))
     done
-    p=$(median <"$tmp/p") a=$(median <"$tmp/a") s=$(median <"$tmp/s")
-    [ -n "$p" ] && [ -n "$a" ] && [ -n "$s" ] || die "a run gave no result"
+    p=$(median "$tmp/p") a=$(median "$tmp/a") s=$(median "$tmp/s")
+    [ "$p" != - ] && [ "$a" != - ] && [ "$s" != - ] || die "a run gave no result"
     printf '%-8s %12.0f %12.0f %7s %12.0f %7s\n' "$threads" "$p" "$a" "$(cost "$p" "$a")" "$s" "$(cost "$p" "$s")"
 done
