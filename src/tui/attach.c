@@ -233,10 +233,7 @@ int tui_attach_start(tui_attach *c, tui_script *s, tui_ring *ring, tui_log *log,
     c->s = s;
     c->ring = ring;
     c->log = log;
-    sigset_t old;
-    tui_term_block_async(&old);
-    int rc = pthread_create(&c->thread, NULL, run, c);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int rc = tui_term_thread(&c->thread, run, c);
     if (rc != 0)
         return singa_err_set(err, "cannot start a thread");
     c->running = true;

@@ -322,10 +322,7 @@ static int start(tui_monitor *m, const char *addr, const singa_cluster *cl, sing
         return singa_err_set(err, "cannot listen at %s with CURVE: %s", addr, zmq_strerror(zmq_errno()));
     if (zmq_bind(m->sock, addr) < 0)
         return singa_err_set(err, "cannot listen at %s: %s", addr, zmq_strerror(zmq_errno()));
-    sigset_t old;
-    tui_term_block_async(&old);
-    int rc = pthread_create(&m->thread, NULL, run, m);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int rc = tui_term_thread(&m->thread, run, m);
     if (rc != 0)
         return singa_err_set(err, "cannot start the monitor's thread");
     m->running = true;

@@ -283,10 +283,7 @@ int tui_script_start(tui_script *s, const char *file, int argc, char **argv, int
     s->argc = argc;
     s->argv = argv;
     s->first_arg = first_arg;
-    sigset_t old;
-    tui_term_block_async(&old);
-    int rc = pthread_create(&s->thread, NULL, run, s);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int rc = tui_term_thread(&s->thread, run, s);
     if (rc != 0)
         return singa_err_set(err, "cannot start the script's thread");
     s->started = true;
