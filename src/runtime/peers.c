@@ -550,6 +550,7 @@ int rt_peers_recv(rt_peers *p, msg *m, zmq_msg_t *payload)
         if (p->rt->rank != 0)
             return 1;
         singa_stats_put(p->rt->stats, r, h.rows, h.nrows);
+        singa_stats_put_workers(p->rt->stats, r, h.workers, h.nworkers);
     }
     return 2;
 }
@@ -568,6 +569,7 @@ double rt_peers_tick(rt_peers *p)
         if (rt->rank) {
             own.carries = MSG_BEAT_TRAFFIC;
             own.nrows = singa_stats_own(rt->stats, own.rows, MSG_HEARTBEAT_ROWS);
+            own.nworkers = singa_stats_own_workers(rt->stats, own.workers, MSG_HEARTBEAT_WORKERS);
         } else if (rt->control) {
             own.carries = MSG_BEAT_CONTROL;
             own.pause = atomic_load(&rt->control->pause);

@@ -90,6 +90,8 @@ typedef struct rt_worker {
     bool collecting;
     singa_metrics early;
     int nearly;
+    /* The step's times (singa_stats_step): when its passes began, and the sends so far. */
+    double step_began, sending;
 } rt_worker;
 
 typedef struct rt_server rt_server;

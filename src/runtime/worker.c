@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "runtime/runtime.h"
 #include "layers/param_state.h"
@@ -24,7 +23,9 @@ static void send_update(rt_worker *w, int k)
     msg m = {.type = MSG_UPDATE, .flags = MSG_F_PTR, .src = self(w),
              .dst = {ENT_STUB, (uint16_t)w->group, 0, (uint16_t)w->rt->rank}, .param = k, .step = w->step_sent,
              .count = 1, .ptr = (uint64_t)(uintptr_t)p->grad.data};
+    double t = rt_now();
     rt_send(w->sock, &m, NULL, 0);
+    w->sending += rt_now() - t;
     w->sent[k] = true;
 }
 
@@ -178,6 +179,7 @@ static int after_backward(void *ud, int step, singa_err *err)
 {
     rt_worker *w = ud;
     singa_params *ps = singa_job_params(w->job);
+    double passes = rt_now() - w->step_began - w->sending; /* the sends during backward are not compute */
     exchange_metrics(w, step);
     for (int k = 0; k < w->rt->nparams; k++) {
         if (w->sent[k])
@@ -199,15 +201,14 @@ static int after_backward(void *ud, int step, singa_err *err)
         send_update(w, k);
     }
     int left = w->rt->nparams;
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = rt_now();
     int rc = wait_for(w, MSG_UPDATE_REPLY, &left, err);
     w->collecting = false;
-    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double waited = rt_now() - t0;
     char peer[32];
     snprintf(peer, sizeof peer, "worker %d.%d", w->group, w->id);
-    singa_stats_count(w->rt->stats, msg_type_name(MSG_UPDATE_REPLY), peer, true, 0, 0,
-                     (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
+    singa_stats_count(w->rt->stats, msg_type_name(MSG_UPDATE_REPLY), peer, true, 0, 0, waited);
+    singa_stats_step(w->rt->stats, w->group, w->id, passes, w->sending, waited);
     memset(w->sent, 0, (size_t)w->rt->nparams * sizeof *w->sent);
     w->step_sent = step + 1;
     return rc;
@@ -287,7 +288,14 @@ static void send_profile(rt_worker *w)
 
 /* ---- the exchange (train/train.h): what the job's loop asks of its worker ---- */
 
-static int before_backward(void *ud, int step, singa_err *err) { return 0; }
+/* The step's passes begin. */
+static int before_backward(void *ud, int step, singa_err *err)
+{
+    rt_worker *w = ud;
+    w->step_began = rt_now();
+    w->sending = 0;
+    return 0;
+}
 
 /* The rates of the job's schedule, for its records: the servers apply them. */
 static float lr(void *ud, int step) { return singa_updater_lr(((rt_worker *)ud)->rates, step); }
