@@ -177,6 +177,7 @@ static void pump(tui_app *a)
         int kept = a->traffic_total < TUI_TRAFFIC_ROWS ? a->traffic_total : TUI_TRAFFIC_ROWS;
         tui_traffic_update(&a->traffic, rows, kept, t);
         a->nnodes = tui_stats_topology(&a->script.stats, node_state(a), a->nodes, TUI_MAX_NODES);
+        a->nworkers = tui_stats_workers(&a->script.stats, a->workers, TUI_MAX_WORKERS);
         a->stats_time = t;
         a->dirty = true;
     }

@@ -83,6 +83,7 @@ void tui_stats_attach(tui_stats *s, const singa_job *job)
     s->live = singa_job_stats(job);
     s->distributed = s->live != NULL;
     s->nlast = 0;
+    s->nlast_workers = 0;
     s->last_dropped = 0;
     lay_out(s, singa_job_cluster(job));
     pthread_mutex_unlock(&s->mu);
@@ -94,6 +95,7 @@ void tui_stats_detach(tui_stats *s)
     if (s->live) {
         s->nlast = snapshot(s->live, s->last, TUI_STATS_ROWS);
         s->last_dropped = singa_stats_dropped(s->live);
+        s->nlast_workers = min(singa_stats_workers(s->live, s->last_workers, TUI_MAX_WORKERS), TUI_MAX_WORKERS);
     }
     s->live = NULL;
     pthread_mutex_unlock(&s->mu);
@@ -112,6 +114,18 @@ int tui_stats_traffic(tui_stats *s, tui_traffic_row *rows, int max, uint64_t *dr
         memcpy(rows, s->last, (size_t)min(n, min(max, TUI_STATS_ROWS)) * sizeof *rows);
         *dropped = s->last_dropped;
     }
+    pthread_mutex_unlock(&s->mu);
+    return n;
+}
+
+int tui_stats_workers(tui_stats *s, singa_worker_time *rows, int max)
+{
+    pthread_mutex_lock(&s->mu);
+    int n = s->nlast_workers;
+    if (s->live)
+        n = singa_stats_workers(s->live, rows, max);
+    else
+        memcpy(rows, s->last_workers, (size_t)min(n, max) * sizeof *rows);
     pthread_mutex_unlock(&s->mu);
     return n;
 }
