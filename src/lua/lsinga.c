@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "lua/lsinga.h"
+#include "lua/lplot.h"
 #include "lua/ltensor.h"
 #include "lua/luaconf.h"
 #include "layers/param_state.h"
@@ -1059,6 +1060,7 @@ int luaopen_singa_core(lua_State *L)
         {"params", l_params},
         {"summary", l_summary},
         {"export_onnx", singa_lua_export_onnx},
+        {"plot", singa_lua_plot},
         {NULL, NULL},
     };
     singa_registry **reg = lua_newuserdatauv(L, sizeof *reg, 0);
