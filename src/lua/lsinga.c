@@ -722,6 +722,15 @@ static int l_train(lua_State *L)
         lua_pushlightuserdata(L, (void *)&finished_key);
         return lua_error(L);
     }
+    const singa_lua_opts *o = get_opts(L);
+    if (o->trace && lua_getfield(L, 1, "trace") == LUA_TNIL) { /* --trace: the job's own field wins */
+        lua_pushstring(L, o->trace);
+        lua_setfield(L, 1, "trace");
+        lua_pushstring(L, o->trace_steps);
+        lua_setfield(L, 1, "trace_steps");
+    }
+    if (o->trace)
+        lua_pop(L, 1);
     singa_job *job = create_job(L);
     reporter rp = {.opts = get_opts(L), .groups = singa_job_cluster(job) ? singa_job_cluster(job)->nworker_groups : 1,
                    .stats = singa_job_stats(job)};

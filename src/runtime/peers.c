@@ -269,12 +269,13 @@ static int take_join(rt_peers *p, bool *joined, bool *bad, singa_err *err)
 static int send_peers(rt_peers *p, singa_err *err)
 {
     const rt_ctx *rt = p->rt;
-    size_t len = 0, cap = (sizeof(endpoint) + sizeof(key)) * (size_t)rt->nprocs;
+    size_t len = 0, cap = (sizeof(endpoint) + sizeof(key)) * (size_t)rt->nprocs + 64;
     char *list = malloc(cap);
     if (!list)
         return singa_err_set(err, "out of memory");
     for (int r = 0; r < rt->nprocs; r++)
         len += (size_t)snprintf(list + len, cap - len, "%s %s\n", p->endpoints[r], p->keys[r]);
+    len += (size_t)snprintf(list + len, cap - len, "clock %.9f\n", rt_now()); /* the others' traces align to it */
     for (int r = 1; r < rt->nprocs; r++) {
         char id[16];
         snprintf(id, sizeof id, "p%d", r);
@@ -365,6 +366,21 @@ static int take_peers(rt_peers *p, const char *data, size_t len)
     return got;
 }
 
+/* The line "clock <seconds>" after the list: rank 0's clock when it sent it.  The offset to it
+ * is off by the time the list took on the way (on a LAN well under a millisecond). */
+static void take_clock(rt_ctx *rt, const char *data, size_t len)
+{
+    for (size_t i = 0; i + 7 < len; i++)
+        if (memcmp(data + i, "\nclock ", 7) == 0) {
+            char at[40];
+            size_t n = len - i - 7 < sizeof at - 1 ? len - i - 7 : sizeof at - 1;
+            memcpy(at, data + i + 7, n);
+            at[n] = 0;
+            rt->clock_offset = strtod(at, NULL) - rt_now();
+            return;
+        }
+}
+
 static int meet_as_member(rt_peers *p, singa_err *err)
 {
     rt_ctx *rt = p->rt;
@@ -405,6 +421,8 @@ static int meet_as_member(rt_peers *p, singa_err *err)
             return -1;
         }
         int got = rc == 0 && m.type == MSG_PEERS ? take_peers(p, data, len) : 0;
+        if (got == rt->nprocs)
+            take_clock(rt, data, len);
         zmq_msg_close(&payload);
         if (got == rt->nprocs)
             return 0;

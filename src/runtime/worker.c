@@ -23,9 +23,11 @@ static void send_update(rt_worker *w, int k)
     msg m = {.type = MSG_UPDATE, .flags = MSG_F_PTR, .src = self(w),
              .dst = {ENT_STUB, (uint16_t)w->group, 0, (uint16_t)w->rt->rank}, .param = k, .step = w->step_sent,
              .count = 1, .ptr = (uint64_t)(uintptr_t)p->grad.data};
-    double t = rt_now();
+    double t = rt_now(), sent;
     rt_send(w->sock, &m, NULL, 0);
-    w->sending += rt_now() - t;
+    sent = rt_now();
+    w->sending += sent - t;
+    singa_trace_span(w->trace, "send", p->name, t, sent);
     w->sent[k] = true;
 }
 
@@ -204,7 +206,8 @@ static int after_backward(void *ud, int step, singa_err *err)
     double t0 = rt_now();
     int rc = wait_for(w, MSG_UPDATE_REPLY, &left, err);
     w->collecting = false;
-    double waited = rt_now() - t0;
+    double t1 = rt_now(), waited = t1 - t0;
+    singa_trace_span(w->trace, "wait", "wait for values", t0, t1);
     char peer[32];
     snprintf(peer, sizeof peer, "worker %d.%d", w->group, w->id);
     singa_stats_count(w->rt->stats, msg_type_name(MSG_UPDATE_REPLY), peer, true, 0, 0, waited);
@@ -445,6 +448,10 @@ void *rt_worker_main(void *arg)
     int one = 1;
     if (!(w->sock = rt_connect(rt, ENT_WORKER, w->group, w->id, &w->err)))
         return NULL;
+    char track[32];
+    snprintf(track, sizeof track, "worker %d.%d", w->group, w->id);
+    w->trace = singa_trace_thread(rt->trace, track);
+    singa_job_set_trace(w->job, w->trace);
     bool lead = w->group == 0 && w->id == 0;
     singa_exchange x = {.ud = w, .before_backward = before_backward, .after_backward = after_backward, .lr = lr,
                         .set_lr_scale = set_lr_scale, .stop = stop, .checkpoint_asked = checkpoint_asked,
@@ -459,6 +466,7 @@ void *rt_worker_main(void *arg)
         w->rc = singa_job_loop(w->job, &w->hooks, &x, &w->res, &w->err);
         for (int k = 0; k < rt->nparams; k++) /* the script's job outlives this worker */
             singa_param_set_sink(w->params[k], NULL, NULL);
+        singa_job_set_trace(w->job, NULL);
         msg m = {.type = MSG_ABORT, .src = self(w), .dst = {ENT_STUB, 0, 0, (uint16_t)rt->rank}};
         if (w->rc < 0 && !w->stopped) { /* the stub stops everyone, then it is done */
             rt_send(w->sock, &m, w->err.msg, strlen(w->err.msg));

@@ -187,4 +187,6 @@ const singa_cluster *singa_job_cluster(const singa_job *job) { return &job->clus
 singa_params *singa_job_params(singa_job *job) { return &job->params; }
 int singa_job_step(const singa_job *job) { return job->step; }
 singa_stats *singa_job_stats(const singa_job *job) { return job->stats; }
+
+void singa_job_set_trace(singa_job *job, struct singa_trace_buf *trace) { job->train->trace = trace; }
 int singa_job_blas_threads(const singa_job *job) { return job->threads; }

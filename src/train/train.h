@@ -69,6 +69,9 @@ int singa_job_loop(singa_job *job, const singa_job_hooks *hooks, const singa_exc
 int singa_job_train_local(singa_job *job, const singa_job_hooks *hooks, singa_result *res, singa_err *err);
 /* num_openblas_threads. */
 int singa_job_blas_threads(const singa_job *job);
+/* The trace buffer of the thread that trains the job (NULL: none): its train net's layers and
+ * the loop's checkpoints record into it. */
+void singa_job_set_trace(singa_job *job, struct singa_trace_buf *trace);
 const singa_registry *singa_job_registry(const singa_job *job);
 singa_params *singa_job_params(singa_job *job);
 /* A job of cluster.shard_params declares its params without values: the runtime draws them once
