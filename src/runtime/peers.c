@@ -367,7 +367,9 @@ static int take_peers(rt_peers *p, const char *data, size_t len)
 }
 
 /* The line "clock <seconds>" after the list: rank 0's clock when it sent it.  The offset to it
- * is off by the time the list took on the way (on a LAN well under a millisecond). */
+ * is off by the time the list took on the way (about a millisecond on a loaded machine's
+ * loopback).  Not NTP's two legs: the join's leg includes setting up the connection, up to
+ * ZeroMQ's reconnect interval when rank 0 listens late, which made it tens of ms worse. */
 static void take_clock(rt_ctx *rt, const char *data, size_t len)
 {
     for (size_t i = 0; i + 7 < len; i++)
