@@ -2,7 +2,7 @@
 # parses, with a track named per thread of each process (stub, server, worker) and spans on every
 # worker thread of every process (each layer's forward and backward, sends, the wait for values)
 # and the servers' updates; by default the last 50 steps only, with --trace-steps A:B those; a
-# plain job's checkpoints are spans too; the job field trace does the same from Lua; a path that
+# cut net's other location has its track; a plain job's checkpoints are spans too; the job field trace does the same from Lua; a path that
 # cannot be written is refused before training.  Run by `make check`; prints TAP.
 : "${SINGA_TUI:?SINGA_TUI is not set}"
 tmp=t/6330-trace.tmp
@@ -64,6 +64,20 @@ report $? "--trace-steps 5:9: steps 5 to 9 only" "$tmp/steps.check" "$tmp/steps.
     python3 "$tmp/check.py" "$tmp/field.json" 20 70 plain >"$tmp/field.check" &&
     grep -q '"cat": "checkpoint", "name": "checkpoint", .*"step": 60}' "$tmp/field.json"
 report $? "a plain job with the field trace: its thread's spans and its checkpoints" "$tmp/field.check" "$tmp/field.out"
+
+cat >"$tmp/cut.lua" <<'LUA'
+-- cut.lua: the MLP cut on its features between a Sandblaster group's 2 workers in this process.
+local singa = require "singa"
+local net = require("testdata").mlp("data/images-idx3-ubyte", "data/labels-idx1-ubyte", 16)
+net.partition_dim = 1
+singa.train{ name = "cut", seed = 1, train_steps = 20, disp_freq = 0, cluster = singa.cluster.sandblaster{ workers = 2 },
+  updater = { type = "kSGD", learning_rate = { type = "kFixed", base_lr = 0.05 } }, neuralnet = net }
+LUA
+(cd "$tmp" && timeout 60 "$SINGA_TUI" --trace cut.json --trace-steps 10:12 -e cut.lua >cut.out 2>&1) &&
+    python3 "$tmp/check.py" "$tmp/cut.json" 10 12 plain >"$tmp/cut.check" &&
+    grep -q "^(0, [0-9]*) worker 0\.1 \['backward', 'forward'\]" "$tmp/cut.check" && grep -q "steps 10 12$" "$tmp/cut.check"
+report $? "a net cut between 2 workers: the other location's thread has a track with its layers' spans" "$tmp/cut.check" \
+    "$tmp/cut.out"
 
 (cd "$tmp" && "$SINGA_TUI" --trace no/such/dir/t.json -e job.lua 0 10 >bad.out 2>&1)
 [ $? -eq 2 ] && grep -q 'cannot write no/such/dir/t.json' "$tmp/bad.out" && ! grep -q 'the script runs' "$tmp/bad.out"

@@ -25,9 +25,9 @@ static int train_local(singa_job *job, const singa_job_hooks *hooks, singa_trace
     rt_launch launch; /* a plain job in several processes would train several times */
     if (rt_launch_read(&launch, singa_job_cluster(job), err) < 0)
         return -1;
-    singa_job_set_trace(job, singa_trace_thread(trace, "worker 0.0"));
+    singa_job_set_trace(job, trace, "worker 0.0");
     int rc = singa_job_train_local(job, hooks, res, err);
-    singa_job_set_trace(job, NULL);
+    singa_job_set_trace(job, NULL, NULL);
     singa_err terr;
     if (trace && singa_trace_write(trace, 0, 1, 0, 0, &terr) < 0 && hooks && hooks->log)
         hooks->log(hooks->ud, terr.msg);

@@ -450,8 +450,7 @@ void *rt_worker_main(void *arg)
         return NULL;
     char track[32];
     snprintf(track, sizeof track, "worker %d.%d", w->group, w->id);
-    w->trace = singa_trace_thread(rt->trace, track);
-    singa_job_set_trace(w->job, w->trace);
+    w->trace = singa_job_set_trace(w->job, rt->trace, track);
     bool lead = w->group == 0 && w->id == 0;
     singa_exchange x = {.ud = w, .before_backward = before_backward, .after_backward = after_backward, .lr = lr,
                         .set_lr_scale = set_lr_scale, .stop = stop, .checkpoint_asked = checkpoint_asked,
@@ -466,7 +465,7 @@ void *rt_worker_main(void *arg)
         w->rc = singa_job_loop(w->job, &w->hooks, &x, &w->res, &w->err);
         for (int k = 0; k < rt->nparams; k++) /* the script's job outlives this worker */
             singa_param_set_sink(w->params[k], NULL, NULL);
-        singa_job_set_trace(w->job, NULL);
+        singa_job_set_trace(w->job, NULL, NULL);
         msg m = {.type = MSG_ABORT, .src = self(w), .dst = {ENT_STUB, 0, 0, (uint16_t)rt->rank}};
         if (w->rc < 0 && !w->stopped) { /* the stub stops everyone, then it is done */
             rt_send(w->sock, &m, w->err.msg, strlen(w->err.msg));

@@ -284,7 +284,7 @@ int singa_job_loop(singa_job *job, const singa_job_hooks *hooks, const singa_exc
     run r = {.job = job, .hooks = hooks, .x = x, .res = res, .t0 = now(), .start = job->step,
              .batch = singa_net_batchsize(job->train) * job->split.count, .last_test = -1};
     for (int s = job->step; s < job->train_steps; s++) {
-        singa_trace_step(job->train->trace, s);
+        singa_job_trace_step(job, s);
         int st = before_step(&r, s, err);
         if (st < 0)
             return -1;
