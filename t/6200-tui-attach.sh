@@ -158,6 +158,8 @@ for _ in $(seq 20); do
 done
 wait_for 'train g0 [0-9][^ ]*  .*train g1 [0-9]' 20 && wait_for 'process 2 on ' 10 && grep -q 'process 1 on ' "$tmp/screen.txt"
 report $? "--procs 3: the attached workbench plots both groups and shows the three processes" "$tmp/screen.txt"
+wait_for '│ 1\.0  *[0-9]  *[0-9.]' 10 && grep -q '7 Workers' "$tmp/screen.txt" && grep -q '│ 0\.0  *[0-9]  *[0-9.]' "$tmp/screen.txt"
+report $? "... and the Workers panel times the worker of each group" "$tmp/screen.txt"
 keys q
 restored 0 && kill -0 "$job"
 report $? "q detaches; the job goes on" "$tmp/screen.txt"

@@ -23,6 +23,7 @@
 #include "singa/rng.h"
 #include "singa/summary.h"
 #include "singa/tensor.h"
+#include "singa/trace.h"
 #include "singa/updater.h"
 #include "singa/gradcheck.h"
 #include "singa/plugin.h"

@@ -34,6 +34,9 @@ static void usage(FILE *f)
             "  --convert FILE  print the SINGA job.conf FILE as a Lua job script that runs the same job\n"
             "  --metrics FILE  write one record per display, test and validation result to FILE:\n"
             "                  CSV if FILE ends in .csv, otherwise JSON lines\n"
+            "  --trace FILE    write the timeline of every job the script trains to FILE as Chrome\n"
+            "                  trace-event JSON (Perfetto, chrome://tracing): the last 50 steps\n"
+            "  --trace-steps A:B  with --trace: steps A to B instead\n"
             "  --test          do not train: the script's first singa.train(job) loads the newest\n"
             "                  checkpoint in the job's checkpoint_path, runs test_steps batches of\n"
             "                  the kTest net, prints the test metrics and ends the script\n"
@@ -144,7 +147,7 @@ static int run_script(lua_State *L, const char *file, int argc, char **argv, int
 
 int main(int argc, char **argv)
 {
-    const char *script = NULL, *metrics = NULL, *export_onnx = NULL, *listen = NULL;
+    const char *script = NULL, *metrics = NULL, *export_onnx = NULL, *listen = NULL, *trace = NULL, *trace_steps = NULL;
     int first_arg = argc, test_only = 0, dot = 0, summary = 0, procs = 0, procs_at = 0, convert = 0;
     int elastic = 0, elastic_at = 0;
     singa_tui_args tui = {.argc = argc, .argv = argv, .first_arg = argc}; /* the workbench's */
@@ -170,6 +173,10 @@ int main(int argc, char **argv)
             export_onnx = argv[++i];
         } else if (strcmp(argv[i], "--metrics") == 0 && i + 1 < argc) {
             metrics = argv[++i];
+        } else if (strcmp(argv[i], "--trace") == 0 && i + 1 < argc) {
+            trace = argv[++i];
+        } else if (strcmp(argv[i], "--trace-steps") == 0 && i + 1 < argc) {
+            trace_steps = argv[++i];
         } else if (strcmp(argv[i], "--procs") == 0 && i + 1 < argc) {
             char *end;
             long n = strtol(argv[i + 1], &end, 10);
@@ -235,6 +242,17 @@ int main(int argc, char **argv)
         fprintf(stderr, "singa-tui: --listen is for a job run headless: singa-tui --listen %s -e FILE\n", listen);
         return 2;
     }
+    singa_err err; /* a trace that cannot be written is refused before any training */
+    int from, to;
+    if ((trace && singa_trace_check_path(trace, &err) < 0) ||
+        (trace_steps && singa_trace_parse_steps(trace_steps, &from, &to, &err) < 0)) {
+        fprintf(stderr, "singa-tui: --%s\n", err.msg);
+        return 2;
+    }
+    if (trace_steps && !trace) {
+        fprintf(stderr, "singa-tui: --trace-steps needs --trace FILE\n");
+        return 2;
+    }
     if (procs > 1 && !script && !tui.file) {
         fprintf(stderr, "singa-tui: --procs needs the job's FILE (singa-tui --procs %d [-e] FILE)\n", procs);
         return 2;
@@ -255,7 +273,8 @@ int main(int argc, char **argv)
         return singa_tui_procs(procs, procs_at, elastic, elastic_at, script ? 0 : tui.first_arg - 1, argc, argv);
     pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
     singa_lua_opts opts = {.progress_line = own_terminal(), .test_only = test_only, .dot = dot,
-                          .summary = summary, .export_onnx = export_onnx, .lock = &lock};
+                          .summary = summary, .export_onnx = export_onnx, .lock = &lock, .trace = trace,
+                          .trace_steps = trace_steps};
     char plugin_path[4 * PATH_MAX + 64];
     singa_tui_plugin_path(plugin_path, sizeof plugin_path);
     opts.plugin_path = plugin_path;
@@ -279,7 +298,6 @@ int main(int argc, char **argv)
     singa_lua_set_opts(L, &opts);
     pthread_mutex_lock(&lock);
     tui_monitor *monitor = NULL; /* a headless job listens for workbenches when asked */
-    singa_err err = {{0}};
     if (script && !convert && !test_only && !dot && !summary && !export_onnx &&
         tui_monitor_new(&monitor, L, &opts, listen, tui.control, &err) < 0) {
         fprintf(stderr, "singa-tui: %s\n", err.msg);

@@ -29,6 +29,7 @@ typedef struct singa_lua_opts {
     int dot;           /* --dot: singa.train prints the job's partitioned graph as DOT, then ends it */
     int summary;       /* --summary: singa.train prints the job's net summary, then ends it */
     const char *export_onnx; /* --export-onnx FILE: singa.train exports the job's model there, then ends it */
+    const char *trace, *trace_steps; /* --trace, --trace-steps: the fields of every job singa.train runs that lacks them */
     /* Which OS thread may run Lua code on the state: the host holds it while its script runs;
      * singa.train lets it go for the length of the job, and the job's callbacks (kLua updaters
      * and schedules, called from worker and server threads) take it for each call, as does an

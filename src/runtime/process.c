@@ -841,11 +841,14 @@ static int lost_end(const rt_ctx *rt, singa_err *err)
     return SINGA_JOB_LOST;
 }
 
-int singa_runtime_run(singa_job *job, const singa_job_hooks *hooks, singa_result *res, singa_err *err)
+/* How long rank 0 waits for the other ranks' traces at the end (they write them once stopped). */
+enum { TRACE_WAIT = 10 };
+
+int singa_runtime_run(singa_job *job, const singa_job_hooks *hooks, singa_trace *trace, singa_result *res, singa_err *err)
 {
     static const singa_job_hooks none;
     rt_ctx rt = {.c = singa_job_cluster(job), .conf = singa_job_conf(job), .hooks = hooks ? hooks : &none,
-                  .stats = singa_job_stats(job)};
+                  .stats = singa_job_stats(job), .trace = trace};
     if (rt_launch_read(&rt.launch, rt.c, err) < 0)
         return -1;
     rt.rank = rt.launch.rank;
@@ -859,6 +862,8 @@ int singa_runtime_run(singa_job *job, const singa_job_hooks *hooks, singa_result
     rt.ckpt_keep = singa_conf_int(rt.conf, "checkpoint_keep", 3);
     singa_registry_plugin_ids(singa_job_registry(job), rt.plugins, sizeof rt.plugins);
     singa_stats_set_rank(rt.stats, rt.rank);
+    if (trace && rt.rank == 0)
+        singa_trace_clear_ranks(trace, rt.nprocs); /* an earlier run's would be merged */
     pthread_mutex_init(&rt.lock, NULL);
     snprintf(rt.endpoint, sizeof rt.endpoint, "inproc://singa-stub-%p", (void *)&rt);
     int rc = -1;
@@ -901,6 +906,9 @@ int singa_runtime_run(singa_job *job, const singa_job_hooks *hooks, singa_result
         rc = lost_end(&rt, err);
     if (rc < 0)
         log_line(&rt, err->msg, false, false);
+    singa_err terr;
+    if (trace && singa_trace_write(trace, rt.rank, rt.nprocs, rt.clock_offset, TRACE_WAIT, &terr) < 0)
+        log_line(&rt, terr.msg, true, true);
 out:
     if (rt.log)
         fclose(rt.log);

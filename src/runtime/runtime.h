@@ -17,12 +17,14 @@
 #include "singa/curve.h"
 #include "singa/job.h"
 #include "core/stats.h"
+#include "core/trace.h"
 #include "singa/stats.h"
 #include "singa/updater.h"
 #include "train/train.h"
 
 /* Trains `job` (whose cluster is distributed) in this process's part of the cluster. */
-int singa_runtime_run(singa_job *job, const singa_job_hooks *hooks, singa_result *res, singa_err *err);
+/* trace: the job's timeline (singa/trace.h), or NULL. */
+int singa_runtime_run(singa_job *job, const singa_job_hooks *hooks, singa_trace *trace, singa_result *res, singa_err *err);
 
 /* A trained param's part held by one server of every server group.  Each server of a group owns
  * a contiguous, near-equal range of all the params laid end to end, so a small param lies on one
@@ -93,6 +95,9 @@ typedef struct rt_worker {
     bool collecting;
     singa_metrics early;
     int nearly;
+    /* The step's times (singa_stats_step): when its passes began, and the sends so far. */
+    double step_began, sending;
+    singa_trace_buf *trace; /* this thread's, or NULL */
 } rt_worker;
 
 typedef struct rt_server rt_server;
@@ -158,6 +163,10 @@ struct rt_ctx {
      * (an endless loop in a kLua updater) from one that waits or works. */
     atomic_int busy;
     atomic_uint progress;
+    /* The job's timeline (NULL: none), and what turns this process's clock into rank 0's
+     * (measured when the processes meet: peers.c). */
+    singa_trace *trace;
+    double clock_offset;
 };
 /* Sandblaster in one process with kSGD and momentum: the workers' backward passes write into the
  * servers' momentum history (history.c).  Setup decides and prepares it, after the servers. */

@@ -67,6 +67,7 @@ typedef struct stub_group {
 
 struct rt_stub {
     rt_ctx *rt;
+    singa_trace_buf *trace; /* this thread's, or NULL */
     void *router;
     rt_peers *peers;     /* the other processes, when there are any */
     stub_group *groups;
@@ -954,8 +955,13 @@ static int receive(rt_stub *s, bool remote)
     msg m;
     zmq_msg_t payload;
     int rc = remote ? rt_peers_recv(s->peers, &m, &payload) : msg_recv(s->router, true, id, sizeof id, &m, &payload);
-    if (rc == 0)
+    if (rc == 0) {
+        double t0 = rt_now();
         handle(s, &m, &payload, remote);
+        if (m.step > 0) /* not the life of the processes (heartbeats, hellos) */
+            singa_trace_step(s->trace, m.step);
+        singa_trace_span(s->trace, "stub", msg_type_name(m.type), t0, rt_now());
+    }
     else if (rc == 1)
         singa_stats_drop(s->rt->stats);
     zmq_msg_close(&payload);
@@ -985,6 +991,7 @@ void *rt_stub_main(void *arg)
     rt_ctx *rt = arg;
     rt_stub *s = rt->stub;
     singa_err e;
+    s->trace = singa_trace_thread(rt->trace, "stub");
     if (open_router(s, &e) < 0) {
         rt_fail(rt, &e);
         return NULL;

@@ -2,6 +2,7 @@
  * reported before any net is built. */
 #include <string.h>
 
+#include "core/trace.h"
 #include "train/job_private.h"
 
 const singa_field singa_job_fields[] = {
@@ -16,7 +17,8 @@ const singa_field singa_job_fields[] = {
     {"checkpoint_after", SINGA_FIELD_INT},  {"checkpoint_path", SINGA_FIELD_STRS},
     {"checkpoint_keep", SINGA_FIELD_INT},   {"resume", SINGA_FIELD_BOOL},
     {"num_openblas_threads", SINGA_FIELD_INT}, {"profile", SINGA_FIELD_BOOL},
-    {"stop_on_nonfinite", SINGA_FIELD_BOOL},
+    {"stop_on_nonfinite", SINGA_FIELD_BOOL}, {"trace", SINGA_FIELD_STR},
+    {"trace_steps", SINGA_FIELD_STR},
     {"on_validation", SINGA_FIELD_FUNC},    {"checkpoint_keep_best", SINGA_FIELD_STR},
     {"plugins", SINGA_FIELD_STRS}, /* loaded by the host before the job (singa/plugin.h) */
     {NULL, 0},
@@ -163,6 +165,13 @@ int job_read_fields(singa_job *job, singa_err *err)
         return singa_err_set(err, "cluster: shard_params: checkpoint_path lists checkpoints to initialise params from, "
                                   "which a sharded job does not read, so far");
     if (read_watch(job, err) < 0)
+        return -1;
+    int from, to; /* a trace that cannot be written is refused before training, not after */
+    if (singa_conf_get(c, "trace") && singa_trace_check_path(singa_conf_str(c, "trace", NULL), err) < 0)
+        return -1;
+    if (singa_conf_get(c, "trace_steps") && !singa_conf_get(c, "trace"))
+        return singa_err_set(err, "job: trace_steps is set but trace is not");
+    if (singa_conf_get(c, "trace_steps") && singa_trace_parse_steps(singa_conf_str(c, "trace_steps", NULL), &from, &to, err) < 0)
         return -1;
     if (!singa_conf_get(c, "neuralnet"))
         return singa_err_set(err, "job: field 'neuralnet' is required");

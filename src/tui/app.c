@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lua/lplot.h"
 #include "tui/app.h"
 #include "tui/runfile.h"
 #include "tui/state.h"
@@ -74,12 +75,32 @@ static void export_base(const tui_app *a, char *buf, size_t len)
         snprintf(buf, len, "job");
 }
 
+/* The history's curves as SVG (lua/lplot.h). */
+static int export_svg(const tui_app *a, const char *title, const char *path, singa_err *err)
+{
+    singa_plot p = {0};
+    int rc = 0;
+    for (int i = 0; i < a->history.n && rc == 0; i++) {
+        const tui_series *s = a->history.series[i];
+        for (int j = 0; j < tui_series_len(s) && rc == 0; j++) {
+            tui_point pt = tui_series_at(s, j);
+            if (singa_plot_add(&p, s->group, s->phase, pt.step, pt.v[TUI_LOSS], pt.v[TUI_ACC]) < 0)
+                rc = singa_err_set(err, "out of memory");
+        }
+    }
+    if (rc == 0)
+        rc = singa_plot_svg(&p, title, path, err);
+    singa_plot_free(&p);
+    return rc;
+}
+
 void tui_app_export(tui_app *a)
 {
-    char base[128], csv[160], txt[160];
+    char base[128], csv[160], txt[160], svg[160];
     export_base(a, base, sizeof base);
     snprintf(csv, sizeof csv, "%s-metrics.csv", base);
     snprintf(txt, sizeof txt, "%s-plot.txt", base);
+    snprintf(svg, sizeof svg, "%s-plot.svg", base);
     FILE *f = fopen(csv, "w");
     int rc = f ? tui_history_write_csv(&a->history, f) : -1;
     if (f && fclose(f) != 0)
@@ -101,10 +122,13 @@ void tui_app_export(tui_app *a)
     if (f && fclose(f) != 0)
         rc = -1;
     tui_canvas_free(&c);
+    singa_err err = {{0}};
     if (rc < 0)
         tui_app_note(a, true, "cannot write %s", txt);
+    else if (export_svg(a, head, svg, &err) < 0)
+        tui_app_note(a, true, "%s", err.msg);
     else
-        tui_app_note(a, true, "wrote %s and %s", csv, txt);
+        tui_app_note(a, true, "wrote %s, %s and %s", csv, txt, svg);
 }
 
 static void new_job(tui_app *a, int seq)
@@ -160,6 +184,7 @@ static void pump(tui_app *a)
         tui_traffic_update(&a->traffic, rows, kept, t);
         a->nnodes = tui_stats_topology(&a->script.stats, tui_script_node_state(&a->status, atomic_load(&a->script.control.paused)),
                                        a->nodes, TUI_MAX_NODES);
+        a->nworkers = tui_stats_workers(&a->script.stats, a->workers, TUI_MAX_WORKERS);
         a->stats_time = t;
         a->dirty = true;
     }

@@ -24,6 +24,7 @@ typedef enum tui_panel {
     TUI_P_PROGRESS,
     TUI_P_LOG,
     TUI_P_CONSOLE,
+    TUI_P_WORKERS,
     TUI_P_COUNT,
 } tui_panel;
 
@@ -61,6 +62,8 @@ typedef struct tui_app {
     uint64_t dropped;      /* messages the runtime dropped */
     tui_node nodes[TUI_MAX_NODES];
     int nnodes;            /* how many the job has (at most TUI_MAX_NODES kept) */
+    singa_worker_time workers[TUI_MAX_WORKERS]; /* their step times, stragglers flagged */
+    int nworkers;          /* how many the job has (at most TUI_MAX_WORKERS kept) */
     double stats_time;     /* when the stats were last asked */
     double ckpt_time;      /* when the last checkpoint was seen */
     int ckpt_seen;

@@ -161,7 +161,15 @@ static void handle(tui_attach *c, const unsigned char *b, size_t len)
             st->nodes[i].host[sizeof st->nodes[i].host - 1] = 0;
             st->nodes[i].role[sizeof st->nodes[i].role - 1] = 0;
         }
-        tui_stats_set(&s->stats, st->traffic, st->ntraffic, st->dropped, st->nodes,
+        int nworkers = st->nworkers < 0 ? 0 : st->nworkers < TUI_MAX_WORKERS ? st->nworkers : TUI_MAX_WORKERS;
+        for (int i = 0; i < nworkers; i++) {
+            singa_worker_time *w = &st->workers[i];
+            uint8_t flag; /* a bool off the wire may hold any byte */
+            memcpy(&flag, &w->straggler, 1);
+            w->straggler = flag != 0;
+            w->host[sizeof w->host - 1] = 0;
+        }
+        tui_stats_set(&s->stats, st->traffic, st->ntraffic, st->dropped, st->workers, nworkers, st->nodes,
                       st->nnodes < nodes ? st->nnodes : nodes);
         free(st);
     } else if (type == TUI_REMOTE_HELLO && len == sizeof(tui_remote_hello)) { /* an answer to hello again */

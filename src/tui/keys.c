@@ -124,7 +124,7 @@ static void focus(tui_app *a, tui_panel p)
 
 static void cmd_focus(tui_app *a, int key)
 {
-    if (key >= '1' && key <= '6')
+    if (key >= '1' && key <= '7')
         focus(a, (tui_panel)(key - '1'));
     else if (key == CODE(KEY_BTAB))
         focus(a, (tui_panel)((a->focus + TUI_P_COUNT - 1) % TUI_P_COUNT));
@@ -221,8 +221,8 @@ static const binding bindings[] = {
     {{'p'}, {"p", "pause / resume training"}, cmd_pause},
     {{'c'}, {"c", "write a checkpoint now"}, cmd_checkpoint},
     {{'r'}, {"r", "start training (a job waits for it without --run)"}, cmd_run},
-    {{'\t', CODE(KEY_BTAB), '1', '2'}, {"Tab 1-6", "move the focus (Shift-Tab: back)"}, cmd_focus},
-    {{'3', '4', '5', '6'}, {NULL, NULL}, cmd_focus},
+    {{'\t', CODE(KEY_BTAB), '1', '2'}, {"Tab 1-7", "move the focus (Shift-Tab: back)"}, cmd_focus},
+    {{'3', '4', '5', '6', '7'}, {NULL, NULL}, cmd_focus},
     {{':', '`'}, {": `", "the Lua console"}, cmd_console},
     {{CODE(KEY_UP), CODE(KEY_DOWN), CODE(KEY_LEFT), CODE(KEY_RIGHT)}, {"arrows", "scroll the focused panel (the plot: pan)"},
      cmd_scroll},

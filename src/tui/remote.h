@@ -9,7 +9,7 @@
  *   SAMPLE     job      tui_sample              a step or record into the ring (history)
  *   LATEST     job      tui_sample              a group's newest step (tui_script.latest)
  *   LOG        job      kind byte + text        a line of the job's log
- *   STATS      job      tui_remote_stats        traffic rows and topology (tui_stats)
+ *   STATS      job      tui_remote_stats        traffic rows, workers' times, topology (tui_stats)
  *   END        job      -                       the job's process is ending
  *   CONTROL    attach   tui_remote_control      pause, resume, checkpoint, stop, lr scale
  *   PING       attach   -                       still here (the job forgets silent ones)
@@ -27,7 +27,7 @@
 #include "tui/script.h"
 #include "tui/stats.h"
 
-#define TUI_REMOTE_VERSION 1
+#define TUI_REMOTE_VERSION 2
 #define TUI_REMOTE_LOG_REPLAY 1000 /* log lines a late workbench gets */
 
 typedef enum tui_remote_type {
@@ -62,7 +62,9 @@ typedef struct tui_remote_stats {
     int32_t nnodes;
     uint64_t dropped;
     tui_traffic_row traffic[TUI_STATS_ROWS];
-    tui_node nodes[TUI_MAX_NODES];
+    int32_t nworkers;
+    singa_worker_time workers[TUI_MAX_WORKERS]; /* the Workers panel's rows */
+    tui_node nodes[TUI_MAX_NODES];             /* only the first nnodes travel */
 } tui_remote_stats;
 
 typedef enum tui_remote_what {
