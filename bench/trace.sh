@@ -19,16 +19,10 @@ rounds=${BENCH_ROUNDS:-5}
 steps=${BENCH_SMALL_STEPS:-2000}
 workers_list=${BENCH_WORKERS_LIST:-"1 2"}
 
-die() { echo "bench/trace: $*" >&2; exit 1; }
-tui=
-for p in "${SINGA_TUI:-}" ./singa-tui "$srcdir/singa-tui"; do
-    if [ -n "$p" ] && [ -x "$p" ]; then tui=$(cd "$(dirname "$p")" && pwd)/$(basename "$p"); break; fi
-done
-[ -n "$tui" ] || die "singa-tui not found: build it first (make), or set SINGA_TUI"
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/singa-bench-trace.XXXXXX") || die "mktemp failed"
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 130' INT TERM
+bench_name=bench/trace
+# shellcheck source=bench/common.sh
+. "$here/common.sh"
+bench_start singa-bench-trace
 
 run() { # WORKERS [--trace FILE]: images/s of one headless run
     w=$1
@@ -36,8 +30,6 @@ run() { # WORKERS [--trace FILE]: images/s of one headless run
     (cd "$tmp" && BENCH_WORKERS=$w "$tui" "$@" -e "$here/smallmlp.lua" 1 "$steps") 2>&1 |
         sed -n 's/^RESULT images_per_sec=\([0-9]*\).*/\1/p'
 }
-
-median() { sort -n | awk '{ v[NR] = $1 } END { if (NR == 0) print ""; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 echo "bench/trace: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $rounds rounds of $steps steps (batch 128, 1 thread)"
 printf '%-8s %14s %14s %8s\n' workers "plain" "--trace" cost
@@ -56,7 +48,7 @@ for w in $workers_list; do
         echo "  round $r, $w worker(s): plain $(tail -n 1 "$tmp/p"), traced $(tail -n 1 "$tmp/t")" >&2
         r=$((r + 1))
     done
-    p=$(median <"$tmp/p") t=$(median <"$tmp/t")
-    [ -n "$p" ] && [ -n "$t" ] || die "a run gave no result"
+    p=$(median "$tmp/p") t=$(median "$tmp/t")
+    [ "$p" != - ] && [ "$t" != - ] || die "a run gave no result"
     printf '%-8s %14.0f %14.0f %7.1f%%\n' "$w" "$p" "$t" "$(echo "$p $t" | awk '{ print 100 * ($1 - $2) / $1 }')"
 done
