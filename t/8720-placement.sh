@@ -23,7 +23,7 @@ if extra == "separate" then
   cluster = { nworkers_per_group = 2, nservers_per_group = 1, server_worker_separate = true, workspace = ws }
 end
 local r = singa.train{
-  name = "place", seed = 3, train_steps = 5, disp_freq = 1, cluster = cluster,
+  name = "place", seed = 3, train_steps = 20, disp_freq = 1, cluster = cluster,
   neuralnet = { partition_dim = dim, layer = {
     { name = "data", type = "kIDXData", batchsize = 32, partition_dim = 0,
       images = data .. "/images-idx3-ubyte", labels = data .. "/labels-idx1-ubyte" },
@@ -37,6 +37,10 @@ local r = singa.train{
   } },
   updater = { type = "kSGD", momentum = 0.9, learning_rate = { type = "kFixed", base_lr = 0.01 } },
 }
+for _, l in ipairs(r.stats.links) do
+  print(string.format("link %d %d %d %d %d %.0f", l.rank, l.peer, l.bytes_sent, l.bytes_received, l.steps,
+                      l.bytes_per_step or -1)) -- none in a process that hears of no step
+end
 local f = assert(io.open(ws .. "/updates" .. singa.rank(), "w"))
 local get
 for _, t in ipairs(r.stats.traffic) do
@@ -63,6 +67,11 @@ run() {
 # 2485 * 4 bytes a step.
 run batch 0 && grep -qx 'placement: 0.04 MB of gradients and values cross between processes to the servers a step' "$tmp/batch.place"
 report $? "data-parallel over 2 processes: the log says 0.04 MB cross to the servers a step" "$tmp/batch.out"
+# singa.stats().links: each rank's bytes to and from the other, per step over its 20 steps: the
+# 39760 bytes of gradients and values, and the headers, the first values and the last.
+awk '$1 == "link" { n++; if ($3 != 1 - $2 || $6 != 20 || $7 < 39760 || $7 > 1.5 * 39760) bad = 1 }
+     END { exit !(n == 2 && !bad) }' "$tmp/batch.out"
+report $? "... and singa.stats().links gives each rank's bytes a step to the other, 1 to 1.5x that" "$tmp/batch.out"
 
 run feature 1 &&
     grep -qx "placement: each process's part of every param lies with a server in that process: 0.00 MB of gradients and values cross between processes to the servers a step" "$tmp/feature.place"
