@@ -140,6 +140,8 @@ done
 grep -q 'rank2 rows [1-9]' "$tmp/screen.txt" && wait_for '│ proc type ' 10 # the panel reads them once a second
 report $? "... and rank 0 has rank 2's traffic, from its heartbeats, in a panel with a proc column" "$tmp/screen.txt"
 keys Escape
+wait_for 'Message traffic .*busiest process 0-2 [0-9.]*[kMG]\{0,1\}B/step' 10
+report $? "... whose title says what a step moves on rank 0's busiest link, to the server's process" "$tmp/screen.txt"
 
 # Pause reaches the other processes with rank 0's heartbeats: rank 1's updates stop, then go on.
 rank1_updates() { # asks the console; prints the answer

@@ -44,6 +44,15 @@ typedef struct singa_worker_time {
     double share;          /* (work - median) / the group's step, when flagged; else 0 */
 } singa_worker_time;
 
+/* What this process sent to and received from process `peer`, as it went on the wire (headers
+ * and payloads of the stub's messages), and the steps it is spread over: the most any worker of
+ * this process has finished (in a process without workers, any worker it heard of). */
+typedef struct singa_link {
+    int rank, peer;
+    uint64_t bytes_sent, bytes_received;
+    uint64_t steps;
+} singa_link;
+
 singa_stats *singa_stats_new(int rank);
 void singa_stats_free(singa_stats *s);
 /* Copies up to max rows into rows; returns how many there are. */
@@ -54,6 +63,9 @@ int singa_stats_rank(const singa_stats *s);
 /* Copies up to max workers' times (this process's, and in rank 0 every process's as their
  * heartbeats tell), flagged; returns how many there are. */
 int singa_stats_workers(const singa_stats *s, singa_worker_time *rows, int max);
+/* Copies up to max of this process's links to the others (those that carried anything);
+ * returns how many there are. */
+int singa_stats_links(const singa_stats *s, singa_link *rows, int max);
 /* Whether process `rank` was found dead (silent for heartbeat_timeout). */
 bool singa_stats_rank_lost(const singa_stats *s, int rank);
 

@@ -28,6 +28,8 @@ struct singa_stats {
     int nlost;
     timed *workers;        /* this process's, then (rank 0) the others' */
     int nworkers, capworkers;
+    uint64_t (*link)[2];   /* per peer process: bytes sent, received */
+    int nlinks;
     char host[32];
 };
 
@@ -53,6 +55,7 @@ void singa_stats_free(singa_stats *s)
     free(s->rows);
     free(s->lost);
     free(s->workers);
+    free(s->link);
     free(s);
 }
 
@@ -102,6 +105,24 @@ void singa_stats_count(singa_stats *s, const char *type, const char *peer, bool 
         r->pending += pending;
         r->wait_seconds += wait;
     }
+    pthread_mutex_unlock(&s->lock);
+}
+
+void singa_stats_link(singa_stats *s, int peer, bool sent, size_t bytes)
+{
+    if (peer < 0 || peer > UINT16_MAX)
+        return;
+    pthread_mutex_lock(&s->lock);
+    if (peer >= s->nlinks) {
+        uint64_t(*grown)[2] = realloc(s->link, (size_t)(peer + 1) * sizeof *grown);
+        if (grown) {
+            memset(grown + s->nlinks, 0, (size_t)(peer + 1 - s->nlinks) * sizeof *grown);
+            s->link = grown;
+            s->nlinks = peer + 1;
+        }
+    }
+    if (peer < s->nlinks)
+        s->link[peer][sent ? 0 : 1] += bytes;
     pthread_mutex_unlock(&s->lock);
 }
 
@@ -291,6 +312,28 @@ void singa_stats_put_workers(singa_stats *s, int rank, const singa_worker_time *
         w->t.rank = rank;
     }
     pthread_mutex_unlock(&s->lock);
+}
+
+int singa_stats_links(const singa_stats *s, singa_link *rows, int max)
+{
+    singa_stats *m = (singa_stats *)s;
+    pthread_mutex_lock(&m->lock);
+    int rank = atomic_load(&m->rank), n = 0;
+    uint64_t own = 0, any = 0;
+    for (int i = 0; i < s->nworkers; i++) {
+        uint64_t steps = s->workers[i].t.steps;
+        any = steps > any ? steps : any;
+        own = s->workers[i].t.rank == rank && steps > own ? steps : own;
+    }
+    for (int q = 0; q < s->nlinks; q++) {
+        if (!s->link[q][0] && !s->link[q][1])
+            continue;
+        if (n < max)
+            rows[n] = (singa_link){rank, q, s->link[q][0], s->link[q][1], own ? own : any};
+        n++;
+    }
+    pthread_mutex_unlock(&m->lock);
+    return n;
 }
 
 static int by_value(const void *a, const void *b)

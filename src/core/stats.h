@@ -10,6 +10,8 @@
 /* Counts a message of `bytes` (0: none, only pending and wait change) on the row (type, peer). */
 void singa_stats_count(singa_stats *s, const char *type, const char *peer, bool sent, size_t bytes, int pending,
                        double wait);
+/* Counts `bytes` on the wire to (sent) or from process `peer`. */
+void singa_stats_link(singa_stats *s, int peer, bool sent, size_t bytes);
 void singa_stats_drop(singa_stats *s);
 void singa_stats_set_rank(singa_stats *s, int rank);
 /* This process's own rows (what its heartbeats tell rank 0); returns how many were copied. */

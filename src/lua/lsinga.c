@@ -635,6 +635,32 @@ static void push_workers(lua_State *L, const singa_stats *st)
 /* The runtime's traffic: { rank, dropped, traffic = { {type, peer, sent, received, bytes_sent,
  * bytes_received, pending, wait}, ... }, workers = (push_workers) }; empty lists for a job of one
  * process and thread pair. */
+/* links = { { rank, peer, bytes_sent, bytes_received, steps, bytes_per_step }, ... } */
+static void push_links(lua_State *L, const singa_stats *st)
+{
+    singa_link rows[64];
+    int n = st ? singa_stats_links(st, rows, 64) : 0;
+    n = n < 64 ? n : 64;
+    lua_createtable(L, n, 0);
+    for (int i = 0; i < n; i++) {
+        const singa_link *l = &rows[i];
+        lua_createtable(L, 0, 6);
+        const struct { const char *name; lua_Integer v; } counts[] = {
+            {"rank", l->rank}, {"peer", l->peer}, {"bytes_sent", (lua_Integer)l->bytes_sent},
+            {"bytes_received", (lua_Integer)l->bytes_received}, {"steps", (lua_Integer)l->steps}};
+        for (size_t k = 0; k < sizeof counts / sizeof *counts; k++) {
+            lua_pushinteger(L, counts[k].v);
+            lua_setfield(L, -2, counts[k].name);
+        }
+        if (l->steps) {
+            lua_pushnumber(L, (double)(l->bytes_sent + l->bytes_received) / (double)l->steps);
+            lua_setfield(L, -2, "bytes_per_step");
+        }
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_setfield(L, -2, "links");
+}
+
 static void push_stats(lua_State *L, const singa_stats *st)
 {
     singa_traffic rows[256];
@@ -667,6 +693,7 @@ static void push_stats(lua_State *L, const singa_stats *st)
         lua_rawseti(L, -2, i + 1);
     }
     lua_setfield(L, -2, "traffic");
+    push_links(L, st);
     push_workers(L, st);
 }
 

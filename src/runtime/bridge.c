@@ -315,11 +315,18 @@ static void view_extent(const singa_param_view *v, size_t *begin, size_t *end)
 
 void singa_parts_span(const singa_parts *pp, const singa_param *p, size_t *begin, size_t *end)
 {
+    singa_parts_span_of(pp, p, NULL, -1, begin, end);
+}
+
+void singa_parts_span_of(const singa_parts *pp, const singa_param *p, const int *owner, int proc, size_t *begin,
+                         size_t *end)
+{
     size_t lo = p->data.size, hi = 0;
     int n = singa_net_nlocations(singa_parts_net(pp, 0));
     for (int k = 0; k < n; k++) {
         const singa_net *net = singa_parts_net(pp, k);
-        for (int i = 0; singa_parts_here(pp, k) && i < net->nlayers; i++)
+        bool computed = owner ? owner[k] == proc : singa_parts_here(pp, k);
+        for (int i = 0; computed && i < net->nlayers; i++)
             for (int j = 0; j < net->layers[i]->nparams; j++) {
                 singa_param *v = net->layers[i]->params[j];
                 const singa_param_view *pv = singa_param_view_of(v);

@@ -33,6 +33,10 @@ size_t singa_parts_inbound_bytes(const singa_parts *pp);
  * other processes do): the hull of its locations' views of p, all of p where one of them uses p
  * itself or a copy sharing it.  Elsewhere this process's part of the gradient is zero. */
 void singa_parts_span(const singa_parts *pp, const singa_param *p, size_t *begin, size_t *end);
+/* The same for process `proc` where owner[k] is the process computing location k (before the
+ * parts are linked: the placement of the servers' slices). */
+void singa_parts_span_of(const singa_parts *pp, const singa_param *p, const int *owner, int proc, size_t *begin,
+                         size_t *end);
 /* The mean forward and backward seconds per pass of the layers this process computes (2 per
  * layer, location by location), into out unless NULL; returns how many.  profile_put takes
  * process `from`'s (their stand-ins here then report them): -1, nothing changed, when they do

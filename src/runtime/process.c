@@ -22,6 +22,7 @@
 #include "runtime/runtime.h"
 #include "layers/param_state.h"
 #include "runtime/bridge.h"
+#include "runtime/place.h"
 #include "train/ckpt_load.h"
 #include "singa/net.h"
 #include "singa/plugin.h"
@@ -359,7 +360,8 @@ void rt_ckpt_prune(rt_ctx *rt)
  * a 16 MB param's round trip between 2 processes takes 25% less time so (BENCHMARKS.md). */
 enum { SLICE_MAX = 512 * 1024 };
 
-/* The params servers update, in the order every process finds them, and their slices. */
+/* The params servers update, in the order every process finds them, and their slices: each
+ * server's range of a param (place.h) cut into pieces of at most SLICE_MAX. */
 static int make_slices(rt_ctx *rt, singa_job *job, singa_err *err)
 {
     singa_params *ps = singa_job_params(job);
@@ -370,34 +372,49 @@ static int make_slices(rt_ctx *rt, singa_job *job, singa_err *err)
         if (p->trained && !p->owner && !p->state)
             total += p->data.size;
     }
-    if (!(rt->params = calloc((size_t)ps->n + 1, sizeof *rt->params)) ||
+    size_t (*ranges)[2] = malloc((size_t)nservers * sizeof *ranges);
+    if (!ranges || !(rt->params = calloc((size_t)ps->n + 1, sizeof *rt->params)) ||
         !(rt->final_params = calloc((size_t)ps->n + 1, sizeof *rt->final_params)) ||
-        !(rt->slices = calloc((size_t)(ps->n + 1) * (size_t)nservers + total / SLICE_MAX, sizeof *rt->slices)))
+        !(rt->slices = calloc((size_t)(ps->n + 1) * (size_t)nservers + total / SLICE_MAX, sizeof *rt->slices))) {
+        free(ranges);
         return singa_err_set(err, "out of memory");
-    size_t base = 0;
+    }
     for (int i = 0; i < ps->n; i++) {
         singa_param *p = ps->items[i];
         if (!p->trained || p->owner || p->state)
             continue;
         rt->final_params[rt->nparams] = p;
-        rt_param *d = &rt->params[rt->nparams];
-        *d = (rt_param){p->name, p->layer, p->data.size, p->lr_scale, p->wd_scale, rt->nslices, 0, NULL};
-        for (int j = 0; j < nservers; j++) {
-            size_t lo = total * (size_t)j / (size_t)nservers, hi = total * (size_t)(j + 1) / (size_t)nservers;
-            size_t a = lo > base ? lo : base, b = hi < base + d->size ? hi : base + d->size;
-            if (a >= b)
-                continue;
-            for (; a < b; a += SLICE_MAX) {
-                size_t len = b - a < SLICE_MAX ? b - a : SLICE_MAX;
-                rt->slices[rt->nslices++] = (rt_slice){rt->nparams, a - base, len, j};
+        rt->params[rt->nparams++] =
+            (rt_param){p->name, p->layer, p->data.size, p->lr_scale, p->wd_scale, 0, 0, NULL};
+    }
+    rt_place *pl = NULL;
+    if (rt->nparams == 0 || rt_place_new(&pl, rt, job, err) < 0) {
+        free(ranges);
+        return rt->nparams ? -1
+                           : singa_err_set(err, "neuralnet: no layer has a trained param, so there is nothing to distribute");
+    }
+    size_t base = 0;
+    for (int k = 0; k < rt->nparams; k++) {
+        rt_param *d = &rt->params[k];
+        d->first_slice = rt->nslices;
+        if (!rt_place_ranges(pl, rt, k, ranges))
+            for (int j = 0; j < nservers; j++) { /* server j's range of all the params end to end */
+                size_t lo = total * (size_t)j / (size_t)nservers, hi = total * (size_t)(j + 1) / (size_t)nservers;
+                size_t a = lo > base ? lo : base, b = hi < base + d->size ? hi : base + d->size;
+                ranges[j][0] = a < b ? a - base : 0;
+                ranges[j][1] = a < b ? b - base : 0;
+            }
+        for (int j = 0; j < nservers; j++)
+            for (size_t a = ranges[j][0]; a < ranges[j][1]; a += SLICE_MAX) {
+                size_t len = ranges[j][1] - a < SLICE_MAX ? ranges[j][1] - a : SLICE_MAX;
+                rt->slices[rt->nslices++] = (rt_slice){k, a, len, j};
                 d->nslices++;
             }
-        }
         base += d->size;
-        rt->nparams++;
     }
-    if (rt->nparams == 0)
-        return singa_err_set(err, "neuralnet: no layer has a trained param, so there is nothing to distribute");
+    rt_place_log(pl, rt);
+    rt_place_free(pl);
+    free(ranges);
     make_topology(rt, total);
     return 0;
 }

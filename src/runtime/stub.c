@@ -196,6 +196,7 @@ static void route(rt_stub *s, const msg *m, const void *payload, size_t nbytes)
     int pending = m->type == MSG_UPDATE || m->type == MSG_GET ? 1 : 0;
     singa_stats_count(s->rt->stats, msg_type_name(m->type), peer, true, carried(s->rt, m, nbytes), pending, 0);
     if (m->dst.proc != s->rt->rank) {
+        singa_stats_link(s->rt->stats, m->dst.proc, true, MSG_HEADER_BYTES + nbytes);
         if (s->peers)
             rt_peers_send(s->peers, m->dst.proc, m, payload, nbytes);
         return;
@@ -940,6 +941,8 @@ static void count_received(rt_stub *s, const msg *m, size_t len)
 static void handle(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
 {
     count_received(s, m, zmq_msg_size(payload));
+    if (remote)
+        singa_stats_link(s->rt->stats, m->src.proc, false, MSG_HEADER_BYTES + zmq_msg_size(payload));
     const stub_leg *leg = leg_of(s, m, remote);
     if (!leg || (leg->check && !leg->check(s, m))) {
         singa_stats_drop(s->rt->stats);

@@ -185,6 +185,7 @@ static void pump(tui_app *a)
         a->nnodes = tui_stats_topology(&a->script.stats, tui_script_node_state(&a->status, atomic_load(&a->script.control.paused)),
                                        a->nodes, TUI_MAX_NODES);
         a->nworkers = tui_stats_workers(&a->script.stats, a->workers, TUI_MAX_WORKERS);
+        a->nlinks = tui_stats_links(&a->script.stats, a->links, TUI_MAX_LINKS);
         a->stats_time = t;
         a->dirty = true;
     }

@@ -64,6 +64,8 @@ typedef struct tui_app {
     int nnodes;            /* how many the job has (at most TUI_MAX_NODES kept) */
     singa_worker_time workers[TUI_MAX_WORKERS]; /* their step times, stragglers flagged */
     int nworkers;          /* how many the job has (at most TUI_MAX_WORKERS kept) */
+    singa_link links[TUI_MAX_LINKS]; /* rank 0's bytes to and from the other processes */
+    int nlinks;
     double stats_time;     /* when the stats were last asked */
     double ckpt_time;      /* when the last checkpoint was seen */
     int ckpt_seen;

@@ -169,8 +169,9 @@ static void handle(tui_attach *c, const unsigned char *b, size_t len)
             w->straggler = flag != 0;
             w->host[sizeof w->host - 1] = 0;
         }
-        tui_stats_set(&s->stats, st->traffic, st->ntraffic, st->dropped, st->workers, nworkers, st->nodes,
-                      st->nnodes < nodes ? st->nnodes : nodes);
+        int nlinks = st->nlinks < 0 ? 0 : st->nlinks < TUI_MAX_LINKS ? st->nlinks : TUI_MAX_LINKS;
+        tui_stats_set(&s->stats, st->traffic, st->ntraffic, st->dropped, st->workers, nworkers, st->links, nlinks,
+                      st->nodes, st->nnodes < nodes ? st->nnodes : nodes);
         free(st);
     } else if (type == TUI_REMOTE_HELLO && len == sizeof(tui_remote_hello)) { /* an answer to hello again */
         tui_remote_hello h;

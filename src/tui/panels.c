@@ -262,11 +262,22 @@ static void draw_traffic(tui_app *a, rect r)
     const tui_traffic *t = &a->traffic;
     rect in = inner(r);
     int shown = t->n < in.h - 1 ? t->n : in.h - 1;
-    char extra[64] = "";
+    char extra[96] = "";
     if (a->traffic_total > shown && shown > 0)
         snprintf(extra, sizeof extra, "(%d of %d rows)", shown, a->traffic_total);
     if (a->dropped)
         singa_appendf(extra, sizeof extra, "%s%llu dropped", extra[0] ? " " : "", (unsigned long long)a->dropped);
+    const singa_link *busiest = NULL; /* what a step moves on the wire, on the busiest link */
+    for (int i = 0; i < a->nlinks && i < TUI_MAX_LINKS; i++)
+        if (a->links[i].steps && (!busiest || a->links[i].bytes_sent + a->links[i].bytes_received >
+                                                  busiest->bytes_sent + busiest->bytes_received))
+            busiest = &a->links[i];
+    if (busiest) {
+        char v[16];
+        human(v, sizeof v, (double)(busiest->bytes_sent + busiest->bytes_received) / (double)busiest->steps);
+        singa_appendf(extra, sizeof extra, "%s%sprocess %d-%d %sB/step", extra[0] ? " " : "",
+                      a->nlinks > 1 ? "busiest " : "", busiest->rank, busiest->peer, v);
+    }
     frame(a, TUI_P_TRAFFIC, r, extra);
     bool multi = false;
     for (int i = 0; i < t->n; i++)

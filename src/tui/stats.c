@@ -84,6 +84,7 @@ void tui_stats_attach(tui_stats *s, const singa_job *job)
     s->distributed = s->live != NULL;
     s->nlast = 0;
     s->nlast_workers = 0;
+    s->nlast_links = 0;
     s->last_dropped = 0;
     lay_out(s, singa_job_cluster(job));
     pthread_mutex_unlock(&s->mu);
@@ -96,6 +97,7 @@ void tui_stats_detach(tui_stats *s)
         s->nlast = snapshot(s->live, s->last, TUI_STATS_ROWS);
         s->last_dropped = singa_stats_dropped(s->live);
         s->nlast_workers = min(singa_stats_workers(s->live, s->last_workers, TUI_MAX_WORKERS), TUI_MAX_WORKERS);
+        s->nlast_links = min(singa_stats_links(s->live, s->last_links, TUI_MAX_LINKS), TUI_MAX_LINKS);
     }
     s->live = NULL;
     pthread_mutex_unlock(&s->mu);
@@ -130,6 +132,18 @@ int tui_stats_workers(tui_stats *s, singa_worker_time *rows, int max)
     return n;
 }
 
+int tui_stats_links(tui_stats *s, singa_link *rows, int max)
+{
+    pthread_mutex_lock(&s->mu);
+    int n = s->nlast_links;
+    if (s->live)
+        n = singa_stats_links(s->live, rows, max);
+    else
+        memcpy(rows, s->last_links, (size_t)min(n, max) * sizeof *rows);
+    pthread_mutex_unlock(&s->mu);
+    return n;
+}
+
 int tui_stats_topology(tui_stats *s, tui_node_state state, tui_node *nodes, int max)
 {
     pthread_mutex_lock(&s->mu);
@@ -144,7 +158,7 @@ int tui_stats_topology(tui_stats *s, tui_node_state state, tui_node *nodes, int 
 }
 
 void tui_stats_set(tui_stats *s, const tui_traffic_row *rows, int n, uint64_t dropped, const singa_worker_time *workers,
-                   int nworkers, const tui_node *nodes, int nnodes)
+                   int nworkers, const singa_link *links, int nlinks, const tui_node *nodes, int nnodes)
 {
     pthread_mutex_lock(&s->mu);
     s->has_job = s->remote = true;
@@ -155,6 +169,8 @@ void tui_stats_set(tui_stats *s, const tui_traffic_row *rows, int n, uint64_t dr
     s->last_dropped = dropped;
     s->nlast_workers = min(nworkers, TUI_MAX_WORKERS);
     memcpy(s->last_workers, workers, (size_t)s->nlast_workers * sizeof *workers);
+    s->nlast_links = min(nlinks, TUI_MAX_LINKS);
+    memcpy(s->last_links, links, (size_t)s->nlast_links * sizeof *links);
     s->nnodes = nnodes;
     if (nnodes > 0)
         memcpy(s->nodes, nodes, (size_t)min(nnodes, TUI_MAX_NODES) * sizeof *nodes);

@@ -16,6 +16,7 @@
 #define TUI_STATS_ROWS 64 /* traffic rows kept (the panel shows fewer) */
 #define TUI_MAX_NODES 64  /* nodes kept (a larger cluster is cut, and says so) */
 #define TUI_MAX_WORKERS 64 /* workers' step times kept */
+#define TUI_MAX_LINKS 16   /* links to other processes kept */
 
 typedef struct tui_traffic_row {
     char type[24];      /* message type, e.g. "update", "get-reply" */
@@ -50,6 +51,8 @@ typedef struct tui_stats {
     int nlast;                /* how many there were (at most TUI_STATS_ROWS kept) */
     singa_worker_time last_workers[TUI_MAX_WORKERS]; /* its workers' final step times */
     int nlast_workers;
+    singa_link last_links[TUI_MAX_LINKS]; /* its bytes to and from the other processes */
+    int nlast_links;
     uint64_t last_dropped;
     tui_node nodes[TUI_MAX_NODES]; /* every worker and server, ordered by process */
     int nnodes;               /* how many there are (at most TUI_MAX_NODES kept) */
@@ -65,6 +68,8 @@ void tui_stats_detach(tui_stats *s);
 /* The workers' step times, flagged (singa/stats.h): at most max copied; returns how many the
  * job has (0 for a job without a runtime). */
 int tui_stats_workers(tui_stats *s, singa_worker_time *rows, int max);
+/* This process's links to the others (singa/stats.h), likewise. */
+int tui_stats_links(tui_stats *s, singa_link *rows, int max);
 /* Copies at most max rows of the job's counters into rows, returns how many there are, and
  * sets *dropped to the messages the runtime dropped (undecodable, from a stranger, out of
  * place); -1 when there is no job yet or the job has no distributed runtime (a plain job
@@ -75,9 +80,9 @@ int tui_stats_traffic(tui_stats *s, tui_traffic_row *rows, int max, uint64_t *dr
 int tui_stats_topology(tui_stats *s, tui_node_state state, tui_node *nodes, int max);
 
 /* An attached workbench: the job's counters (n < 0: it has no distributed runtime), its
- * workers' step times and its nodes with their states, as the job's monitor sent them. */
+ * workers' step times, its links and its nodes with their states, as the job's monitor sent them. */
 void tui_stats_set(tui_stats *s, const tui_traffic_row *rows, int n, uint64_t dropped, const singa_worker_time *workers,
-                   int nworkers, const tui_node *nodes, int nnodes);
+                   int nworkers, const singa_link *links, int nlinks, const tui_node *nodes, int nnodes);
 
 const char *tui_node_state_name(tui_node_state s);
 
