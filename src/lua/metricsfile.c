@@ -103,9 +103,9 @@ static int json_record(const char *line, size_t len, singa_metrics_record *r, co
     if (!json_value(line, "group") || json_number(line, "group", &group) < 0 || isnan(group))
         return *why = "no number \"group\"", -1;
     if (count(step, INT_MAX, &r->step) < 0)
-        return *why = "\"step\" is out of range", -1;
+        return *why = "\"step\" is not a whole number of steps", -1;
     if (count(group, 65535, &r->group) < 0)
-        return *why = "\"group\" is out of range", -1;
+        return *why = "\"group\" is not a whole number from 0 to 65535", -1;
     if (json_number(line, "loss", &r->loss) < 0)
         return *why = "\"loss\" is not a number", -1;
     if (json_number(line, "accuracy", &r->accuracy) < 0)
@@ -119,12 +119,12 @@ static int csv_record(const char *line, singa_metrics_record *r, const char **wh
     double step, group;
     const char *e;
     if (number(line, false, &e, &step) < 0 || *e != ',' || count(step, INT_MAX, &r->step) < 0)
-        return *why = "the step is not a number of steps", -1;
+        return *why = "the step is not a whole number of steps", -1;
     const char *ph = e + 1, *comma = strchr(ph, ',');
     if (!comma || phase_named(ph, (size_t)(comma - ph), &r->phase) < 0)
         return *why = "the phase is not train, test or validation", -1;
     if (number(comma + 1, false, &e, &group) < 0 || *e != ',' || count(group, 65535, &r->group) < 0)
-        return *why = "the group is not a number from 0 to 65535", -1;
+        return *why = "the group is not a whole number from 0 to 65535", -1;
     if (number(e + 1, true, &e, &r->loss) < 0 || *e != ',')
         return *why = "the loss is not a number", -1;
     if (number(e + 1, true, &e, &r->accuracy) < 0 || (*e && *e != ','))
