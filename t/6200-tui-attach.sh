@@ -137,6 +137,21 @@ wait_for 'train 1\.125/25\.0%' 10 && grep -q 'test 0\.8/50\.0%' "$tmp/screen.txt
 report $? "--open of a CSV metrics file: its train and test values, its last step" "$tmp/screen.txt"
 keys q
 restored 0
+# A distributed job's file: its workers' step times (one long line, no "phase") among the records.
+{
+    echo '{"step": 10, "phase": "train", "group": 0, "loss": 1.5, "accuracy": 0.25, "images_per_sec": 100}'
+    awk 'BEGIN { printf "{\"step\": 10, \"workers\": ["
+        for (i = 0; i < 500; i++)
+            printf "%s{\"rank\": %d, \"host\": \"host%d\", \"group\": 0, \"id\": %d, \"compute\": 0.001, \"send\": 0, \"wait\": 0, \"bridge\": 0, \"straggler\": false, \"share\": 0}", i ? ", " : "", i, i, i
+        print "]}" }'
+    echo '{"step": 20, "phase": "train", "group": 0, "loss": 0.75, "accuracy": null, "images_per_sec": 100}'
+    echo '{"step": 20, "phase": "test", "group": 0, "loss": 0.8, "accuracy": 0.5, "images_per_sec": 0}'
+} >"$tmp/workers.jsonl"
+start_tui -- --open workers.jsonl
+wait_for 'train 1\.125/25\.0%' 10 && grep -q 'test 0\.8/50\.0%' "$tmp/screen.txt" && grep -q 'step   20/20' "$tmp/screen.txt"
+report $? "--open of a file with the workers' times ($(wc -L <"$tmp/workers.jsonl")-byte line): they are skipped" "$tmp/screen.txt"
+keys q
+restored 0
 head -n 3 "$tmp/run.jsonl" >"$tmp/bad.jsonl" && echo '{"step": 7, "phase": "tra' >>"$tmp/bad.jsonl"
 start_tui -- --open bad.jsonl
 wait_for 'EXIT=1' 5 && grep -q 'bad.jsonl:4: not a metrics record' "$tmp/screen.txt"

@@ -1,6 +1,7 @@
 -- singa.plot(metrics_file, out.svg): a metrics file (JSON lines as --metrics writes them, or CSV)
 -- becomes an SVG of the loss and accuracy curves that parses as XML, with one <path> per series
--- (worker group x phase x metric) and labelled axes; a bad file is refused naming its line; the
+-- (worker group x phase x metric) and labelled axes; lines without a "phase" (the workers' times,
+-- however long) are skipped; a bad file is refused naming its line; the
 -- output is written whole or not at all.
 local singa = require "singa"
 local tap = require "tap"
@@ -52,6 +53,18 @@ tap.ok(out:find("text step\n", 1, true) and out:find("text loss\n", 1, true) and
 local left = io.popen("ls " .. dir .. " | grep -c tmp"):read("l")
 tap.is(left, "0", "no temporary file left")
 
+-- The workers' times of a big job make a line longer than any fixed buffer: skipped whole.
+local worker = '{"rank": 0, "host": "h", "group": 0, "id": 0, "compute": 0.001, "send": 0, "wait": 0}'
+local long = write("long.jsonl", table.concat({
+  '{"step": 10, "phase": "train", "group": 0, "loss": 2.1, "accuracy": null}',
+  '{"step": 10, "workers": [' .. string.rep(worker .. ", ", 999) .. worker .. ']}',
+  '{"step": 20, "phase": "train", "group": 0, "loss": 1.5, "accuracy": null}',
+}, "\n") .. "\n")
+singa.plot(long, dir .. "/long.svg")
+out = parse(dir .. "/long.svg")
+tap.ok(out:find("path 0 train loss 1", 1, true) and not out:find("accuracy", 1, true),
+       "a " .. #worker * 1000 // 1024 .. " KiB workers' line among the records is skipped")
+
 local csv = write("run.csv", "step,phase,group,loss,accuracy,steps\n5,train,0,1.5,,5\n10,train,0,1.2,,5\n10,test,0,1.3,,1\n")
 singa.plot(csv, dir .. "/csv.svg")
 out = parse(dir .. "/csv.svg")
@@ -71,7 +84,7 @@ refused("bad2.jsonl", '{"step": 1, "phase": "train", "group": 0, "loss": 1}\n{"s
 refused("bad.csv", "step,phase,group,loss,accuracy\n1,train,0,1,\n2,train,zero,1,\n", "bad%.csv:3: the group", "a bad CSV row")
 refused("garbage.txt", "hello\n", "garbage%.txt:1: neither", "a file that is neither")
 refused("empty.jsonl", "", "empty%.jsonl: no loss or accuracy records", "an empty file")
-refused("missing.jsonl", nil, "cannot read .*missing%.jsonl", "a missing file")
+refused("missing.jsonl", nil, "cannot open .*missing%.jsonl", "a missing file")
 tap.ok(not io.open(dir .. "/bad.svg"), "nothing written for a bad file")
 local ok, err = pcall(singa.plot, jsonl, dir .. "/no/such/dir/out.svg")
 tap.ok(not ok and tostring(err):find("cannot write .*out%.svg"), "an unwritable output is refused: " .. tostring(err))

@@ -1,7 +1,5 @@
-/* Loss and accuracy curves as SVG.  A metrics file is JSON lines (one flat object per record,
- * as --metrics writes them; lines without a "phase", such as the workers' times, are skipped)
- * or CSV whose header begins step,phase,group,loss,accuracy (--metrics FILE.csv, and the
- * workbench's `w`).  The picture: the loss above, the accuracy below when any is reported, each
+/* Loss and accuracy curves as SVG, of a metrics file (lua/metricsfile.h reads it) or of the
+ * workbench's history.  The picture: the loss above, the accuracy below when any is reported, each
  * with labelled axes; per worker group and phase one <path>: training as a line, test and
  * validation as marks (a small square per result), so a plot has one path per series. */
 #include <errno.h>
@@ -13,6 +11,7 @@
 #include <unistd.h>
 
 #include "lua/lplot.h"
+#include "lua/metricsfile.h"
 
 void singa_plot_free(singa_plot *p)
 {
@@ -72,140 +71,16 @@ int singa_plot_add(singa_plot *p, int group, singa_phase phase, double step, dou
 
 /* ---- reading ---- */
 
-static int phase_of(const char *name, size_t len, singa_phase *out)
+static int add_record(void *ud, const singa_metrics_record *r, const char **why)
 {
-    static const struct { const char *name; singa_phase phase; } names[] = {
-        {"train", SINGA_PHASE_TRAIN}, {"test", SINGA_PHASE_TEST}, {"validation", SINGA_PHASE_VALIDATION}};
-    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
-        if (strlen(names[i].name) == len && strncmp(names[i].name, name, len) == 0) {
-            *out = names[i].phase;
-            return 0;
-        }
-    return -1;
-}
-
-/* A number, or NAN for null / an empty CSV cell; *end after it.  -1 when neither. */
-static int number(const char *s, const char **end, bool empty_ok, double *out)
-{
-    while (*s == ' ')
-        s++;
-    if (strncmp(s, "null", 4) == 0) {
-        *out = NAN, *end = s + 4;
-        return 0;
-    }
-    if (empty_ok && (*s == ',' || *s == '\n' || *s == '\r' || !*s)) {
-        *out = NAN, *end = s;
-        return 0;
-    }
-    char *e;
-    errno = 0;
-    *out = strtod(s, &e);
-    *end = e;
-    return e == s || errno ? -1 : 0;
-}
-
-/* The value of "key" in a flat JSON object's line: after its colon, or NULL. */
-static const char *json_key(const char *line, const char *key)
-{
-    char quoted[32];
-    snprintf(quoted, sizeof quoted, "\"%s\"", key);
-    const char *k = strstr(line, quoted);
-    if (!k)
-        return NULL;
-    k += strlen(quoted);
-    while (*k == ' ')
-        k++;
-    if (*k != ':')
-        return NULL;
-    k++;
-    while (*k == ' ')
-        k++;
-    return k;
-}
-
-static int json_record(singa_plot *p, const char *line, const char **why)
-{
-    const char *ph = json_key(line, "phase"), *end;
-    if (!ph)
-        return 0; /* not a result (the workers' times) */
-    double step, group, v[SINGA_PLOT_METRICS];
-    singa_phase phase;
-    const char *q = *ph == '"' ? strchr(ph + 1, '"') : NULL;
-    if (!q || phase_of(ph + 1, (size_t)(q - ph - 1), &phase) < 0)
-        return *why = "\"phase\" is not \"train\", \"test\" or \"validation\"", -1;
-    const char *fields[] = {"step", "group", "loss", "accuracy"};
-    double *into[] = {&step, &group, &v[SINGA_PLOT_LOSS], &v[SINGA_PLOT_ACC]};
-    for (int i = 0; i < 4; i++) {
-        const char *at = json_key(line, fields[i]);
-        if (!at && i >= 2) { /* a net without accuracy */
-            *into[i] = NAN;
-            continue;
-        }
-        if (!at || number(at, &end, false, into[i]) < 0 || (i < 2 && !isfinite(*into[i])))
-            return *why = i == 0 ? "no number \"step\"" : i == 1 ? "no number \"group\"" : i == 2 ? "\"loss\" is not a number"
-                                                                                         : "\"accuracy\" is not a number",
-                   -1;
-    }
-    if (group < 0 || group > 65535)
-        return *why = "\"group\" is out of range", -1;
-    return singa_plot_add(p, (int)group, phase, step, v[0], v[1]) < 0 ? (*why = "out of memory", -1) : 0;
-}
-
-static int csv_record(singa_plot *p, const char *line, const char **why)
-{
-    double step, group, loss, acc;
-    const char *e;
-    singa_phase phase;
-    if (number(line, &e, false, &step) < 0 || *e != ',')
-        return *why = "the step is not a number", -1;
-    const char *ph = e + 1, *comma = strchr(ph, ',');
-    if (!comma || phase_of(ph, (size_t)(comma - ph), &phase) < 0)
-        return *why = "the phase is not train, test or validation", -1;
-    if (number(comma + 1, &e, false, &group) < 0 || *e != ',' || group < 0 || group > 65535)
-        return *why = "the group is not a number", -1;
-    if (number(e + 1, &e, true, &loss) < 0 || *e != ',')
-        return *why = "the loss is not a number", -1;
-    if (number(e + 1, &e, true, &acc) < 0 || (*e && *e != ',' && *e != '\n' && *e != '\r'))
-        return *why = "the accuracy is not a number", -1;
-    return singa_plot_add(p, (int)group, phase, step, loss, acc) < 0 ? (*why = "out of memory", -1) : 0;
+    if (singa_plot_add(ud, r->group, r->phase, r->step, r->loss, r->accuracy) < 0)
+        return *why = "out of memory", -1;
+    return 0;
 }
 
 int singa_plot_read(singa_plot *p, const char *path, singa_err *err)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return singa_err_set(err, "cannot read %s: %s", path, strerror(errno));
-    char line[8192];
-    int no = 0, rc = 0, csv = -1, records = 0;
-    while (rc == 0 && fgets(line, sizeof line, f)) {
-        no++;
-        const char *why = NULL;
-        size_t len = strlen(line);
-        if (len && line[len - 1] != '\n' && !feof(f))
-            why = "the line is too long";
-        else if (strspn(line, " \t\r\n") == len)
-            continue;
-        else if (csv < 0 && line[0] == '{')
-            csv = 0;
-        else if (csv < 0 && strncmp(line, "step,phase,group,loss,accuracy", 30) == 0) {
-            csv = 1;
-            continue;
-        } else if (csv < 0)
-            why = "neither a JSON record nor the CSV header step,phase,group,loss,accuracy";
-        if (!why && !csv && (line[0] != '{' || !strchr(line, '}')))
-            why = "not a JSON object";
-        if (!why && (csv ? csv_record(p, line, &why) : json_record(p, line, &why)) == 0 && !why) {
-            records++;
-            continue;
-        }
-        rc = singa_err_set(err, "%s:%d: %s", path, no, why);
-    }
-    if (rc == 0 && ferror(f))
-        rc = singa_err_set(err, "cannot read %s: %s", path, strerror(errno));
-    fclose(f);
-    if (rc == 0 && p->n == 0)
-        rc = singa_err_set(err, "%s: no loss or accuracy records", path);
-    return rc;
+    return singa_metrics_file_read(path, add_record, p, err);
 }
 
 /* ---- writing ---- */
