@@ -55,9 +55,10 @@ wait_for 'train g0 [0-9][^ ]*  .*train g1 [0-9][^ ]*  .*test g0 [0-9]' 20
 report $? "the loss panel has a legend entry per worker group (g0 and g1), and the test's" "$tmp/screen.txt"
 wait_for 'worker 0, group 1: running' 10 && grep -q 'process 0 on ' "$tmp/screen.txt" &&
     grep -q 'server 0, group 0: running' "$tmp/screen.txt" &&
-    grep -q 'worker 0, group 0: running' "$tmp/screen.txt" && grep -q 'worker 0, group 1: running' "$tmp/screen.txt" &&
+    grep -q 'worker 0, group 0: running  step [0-9]' "$tmp/screen.txt" &&
+    grep -q 'worker 0, group 1: running  step [0-9]' "$tmp/screen.txt" &&
     [ "$(grep -c '│ worker [0-9]*, group [0-9]*: ' "$tmp/screen.txt")" -eq 2 ]
-report $? "the topology lists the server and the worker of each group, running" "$tmp/screen.txt"
+report $? "the topology lists the server and the worker of each group, running, with the group's step" "$tmp/screen.txt"
 grep -q 'plugin .*swish (kSwish)' "$tmp/screen.txt"
 report $? "the progress panel lists the loaded plugin swish with its type kSwish" "$tmp/screen.txt"
 

@@ -34,6 +34,9 @@ typedef struct singa_cluster {
     /* cluster.elastic (or `--elastic MIN`): a lost process ends the job restartably while at
      * least elastic_min remain (0: not elastic), and `--procs` restarts it max_restarts times. */
     int elastic_min, max_restarts;
+    /* cluster.staleness: no worker group starts step t + staleness + 1 before every live group
+     * has finished step t (-1: unbounded). */
+    int staleness;
 } singa_cluster;
 
 /* Reads and checks `cluster` (NULL: one worker, one server); an impossible topology is refused

@@ -49,6 +49,7 @@ const msg_kind msg_types[MSG_NTYPES] = {
     [MSG_BRIDGE_PROFILE] = {"bridge-profile"},
     [MSG_WORKER_METRICS] = {"worker-metrics"},
     [MSG_FINAL_VALUES] = {"final-values", MSG_IX_SLICE},
+    [MSG_GROUP_STEP] = {"group-step"},
 };
 
 const char *msg_type_name(int type)

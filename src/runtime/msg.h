@@ -45,6 +45,8 @@
  *   bridge-profile   W => W0.0                  -              doubles: its layers' times
  *   worker-metrics   W -> W, => W               -              msg_metrics, to its leader
  *   final-values     0 => stub                  slice          floats: the whole slice
+ *   group-step       W -> stub => stub          -              - (src.group finished `step`)
+ *                    stub -> W                  -              - (every live group finished `step`)
  *
  * Who may send each to the stub, and what it checks, is the stub's table (protocol.h). */
 #ifndef SINGA_RUNTIME_MSG_H
@@ -89,6 +91,7 @@ typedef enum {
     MSG_BRIDGE_PROFILE, /* at the end: its layers' times (singa_parts_profile_get), for r.profile */
     MSG_WORKER_METRICS, /* a worker's metrics of step `step` (its rows of the batch), to its group's leader */
     MSG_FINAL_VALUES,   /* rank 0's stub to the others before the end: a slice's final values */
+    MSG_GROUP_STEP,     /* cluster.staleness: a group finished `step`; stub to worker: the floor */
     MSG_NTYPES
 } msg_type;
 

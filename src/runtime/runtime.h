@@ -98,6 +98,7 @@ typedef struct rt_worker {
     /* The step's times (singa_stats_step): when its passes began, and the sends so far. */
     double step_began, sending;
     singa_trace_buf *trace; /* this thread's, or NULL */
+    int floor;            /* cluster.staleness: every live group finished this step (staleness.c) */
 } rt_worker;
 
 typedef struct rt_server rt_server;
@@ -286,6 +287,17 @@ void rt_server_share_history(rt_server *s);
 void *rt_server_main(void *arg);
 size_t rt_server_size(void);
 rt_server *rt_server_at(rt_ctx *rt, int i);
+
+/* Bounded staleness (staleness.c): the steps the groups finished, kept by each stub. */
+typedef struct rt_bound rt_bound;
+/* ngroups groups, none of which finished a step before `start` (NULL: out of memory). */
+rt_bound *rt_bound_new(int ngroups, int start);
+void rt_bound_free(rt_bound *b);
+/* Group g finished `step` (INT_MAX: it ended or was lost); whether the floor rose. */
+bool rt_bound_note(rt_bound *b, int g, int step);
+/* The fewest steps any group finished (the last such step). */
+int rt_bound_floor(const rt_bound *b);
+int rt_bound_done(const rt_bound *b, int g);
 
 int rt_stub_create(rt_ctx *rt, singa_err *err);
 void rt_stub_free(rt_stub *s);

@@ -38,6 +38,7 @@
  * 0's stub notes which answers worker 0.0 waits for and answers itself (lost) for a server whose
  * process is lost, so an asynchronous job that goes on without it does not wait forever. */
 #include <cblas.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +86,7 @@ struct rt_stub {
     /* Rank 0: the checkpoint worker 0.0 waits for, and each server's part (group * per + id). */
     int ckpt_step;
     uint8_t *ckpt;         /* stub_ckpt */
+    rt_bound *bound;       /* cluster.staleness: the steps the groups finished (NULL: unbounded) */
 };
 
 int rt_stub_create(rt_ctx *rt, singa_err *err)
@@ -128,6 +130,8 @@ int rt_stub_create(rt_ctx *rt, singa_err *err)
     size_t nservers = (size_t)(c->nserver_groups * c->nservers_per_group);
     if (rt->rank == 0 && !(s->ckpt = calloc(nservers, sizeof *s->ckpt)))
         goto oom;
+    if (c->staleness >= 0 && !(s->bound = rt_bound_new(c->nworker_groups, rt->resume_step)))
+        goto oom;
     return 0;
 oom:
     if (s && !rt->stub) {
@@ -155,6 +159,7 @@ void rt_stub_free(rt_stub *s)
     free(s->flush_wait);
     free(s->fetch_from);
     free(s->ckpt);
+    rt_bound_free(s->bound);
     free(s);
 }
 
@@ -225,6 +230,17 @@ static void to_workers(rt_stub *s, int g, msg m)
         m.dst = (msg_addr){ENT_WORKER, (uint16_t)g, (uint16_t)w->id, (uint16_t)s->rt->rank};
         route(s, &m, NULL, 0);
     }
+}
+
+/* Group g finished `step` (INT_MAX: it left the bound); the workers here hear when the floor rises. */
+static void bound_note(rt_stub *s, int g, int step)
+{
+    if (!rt_bound_note(s->bound, g, step))
+        return;
+    msg m = {.type = MSG_GROUP_STEP, .src = stub_addr(s, 0), .step = rt_bound_floor(s->bound)};
+    for (int h = 0; h < s->rt->c->nworker_groups; h++)
+        if (s->groups[h].nlocal)
+            to_workers(s, h, m);
 }
 
 static void stop_all(rt_stub *s, const char *why)
@@ -620,6 +636,11 @@ static void on_lost(rt_stub *s, int r, rt_loss why)
         return;
     }
     rt_log(rt, "%s; the job goes on without it", e.msg);
+    for (int g = 0; s->bound && g < rt->c->nworker_groups; g++)
+        if (rt_worker_proc(rt, g, 0) == r) { /* a lost group leaves the bound */
+            rt_log(rt, "worker group %d leaves the staleness bound at step %d", g, rt_bound_done(s->bound, g));
+            bound_note(s, g, INT_MAX);
+        }
     if (rt->rank == 0) {
         int per = rt->c->nservers_per_group;
         for (int i = 0; i < rt->c->nserver_groups * per; i++)
@@ -763,6 +784,14 @@ static bool bridge_ok(const rt_stub *s, const msg *m)
     return bridge_parts(s, m) != NULL;
 }
 
+/* A group's step, from its leader here or from the stub of its leader's process. */
+static bool group_step_ok(const rt_stub *s, const msg *m)
+{
+    const rt_ctx *rt = s->rt;
+    return s->bound && m->src.group < rt->c->nworker_groups &&
+           (m->src.kind == ENT_STUB || m->src.id == 0) && m->src.proc == rt_worker_proc(rt, m->src.group, 0);
+}
+
 /* A thread's message for another process. */
 static bool relay_ok(const rt_stub *s, const msg *m)
 {
@@ -820,6 +849,13 @@ static void on_worker_done(rt_stub *s, const msg *m, zmq_msg_t *payload, bool re
 static void on_proc_done(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
 {
     proc_done(s, m->src.proc);
+}
+
+static void on_group_step(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
+{
+    if (!remote)
+        to_peers(s, (msg){.type = MSG_GROUP_STEP, .src = stub_addr(s, m->src.group), .step = m->step}, NULL, 0);
+    bound_note(s, m->src.group, m->step);
 }
 
 static void on_test_fetch(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)

@@ -3,6 +3,7 @@
  * pass reports it final (layers compute a source's gradient before their params', so nothing
  * reads the value after that), the rest after the pass; then the worker waits until every param
  * is fresh (SINGA's Collect). */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,6 +108,12 @@ static int on_metrics(rt_worker *w, const msg *m, zmq_msg_t *payload, singa_err 
     return 0;
 }
 
+static int on_floor(rt_worker *w, const msg *m, zmq_msg_t *payload, singa_err *err)
+{
+    w->floor = m->step > w->floor ? m->step : w->floor;
+    return 0;
+}
+
 static int awaited(rt_worker *w, const msg *m, zmq_msg_t *payload, singa_err *err)
 {
     return 1;
@@ -118,6 +125,7 @@ static worker_handler *const on_message[MSG_NTYPES] = {
     [MSG_UPDATE_REPLY] = awaited,   /* a param is fresh */
     [MSG_CKPT_REPLY] = awaited,     /* worker 0.0: a server's shard is written, or lost */
     [MSG_STOP] = on_stop,
+    [MSG_GROUP_STEP] = on_floor,    /* cluster.staleness: every live group finished this step */
     [MSG_WORKER_METRICS] = on_metrics, /* the leader: another worker's rows of the batch */
 };
 
@@ -291,10 +299,31 @@ static void send_profile(rt_worker *w)
 
 /* ---- the exchange (train/train.h): what the job's loop asks of its worker ---- */
 
-/* The step's passes begin. */
+/* The leader says when its group finished a step (staleness.c), with INT_MAX when it ends. */
+static void report_step(rt_worker *w, int step)
+{
+    msg m = {.type = MSG_GROUP_STEP, .src = self(w), .dst = {ENT_STUB, 0, 0, (uint16_t)w->rt->rank}, .step = step};
+    if (w->rt->c->staleness >= 0 && w->id == 0)
+        rt_send(w->sock, &m, NULL, 0);
+}
+
+/* Before step `step` (its forward pass too): with cluster.staleness = s, the group reports the
+ * step before and waits until every live group finished step - s - 1; then the step's passes
+ * begin (that wait is not the step's). */
 static int before_backward(void *ud, int step, singa_err *err)
 {
     rt_worker *w = ud;
+    int s = w->rt->c->staleness;
+    if (s >= 0 && step > w->rt->resume_step)
+        report_step(w, step - 1);
+    while (s >= 0 && w->floor < step - s - 1) {
+        msg m;
+        zmq_msg_t payload;
+        int rc = receive(w, &m, &payload, err);
+        zmq_msg_close(&payload);
+        if (rc < 0)
+            return -1;
+    }
     w->step_began = rt_now();
     w->sending = 0;
     return 0;
@@ -311,6 +340,7 @@ static int after_training(rt_worker *w, singa_err *err)
 {
     int one = 1;
     send_profile(w);
+    report_step(w, INT_MAX);
     msg m = {.type = MSG_DONE, .src = self(w), .dst = {ENT_STUB, 0, 0, (uint16_t)w->rt->rank}};
     rt_send(w->sock, &m, NULL, 0);
     return w->group == 0 && w->id == 0 ? wait_for(w, MSG_READY, &one, err) : 0;
@@ -458,6 +488,7 @@ void *rt_worker_main(void *arg)
                         .before_eval = lead && rt->cut && rt_senders(rt, 0) > 1 ? before_eval : NULL, .save = save,
                         .finish = finish};
     w->step_sent = singa_job_step(w->job); /* the others' metrics of it may come before the READY */
+    w->floor = rt->resume_step - 1;
     if (wait_for(w, MSG_READY, &one, &w->err) == 0) {
         for (int k = 0; k < rt->nparams; k++)
             if (!w->params[k]->nsharers) /* history.c takes only params without sharers */

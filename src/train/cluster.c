@@ -17,7 +17,7 @@ const singa_field singa_cluster_fields[] = {
     {"heartbeat_timeout", SINGA_FIELD_NUM},   {"framework", SINGA_FIELD_STR},
     {"join_timeout", SINGA_FIELD_NUM},        {"curve", SINGA_FIELD_TABLE},
     {"shard_params", SINGA_FIELD_BOOL},       {"elastic", SINGA_FIELD_TABLE},
-    {"monitor", SINGA_FIELD_TABLE},
+    {"monitor", SINGA_FIELD_TABLE},          {"staleness", SINGA_FIELD_INT},
     {NULL, 0},
 };
 
@@ -142,6 +142,24 @@ static int read_elastic(singa_cluster *c, const singa_conf *conf, singa_err *err
             return -1;
         c->elastic_min = (int)min;
     }
+    return 0;
+}
+
+/* cluster.staleness bounds how far asynchronous groups drift apart; one group (Sandblaster,
+ * AllReduce) has nothing to drift from, so a bound there is a mistake worth naming. */
+static int read_staleness(singa_cluster *c, const singa_conf *conf, singa_err *err)
+{
+    c->staleness = -1;
+    if (!singa_conf_get(conf, "staleness"))
+        return 0;
+    c->staleness = singa_conf_int(conf, "staleness", -1);
+    if (c->staleness < 0)
+        return singa_err_set(err, "cluster: field 'staleness' must be an integer >= 0 (steps a worker group may run "
+                                  "ahead of the slowest), got %d", c->staleness);
+    if (c->nworker_groups == 1)
+        return singa_err_set(err, "cluster: field 'staleness' bounds asynchronous worker groups (Downpour, Hogwild: "
+                                  "nworker_groups > 1); this %s job has one worker group, whose workers already "
+                                  "step together", singa_conf_str(conf, "framework", "synchronous"));
     return 0;
 }
 
@@ -271,6 +289,8 @@ int singa_cluster_read(singa_cluster *c, const singa_conf *conf, singa_err *err)
                                   "(every server group serves the same number of worker groups)",
                              c->nworker_groups, c->nserver_groups);
     c->shard_params = singa_conf_bool(conf, "shard_params", false);
+    if (read_staleness(c, conf, err) < 0)
+        return -1;
     if (place(c, err) < 0 || read_elastic(c, singa_conf_get(conf, "elastic"), err) < 0)
         return -1;
     return c->elastic_min ? fit_launched(c, err) : 0;

@@ -344,6 +344,19 @@ static int state_role(tui_node_state s)
                                                                  : TUI_R_DIM;
 }
 
+/* The last step group g trained, from its train series (-1: none yet): asynchronous groups
+ * drift apart, so each worker's line says where its group is. */
+static int group_step(const tui_app *a, int g)
+{
+    for (int i = 0; i < a->history.n; i++) {
+        const tui_series *s = a->history.series[i];
+        int len = tui_series_len(s);
+        if (s->group == g && s->phase == SINGA_PHASE_TRAIN && len > 0)
+            return tui_series_at(s, len - 1).step;
+    }
+    return -1;
+}
+
 static void draw_topology(tui_app *a, rect r)
 {
     frame(a, TUI_P_TOPOLOGY, r, NULL);
@@ -360,6 +373,7 @@ static void draw_topology(tui_app *a, rect r)
         char text[160];
         int role;
         char state[16];
+        char after[24]; /* a worker's group's step, after its state */
     } tline;
     tline *l = calloc(MAXL, sizeof *l);
     if (!l)
@@ -373,8 +387,12 @@ static void draw_topology(tui_app *a, rect r)
         const tui_node *nd = &a->nodes[i];
         if (i == 0 || nd->process != a->nodes[i - 1].process)
             LINE(TUI_R_TITLE, "process %d on %s", nd->process, nd->host);
-        if (LINE(state_role(nd->state), "%s %d, group %d: ", nd->role, nd->id, nd->group))
+        if (LINE(state_role(nd->state), "%s %d, group %d: ", nd->role, nd->id, nd->group)) {
             snprintf(l[n - 1].state, sizeof l[n - 1].state, "%s", tui_node_state_name(nd->state));
+            int step = strcmp(nd->role, "worker") == 0 ? group_step(a, nd->group) : -1;
+            if (step >= 0)
+                snprintf(l[n - 1].after, sizeof l[n - 1].after, "  step %d", step);
+        }
     }
     if (a->nnodes > kept)
         LINE(TUI_R_DIM, "... and %d more workers and servers", a->nnodes - kept);
@@ -397,7 +415,8 @@ static void draw_topology(tui_app *a, rect r)
         const tline *t = &l[a->topo_scroll + i];
         if (t->state[0]) {
             int used = text(a, in.y + i, in.x, in.w, TUI_R_DEFAULT, t->text);
-            text(a, in.y + i, in.x + used, in.w - used, t->role, t->state);
+            used += text(a, in.y + i, in.x + used, in.w - used, t->role, t->state);
+            text(a, in.y + i, in.x + used, in.w - used, TUI_R_DIM, t->after);
         } else {
             text(a, in.y + i, in.x, in.w, t->role, t->text);
         }
