@@ -40,6 +40,8 @@ enum { RT_HERE = 1, RT_OUT = 2, RT_PEER = 4 };
     X(MSG_FINAL_VALUES, RT_STUBS, RT_STUBS, RT_PEER, final_values_ok, on_final_values)              \
     X(MSG_METRIC, RT_STUBS, RT_WORKERS, RT_PEER, at_rank0, on_metric)                               \
     X(MSG_STOP, RT_STUBS, RT_STUBS, RT_PEER, NULL, on_stop)                                         \
+    X(MSG_CKPT, RT_STUBS, RT_WORKERS, RT_HERE, ckpt_word_ok, on_ckpt_word)                          \
+    X(MSG_CKPT, RT_STUBS, RT_STUBS, RT_PEER, ckpt_word_ok, on_ckpt_word)                            \
     /* to a server here, passed on */                                                               \
     X(MSG_PUT, RT_SERVERS, RT_STUBS, RT_PEER, server_here, forward)                                 \
     X(MSG_GET, RT_SERVERS, RT_STUBS, RT_PEER, server_here, forward)                                 \

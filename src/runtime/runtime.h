@@ -83,6 +83,7 @@ typedef struct rt_worker {
     int rc;
     int step_sent;        /* the step whose updates are being sent */
     bool stopped;         /* by the stub, which needs no word back */
+    int ckpt_done;        /* the host's checkpoint whose state it wrote last (-1: none) */
     double step_sent_at;  /* when a step's record last left for rank 0 (not in rank 0) */
     /* A data-parallel group's leader: the others' metrics of step_sent it still waits for, and
      * those that came before it began to (of the step it will wait for next). */
@@ -221,9 +222,10 @@ void rt_log(rt_ctx *rt, const char *fmt, ...) __attribute__((format(printf, 2, 3
 void rt_stop_before(rt_ctx *rt, int g, int step);
 bool rt_last_step(const rt_ctx *rt, int g, int step);
 
-/* The host asked for a checkpoint (a job of one worker group): the lead, before step s, picks
- * s + 1, as for a stop, and its updates of s carry MSG_F_CKPT, so every worker writes its state
- * at the start of the same step, and the lead has the servers write their shards then. */
+/* The host asked for a checkpoint: the lead, before step s, picks s + 1, as for a stop; in a job
+ * of one worker group its updates of s carry MSG_F_CKPT, so every worker writes its state at the
+ * start of the same step, and the lead has the servers write their shards then.  With several
+ * groups rank 0's stub tells every process (worker.c: host_ckpt_owed). */
 void rt_ckpt_at(rt_ctx *rt, int step);
 bool rt_ckpt_due(const rt_ctx *rt, int step);
 

@@ -344,7 +344,8 @@ static int take_values(rt_stub *s, int g, const msg *m, zmq_msg_t *payload)
  * host asked for a checkpoint at the start of the next. */
 static uint8_t step_flags(const rt_ctx *rt, int g, int step)
 {
-    return (rt_last_step(rt, g, step) ? MSG_F_LAST : 0) | (rt_ckpt_due(rt, step + 1) ? MSG_F_CKPT : 0);
+    bool ckpt = rt->c->nworker_groups == 1 && rt_ckpt_due(rt, step + 1); /* several: on_ckpt_word */
+    return (rt_last_step(rt, g, step) ? MSG_F_LAST : 0) | (ckpt ? MSG_F_CKPT : 0);
 }
 
 /* A local worker's gradient of param k: summed with the others of its group here; once all are
@@ -714,6 +715,11 @@ static bool ckpt_ok(const rt_stub *s, const msg *m)
     return server_here(s, m) && is_lead(&m->src) && m->src.proc == 0;
 }
 
+static bool ckpt_word_ok(const rt_stub *s, const msg *m)
+{
+    return s->rt->c->nworker_groups > 1 && m->step > 0 && (m->src.kind == ENT_STUB ? m->src.proc == 0 : is_lead(&m->src));
+}
+
 /* Rank 0: worker 0.0's checkpoint request, to a server anywhere. */
 static bool ckpt_request_ok(const rt_stub *s, const msg *m)
 {
@@ -834,6 +840,15 @@ static void on_ckpt_request(rt_stub *s, const msg *m, zmq_msg_t *payload, bool r
         ckpt_lost(s, i);
     else
         route(s, m, NULL, 0);
+}
+
+/* The host's checkpoint in a job of several groups: from worker 0.0 to rank 0's stub, which
+ * tells every other process's. */
+static void on_ckpt_word(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
+{
+    rt_ckpt_at(s->rt, m->step);
+    if (!remote)
+        to_peers(s, (msg){.type = MSG_CKPT, .src = stub_addr(s, 0), .step = m->step}, NULL, 0);
 }
 
 static void on_ckpt_reply(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
