@@ -17,5 +17,7 @@ int singa_stats_own(const singa_stats *s, singa_traffic *rows, int max);
 /* Replaces process `rank`'s rows with these. */
 void singa_stats_put(singa_stats *s, int rank, const singa_traffic *rows, int n);
 void singa_stats_lost(singa_stats *s, int rank);
+/* A lost rank rejoined the job: it counts as lost no more. */
+void singa_stats_rejoined(singa_stats *s, int rank);
 
 #endif

@@ -567,9 +567,7 @@ static void local_done(rt_stub *s)
         route(s, &(msg){.type = MSG_DONE, .src = stub_addr(s, 0), .dst = {ENT_STUB, 0, 0, 0}}, NULL, 0);
 }
 
-/* Whether losing process r ends the job: it held worker 0.0 or the coordinator, the job is
- * synchronous, or another process needs one of its servers or shares a worker group with it. */
-static bool loss_is_fatal(const rt_ctx *rt, int r)
+bool rt_loss_ends_job(const rt_ctx *rt, int r)
 {
     const singa_cluster *c = rt->c;
     if (r == 0 || c->nworker_groups == 1)
@@ -614,7 +612,7 @@ static void on_lost(rt_stub *s, int r, rt_loss why)
     else
         singa_err_set(&e, "rank %d (%s) at %s sent nothing for %g s (heartbeat_timeout): it died, hung or was stopped",
                       r, role, rt_peers_endpoint(s->peers, r), rt->c->heartbeat_timeout);
-    if (loss_is_fatal(rt, r)) {
+    if (rt_loss_ends_job(rt, r)) {
         fail_everywhere(s, &e);
         return;
     }
@@ -627,6 +625,30 @@ static void on_lost(rt_stub *s, int r, rt_loss why)
         flush_lost(s, r); /* when the flush is on; else proc_done may begin it, without r */
         proc_done(s, r);
     }
+}
+
+/* Rank 0: a lost process asks to rejoin (peers.c checked who it is).  Its workers train on, so
+ * the job waits for them again; once every process is done it is too late. */
+static void on_rejoin(rt_stub *s)
+{
+    rt_ctx *rt = s->rt;
+    int step, r = rt_peers_joining(s->peers, &step);
+    char role[160];
+    rt_role(rt, r, role, sizeof role);
+    if (s->end != END_TRAINING) {
+        rt_peers_refuse(s->peers, "the job is ending: every other process is done");
+        return;
+    }
+    singa_err e;
+    if (rt_peers_admit(s->peers, &e) < 0) {
+        rt_log(rt, "rank %d (%s) asked to rejoin, but: %s", r, role, e.msg);
+        return;
+    }
+    if (s->proc_done[r]) {
+        s->proc_done[r] = false;
+        s->procs_done--;
+    }
+    rt_log(rt, "rank %d (%s) rejoined at step %d", r, role, step);
 }
 
 /* The legs of the stub's protocol (protocol.h): the checks beyond a row's columns, then the
@@ -971,6 +993,8 @@ static int receive(rt_stub *s, bool remote)
     int rc = remote ? rt_peers_recv(s->peers, &m, &payload) : msg_recv(s->router, true, id, sizeof id, &m, &payload);
     if (rc == 0)
         handle(s, &m, &payload, remote);
+    else if (rc == 3)
+        on_rejoin(s);
     else if (rc == 1)
         singa_stats_drop(s->rt->stats);
     zmq_msg_close(&payload);
