@@ -20,6 +20,8 @@ local function job(o, threads, steps)
   return {
     name = o.name, seed = 1, train_steps = steps, disp_freq = 0, test_steps = 0,
     num_openblas_threads = threads, profile = os.getenv("BENCH_PROFILE") == "1",
+    -- BENCH_WORKERS=n: a Sandblaster group of n workers in this process (the distributed runtime)
+    cluster = tonumber(os.getenv("BENCH_WORKERS") or "1") > 1 and singa.cluster.sandblaster{ workers = tonumber(os.getenv("BENCH_WORKERS")) } or nil,
     updater = { type = "kSGD", momentum = 0.9, learning_rate = { type = "kFixed", base_lr = o.base_lr } },
     neuralnet = { layer = o.layers() },
   }

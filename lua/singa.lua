@@ -16,7 +16,8 @@ local singa = {
   read_csv = core.read_csv,     -- singa.read_csv(file [, { separator, header, label }]) -> features, labels
   tensor = core.tensor,         -- singa.tensor(d1, ...) zeros, or singa.tensor(list of numbers or rows)
   rank = core.rank,             -- singa.rank() -> rank, size of this process in the job (0, 1 alone)
-  stats = core.stats,           -- singa.stats() -> { rank, dropped, traffic = { {type, peer, sent, ...}, ... } }
+  stats = core.stats,           -- singa.stats() -> { rank, dropped, traffic = { {type, peer, sent, ...}, ... }, workers = { {group, id, work, straggler, ...}, ... } }
+  plot = core.plot,             -- singa.plot(metrics_file, out_svg): the loss and accuracy curves as SVG
   cluster = require "singa.cluster", -- topology presets: sandblaster, allreduce, downpour, hogwild
   load_plugin = core.load_plugin, -- singa.load_plugin(path) -> { name, version, description, path, abi, types }
   plugins = core.plugins,       -- singa.plugins() -> the loaded plugins, in load order

@@ -60,11 +60,12 @@ f:close()
 LUA
 
 # run NAME HIDDEN STEPS SHARD [EXTRA]: the job over 2 processes (3 for downpour); its losses in
-# $tmp/NAME.csv, its logs in $tmp/NAME/
+# $tmp/NAME.csv, its logs in $tmp/NAME/ (their ends also in $tmp/NAME.out when it fails)
 run() {
     mkdir -p "$tmp/$1"
     timeout 300 "$SINGA_TUI" --procs $([ "$5" = downpour ] && echo 3 || echo 2) --metrics "$tmp/$1.csv" \
-        -e "$tmp/job.lua" "$tmp/data" "$2" "$3" "$4" "$tmp/$1" $5 >"$tmp/$1.out" 2>&1
+        -e "$tmp/job.lua" "$tmp/data" "$2" "$3" "$4" "$tmp/$1" $5 >"$tmp/$1.out" 2>&1 ||
+        { rc=$?; echo "exit status $rc" >>"$tmp/$1.out"; tail -n 4 "$tmp/$1"/rank*.log >>"$tmp/$1.out" 2>/dev/null; return $rc; }
 }
 # peak NAME RANK: that process's peak resident memory in MB, from its log
 peak() {

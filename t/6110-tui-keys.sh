@@ -52,7 +52,7 @@ report $? "any key closes it"
 keys p
 wait_for 'state  paused' 10
 report $? "p pauses" "$tmp/screen.txt"
-grep -q 'paused before step' "$tmp/screen.txt"
+wait_for 'paused before step' 5 # the log line may come a moment after the state
 report $? "... and the log says where" "$tmp/screen.txt"
 s1=$(step_now)
 sleep 1

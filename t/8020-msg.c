@@ -77,10 +77,21 @@ static void heartbeats(void)
     strcpy(h.rows[0].type, "update");
     strcpy(h.rows[1].peer, "server 0.0");
     h.rows[1].bytes_sent = 1u << 20;
+    h.nworkers = 1;
+    h.workers[0] = (singa_worker_time){.group = 1, .id = 2, .host = "node7", .steps = 40, .window = 20,
+                                       .compute = 0.25, .send = 0.5, .wait = 1, .bridge = 2};
     n = msg_heartbeat_encode(&h, buf);
     ok(msg_heartbeat_decode(&d, buf, n, false) == 0 && d.carries == MSG_BEAT_TRAFFIC && d.nrows == 2 &&
            strcmp(d.rows[0].type, "update") == 0 && d.rows[1].bytes_sent == 1u << 20 && !d.busy,
        "another rank's heartbeat carries its traffic rows");
+    ok(d.nworkers == 1 && d.workers[0].group == 1 && d.workers[0].id == 2 && strcmp(d.workers[0].host, "node7") == 0 &&
+           d.workers[0].steps == 40 && d.workers[0].window == 20 && d.workers[0].work == 0.75 && d.workers[0].step == 3.75,
+       "and its workers' step times");
+    h.workers[0].window = SINGA_STEP_WINDOW + 1;
+    ok(msg_heartbeat_decode(&d, buf, msg_heartbeat_encode(&h, buf), false) == -2, "a window longer than %d is refused",
+       SINGA_STEP_WINDOW);
+    h.workers[0].window = 20;
+    n = msg_heartbeat_encode(&h, buf);
     ok(msg_heartbeat_decode(&d, buf, n - 1, false) == -2, "a torn traffic row is refused");
     buf[4] = 2;
     ok(msg_heartbeat_decode(&d, buf, n, false) == -1 && msg_heartbeat_decode(&d, buf, 4, false) == -1,

@@ -31,11 +31,19 @@ typedef struct singa_cluster {
     bool shard_params;
     int nworker_procs, nserver_procs;
     int nprocs;               /* the processes the topology spreads its threads over */
+    /* cluster.elastic (or `--elastic MIN`): a lost process ends the job restartably while at
+     * least elastic_min remain (0: not elastic), and `--procs` restarts it max_restarts times. */
+    int elastic_min, max_restarts;
 } singa_cluster;
 
 /* Reads and checks `cluster` (NULL: one worker, one server); an impossible topology is refused
- * naming the rule it breaks. */
+ * naming the rule it breaks.  An elastic job's topology is fitted to the number of processes
+ * launched (singa_launch_rank) when that differs from its own. */
 int singa_cluster_read(singa_cluster *c, const singa_conf *conf, singa_err *err);
+/* The topology refitted to nprocs (> 1) processes, as an elastic job's restart does: threads
+ * that were in every process are in every one, servers apart from the workers keep their
+ * processes, and each kind keeps its number where it fills its processes evenly. */
+int singa_cluster_fit(singa_cluster *c, int nprocs, singa_err *err);
 /* More than the one worker and one server of a plain job. */
 bool singa_cluster_distributed(const singa_cluster *c);
 /* Where a thread lives when the job runs in `nprocs` processes: with one process every thread
@@ -48,6 +56,10 @@ int singa_cluster_server_group(const singa_cluster *c, int worker_group);
  * SINGA_SIZE) or a launcher (Open MPI, PMI, Slurm); 0 and 1 without one.  *from names the
  * variable the rank came from ("no launcher" without one). */
 int singa_launch_rank(int *rank, int *size, const char **from, singa_err *err);
+/* Which restart of an elastic job this process belongs to (`singa-tui --procs N --elastic MIN`
+ * sets $SINGA_RESTART and $SINGA_RESTART_LOST): its number (0: the first run) and the ranks the
+ * run before lost ("2", "1,2"; "" on the first run). */
+int singa_launch_restart(int *restart, const char **lost, singa_err *err);
 
 extern const singa_field singa_cluster_fields[];
 

@@ -69,7 +69,12 @@ typedef struct singa_result {
 int singa_job_create(singa_job **out, const singa_conf *conf, const singa_registry *reg,
                      singa_err *err);
 void singa_job_free(singa_job *job);
+/* 0, or < 0 with the reason in err: SINGA_JOB_LOST when an elastic job (cluster.elastic) lost a
+ * process and may restart from its newest checkpoint on the processes left, else -1. */
 int singa_job_run(singa_job *job, const singa_job_hooks *hooks, singa_result *res, singa_err *err);
+enum { SINGA_JOB_LOST = -2 };
+/* The exit status of a process whose job ended so (`--procs` restarts on it; sysexits' TEMPFAIL). */
+enum { SINGA_EXIT_LOST = 75 };
 const char *singa_job_name(const singa_job *job);
 /* The distributed runtime's traffic counters (NULL for a job of one worker and one server);
  * readable while the job runs. */

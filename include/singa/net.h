@@ -42,6 +42,8 @@ struct singa_net {
     /* When set, counted up after each layer's forward and backward: the distributed runtime's
      * sign that a worker is computing, not stuck (peers.c). */
     atomic_uint *progress;
+    /* When set, each layer's forward and backward is a span of the thread's trace (singa/trace.h). */
+    struct singa_trace_buf *trace;
 };
 
 /* Builds the net for `phase` from netconf (the job's `neuralnet` table); split NULL reads

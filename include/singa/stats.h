@@ -22,6 +22,28 @@ typedef struct singa_traffic {
     double wait_seconds;   /* time spent waiting for the answers */
 } singa_traffic;
 
+/* A worker's step, as it timed it: means over its last SINGA_STEP_WINDOW steps.  Its own work is
+ * compute (forward and backward, without the bridges' waits and the sends) and send; the rest is
+ * waiting, for values (the servers' answers) and at bridges (a cut net's other parts).  In a
+ * synchronous group every worker's whole step lasts as long as the slowest's work, so stragglers
+ * are found by work: a worker whose work is at least SINGA_STRAGGLER times its group's median,
+ * and SINGA_STRAGGLER_MIN seconds more (microsecond steps are all noise), is flagged, and
+ * `share` says what part of the group's step (the longest whole step of the group) its excess
+ * over the median costs. */
+enum { SINGA_STEP_WINDOW = 20 };
+#define SINGA_STRAGGLER 1.5
+#define SINGA_STRAGGLER_MIN 0.001
+typedef struct singa_worker_time {
+    int rank, group, id;   /* the process that runs it, and the worker */
+    char host[32];         /* that process's host */
+    uint64_t steps;        /* steps timed since the job started */
+    int window;            /* steps in the means (at most SINGA_STEP_WINDOW) */
+    double compute, send, wait, bridge; /* mean seconds a step */
+    double work, step;     /* compute + send; the whole step */
+    bool straggler;        /* see above (groups of 2 or more) */
+    double share;          /* (work - median) / the group's step, when flagged; else 0 */
+} singa_worker_time;
+
 singa_stats *singa_stats_new(int rank);
 void singa_stats_free(singa_stats *s);
 /* Copies up to max rows into rows; returns how many there are. */
@@ -29,6 +51,9 @@ int singa_stats_snapshot(const singa_stats *s, singa_traffic *rows, int max);
 /* Messages dropped because they did not decode, came from a stranger or were out of place. */
 uint64_t singa_stats_dropped(const singa_stats *s);
 int singa_stats_rank(const singa_stats *s);
+/* Copies up to max workers' times (this process's, and in rank 0 every process's as their
+ * heartbeats tell), flagged; returns how many there are. */
+int singa_stats_workers(const singa_stats *s, singa_worker_time *rows, int max);
 /* Whether process `rank` was found dead (silent for heartbeat_timeout). */
 bool singa_stats_rank_lost(const singa_stats *s, int rank);
 

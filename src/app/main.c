@@ -19,6 +19,7 @@
 #include "lua/lsinga.h"
 #include "paths.h"
 #include "singa/singa.h"
+#include "tui/monitor.h"
 #include "tui/tui.h"
 
 static void usage(FILE *f)
@@ -33,6 +34,9 @@ static void usage(FILE *f)
             "  --convert FILE  print the SINGA job.conf FILE as a Lua job script that runs the same job\n"
             "  --metrics FILE  write one record per display, test and validation result to FILE:\n"
             "                  CSV if FILE ends in .csv, otherwise JSON lines\n"
+            "  --trace FILE    write the timeline of every job the script trains to FILE as Chrome\n"
+            "                  trace-event JSON (Perfetto, chrome://tracing): the last 50 steps\n"
+            "  --trace-steps A:B  with --trace: steps A to B instead\n"
             "  --test          do not train: the script's first singa.train(job) loads the newest\n"
             "                  checkpoint in the job's checkpoint_path, runs test_steps batches of\n"
             "                  the kTest net, prints the test metrics and ends the script\n"
@@ -57,6 +61,20 @@ static void usage(FILE *f)
             "  --procs N       run the job as N processes on this machine (ranks 0..N-1 over loopback\n"
             "                  tcp); the job's cluster must place its threads in N processes.  Without\n"
             "                  -e, rank 0 is the workbench and the others run headless\n"
+            "  --elastic MIN   with --procs N: when a process of the (synchronous) job dies or hangs,\n"
+            "                  the job starts again from its newest checkpoint on the processes left,\n"
+            "                  while at least MIN are (cluster.elastic's min; max_restarts times)\n"
+            "  --listen ADDR   with -e: the job listens at ADDR (e.g. tcp://127.0.0.1:7070) for\n"
+            "                  workbenches that attach (in a distributed job, rank 0 does); a job's\n"
+            "                  cluster.monitor = { address = ADDR, control = BOOL } does the same\n"
+            "  --control       with --listen: attached workbenches may pause, checkpoint, scale the\n"
+            "                  learning rate and stop the job; with --attach: ask to (only a job\n"
+            "                  that allows it agrees)\n"
+            "  --attach ADDR   open the workbench on the job listening at ADDR: its panels, from the\n"
+            "                  start of its run; q detaches and the job goes on\n"
+            "  --curve-key FILE  with --attach to a job with cluster.curve: the secret key file of the\n"
+            "                  job's key pair (its public key must be in the job's public_keys_dir)\n"
+            "  --open FILE     open a finished run's metrics file (--metrics) in the workbench\n"
             "  -h, --help      show this help\n"
             "  --version       show the version\n"
             "\n"
@@ -129,8 +147,9 @@ static int run_script(lua_State *L, const char *file, int argc, char **argv, int
 
 int main(int argc, char **argv)
 {
-    const char *script = NULL, *metrics = NULL, *export_onnx = NULL;
+    const char *script = NULL, *metrics = NULL, *export_onnx = NULL, *listen = NULL, *trace = NULL, *trace_steps = NULL;
     int first_arg = argc, test_only = 0, dot = 0, summary = 0, procs = 0, procs_at = 0, convert = 0;
+    int elastic = 0, elastic_at = 0;
     singa_tui_args tui = {.argc = argc, .argv = argv, .first_arg = argc}; /* the workbench's */
     singa_tui_crash_handlers();
     for (int i = 1; i < argc; i++) {
@@ -154,6 +173,10 @@ int main(int argc, char **argv)
             export_onnx = argv[++i];
         } else if (strcmp(argv[i], "--metrics") == 0 && i + 1 < argc) {
             metrics = argv[++i];
+        } else if (strcmp(argv[i], "--trace") == 0 && i + 1 < argc) {
+            trace = argv[++i];
+        } else if (strcmp(argv[i], "--trace-steps") == 0 && i + 1 < argc) {
+            trace_steps = argv[++i];
         } else if (strcmp(argv[i], "--procs") == 0 && i + 1 < argc) {
             char *end;
             long n = strtol(argv[i + 1], &end, 10);
@@ -163,8 +186,28 @@ int main(int argc, char **argv)
             }
             procs = (int)n;
             procs_at = i++;
+        } else if (strcmp(argv[i], "--elastic") == 0 && i + 1 < argc) {
+            char *end;
+            long n = strtol(argv[i + 1], &end, 10);
+            if (end == argv[i + 1] || *end || n < 1 || n > 1024) {
+                fprintf(stderr, "singa-tui: --elastic needs the fewest processes the job goes on with (1..N of "
+                                "--procs N), got '%s'\n", argv[i + 1]);
+                return 2;
+            }
+            elastic = (int)n;
+            elastic_at = i++;
         } else if (strcmp(argv[i], "--run") == 0) {
             tui.run = true;
+        } else if (strcmp(argv[i], "--listen") == 0 && i + 1 < argc) {
+            listen = argv[++i];
+        } else if (strcmp(argv[i], "--control") == 0) {
+            tui.control = true;
+        } else if (strcmp(argv[i], "--attach") == 0 && i + 1 < argc) {
+            tui.attach = argv[++i];
+        } else if (strcmp(argv[i], "--curve-key") == 0 && i + 1 < argc) {
+            tui.curve_key = argv[++i];
+        } else if (strcmp(argv[i], "--open") == 0 && i + 1 < argc) {
+            tui.open = argv[++i];
         } else if (strcmp(argv[i], "--convert") == 0 && i + 1 < argc) {
             convert = 1;
             script = argv[++i];
@@ -190,8 +233,33 @@ int main(int argc, char **argv)
         fprintf(stderr, "singa-tui: --export-onnx needs the job's script: singa-tui --export-onnx %s -e FILE\n", export_onnx);
         return 2;
     }
+    if ((tui.attach || tui.open) && (script || tui.file || procs || (tui.attach && tui.open))) {
+        fprintf(stderr, "singa-tui: --%s opens the workbench on %s alone: no FILE, -e, --procs or --%s\n",
+                tui.attach ? "attach" : "open", tui.attach ? "a running job" : "a finished run", tui.attach ? "open" : "attach");
+        return 2;
+    }
+    if (listen && !script) {
+        fprintf(stderr, "singa-tui: --listen is for a job run headless: singa-tui --listen %s -e FILE\n", listen);
+        return 2;
+    }
+    singa_err err; /* a trace that cannot be written is refused before any training */
+    int from, to;
+    if ((trace && singa_trace_check_path(trace, &err) < 0) ||
+        (trace_steps && singa_trace_parse_steps(trace_steps, &from, &to, &err) < 0)) {
+        fprintf(stderr, "singa-tui: --%s\n", err.msg);
+        return 2;
+    }
+    if (trace_steps && !trace) {
+        fprintf(stderr, "singa-tui: --trace-steps needs --trace FILE\n");
+        return 2;
+    }
     if (procs > 1 && !script && !tui.file) {
         fprintf(stderr, "singa-tui: --procs needs the job's FILE (singa-tui --procs %d [-e] FILE)\n", procs);
+        return 2;
+    }
+    if (elastic && (procs < 2 || elastic > procs)) {
+        fprintf(stderr, "singa-tui: --elastic %d needs --procs N with N >= %d (under mpirun or srun, set "
+                        "cluster.elastic in the job)\n", elastic, elastic > 2 ? elastic : 2);
         return 2;
     }
     if (!script && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))) {
@@ -202,10 +270,11 @@ int main(int argc, char **argv)
         return 2;
     }
     if (procs > 1) /* the ranks run this program again, without --procs */
-        return singa_tui_procs(procs, procs_at, script ? 0 : tui.first_arg - 1, argc, argv);
+        return singa_tui_procs(procs, procs_at, elastic, elastic_at, script ? 0 : tui.first_arg - 1, argc, argv);
     pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
     singa_lua_opts opts = {.progress_line = own_terminal(), .test_only = test_only, .dot = dot,
-                          .summary = summary, .export_onnx = export_onnx, .lock = &lock};
+                          .summary = summary, .export_onnx = export_onnx, .lock = &lock, .trace = trace,
+                          .trace_steps = trace_steps};
     char plugin_path[4 * PATH_MAX + 64];
     singa_tui_plugin_path(plugin_path, sizeof plugin_path);
     opts.plugin_path = plugin_path;
@@ -228,10 +297,21 @@ int main(int argc, char **argv)
     set_paths(L);
     singa_lua_set_opts(L, &opts);
     pthread_mutex_lock(&lock);
+    tui_monitor *monitor = NULL; /* a headless job listens for workbenches when asked */
+    if (script && !convert && !test_only && !dot && !summary && !export_onnx &&
+        tui_monitor_new(&monitor, L, &opts, listen, tui.control, &err) < 0) {
+        fprintf(stderr, "singa-tui: %s\n", err.msg);
+        pthread_mutex_unlock(&lock);
+        lua_close(L);
+        return 1;
+    }
     int rc = convert  ? singa_lua_convert(L, script)
              : script ? run_script(L, script, argc, argv, first_arg)
                       : singa_tui_main(L, &opts, &tui);
     pthread_mutex_unlock(&lock);
+    if (rc != 0 && opts.lost)
+        rc = SINGA_EXIT_LOST;
+    tui_monitor_free(monitor, rc != 0);
     lua_close(L);
     if (opts.metrics && fclose(opts.metrics) != 0) {
         perror(metrics);

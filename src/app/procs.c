@@ -9,7 +9,13 @@
  * launcher.
  *
  * With the workbench (`--procs N FILE`), rank 0 is the workbench on this terminal and the others
- * run FILE headless, their output in a file each, named when they fail. */
+ * run FILE headless, their output in a file each, named when they fail.
+ *
+ * An elastic job (`--elastic MIN`, or cluster.elastic): the ranks left after a loss end with
+ * SINGA_EXIT_LOST when the job may go on (they know its min and max_restarts); the launcher
+ * ends the others (a hung one) shortly after and starts the job again on as many processes as
+ * ended so, with $SINGA_RESTART (its number) and $SINGA_RESTART_LOST (the ranks lost), which
+ * make the job resume and fit its topology to the processes left. */
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -25,6 +31,7 @@
 #include <unistd.h>
 
 #include "app/procs.h"
+#include "singa/job.h"
 
 static pid_t *children;
 static int nchildren;
@@ -107,9 +114,10 @@ static void describe(int rank, pid_t pid, int status)
                 log);
 }
 
-/* Waits for every rank: after rank 0 has ended, `grace` seconds more, then terminates the rest
- * (and kills them 2 s later). */
-static int wait_all(int n, double grace)
+/* Waits for every rank: after rank 0 has ended, `grace` seconds more (after a rank ended for a
+ * lost process, 3), then terminates the rest (and kills them 2 s later).  Each rank's status
+ * goes to status[rank]. */
+static int wait_all(int n, double grace, int *statuses)
 {
     int left = n, rc0 = -1, rc = 0, escalated = 0, nheld = 0;
     /* While rank 0's workbench owns the terminal, nothing else may write on it: the others'
@@ -136,8 +144,12 @@ static int wait_all(int n, double grace)
                 continue;
             children[i] = -1;
             left--;
+            statuses[i] = status;
             bool exited = WIFEXITED(status);
-            if (!exited || WEXITSTATUS(status) != 0) {
+            if (exited && WEXITSTATUS(status) == SINGA_EXIT_LOST) { /* the others follow within a second */
+                if (!deadline || deadline > time(NULL) + 3)
+                    deadline = time(NULL) + 3;
+            } else if (!exited || WEXITSTATUS(status) != 0) {
                 if (held && rc0 < 0 && i > 0)
                     held[nheld++] = (struct held){i, pid, status};
                 else
@@ -152,7 +164,8 @@ static int wait_all(int n, double grace)
                 for (int h = 0; h < nheld; h++)
                     describe(held[h].rank, held[h].pid, held[h].status);
                 nheld = 0;
-                deadline = time(NULL) + (time_t)grace;
+                if (!deadline)
+                    deadline = time(NULL) + (time_t)grace;
             } else if (exited && WEXITSTATUS(status) != 0 && rc == 0) {
                 rc = WEXITSTATUS(status);
             }
@@ -164,15 +177,50 @@ static int wait_all(int n, double grace)
     return rc0 != 0 ? (rc0 < 0 ? 1 : rc0) : rc;
 }
 
-int singa_tui_procs(int n, int procs_at, int file_at, int argc, char **argv)
+/* The ranks an elastic job may restart without: those that ended for a lost process
+ * (SINGA_EXIT_LOST) are left; returns how many, or 0 when a rank failed otherwise (an error of
+ * its own: no restart).  The others, the lost, are listed in `lost`. */
+static int left_after_loss(int n, const int *statuses, char *lost, size_t len)
 {
-    char **args = calloc((size_t)argc + 1, sizeof *args), **headless = calloc((size_t)argc + 2, sizeof *headless);
-    if (!args || !headless || !(children = calloc((size_t)n, sizeof *children))) {
+    int left = 0;
+    lost[0] = 0;
+    for (int i = 0; i < n; i++) {
+        int st = statuses[i];
+        if (WIFEXITED(st) && WEXITSTATUS(st) == SINGA_EXIT_LOST)
+            left++;
+        else if (WIFEXITED(st))
+            return 0;
+        else /* killed, or hung and then terminated here */
+            snprintf(lost + strlen(lost), len - strlen(lost), "%s%d", lost[0] ? "," : "", i);
+    }
+    return left;
+}
+
+/* Points $SINGA_COORDINATOR at a free loopback port. */
+static int pick_coordinator(void)
+{
+    int port = free_port();
+    char addr[64];
+    if (port < 0) {
+        fprintf(stderr, "singa-tui: --procs: no free loopback port for the coordinator: %s\n", strerror(errno));
+        return -1;
+    }
+    snprintf(addr, sizeof addr, "tcp://127.0.0.1:%d", port);
+    setenv("SINGA_COORDINATOR", addr, 1);
+    return 0;
+}
+
+int singa_tui_procs(int n, int procs_at, int elastic, int elastic_at, int file_at, int argc, char **argv)
+{
+    char **args = calloc((size_t)argc + 2, sizeof *args), **headless = calloc((size_t)argc + 2, sizeof *headless);
+    int *statuses = calloc((size_t)n, sizeof *statuses);
+    if (!args || !headless || !statuses || !(children = calloc((size_t)n, sizeof *children))) {
         fprintf(stderr, "singa-tui: out of memory\n");
         return 1;
     }
-    for (int i = 0, j = 0; i < argc; i++)
-        if (i != procs_at && i != procs_at + 1)
+    args[0] = argv[0];
+    for (int i = 1, j = 2; i < argc; i++) /* args[1]: "--run" once the workbench restarts */
+        if (i != procs_at && i != procs_at + 1 && (!elastic || (i != elastic_at && i != elastic_at + 1)))
             args[j++] = argv[i];
     workbench = file_at > 0;
     if (workbench) { /* the others: singa-tui -e FILE ARGS... */
@@ -181,34 +229,52 @@ int singa_tui_procs(int n, int procs_at, int file_at, int argc, char **argv)
         for (int i = file_at, j = 2; i < argc; i++)
             headless[j++] = argv[i];
     }
-    if (!getenv("SINGA_COORDINATOR")) {
-        int port = free_port();
-        char addr[64];
-        if (port < 0) {
-            fprintf(stderr, "singa-tui: --procs: no free loopback port for the coordinator: %s\n", strerror(errno));
-            return 1;
-        }
-        snprintf(addr, sizeof addr, "tcp://127.0.0.1:%d", port);
-        setenv("SINGA_COORDINATOR", addr, 1);
+    bool own_port = !getenv("SINGA_COORDINATOR");
+    if (own_port && pick_coordinator() < 0)
+        return 1;
+    if (elastic) {
+        char min[16];
+        snprintf(min, sizeof min, "%d", elastic);
+        setenv("SINGA_ELASTIC", min, 1);
     }
     struct sigaction sa = {.sa_handler = forward};
     sigemptyset(&sa.sa_mask);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
     signal(SIGINT, SIG_IGN); /* the terminal sends it to every rank itself */
-    fflush(NULL);
-    for (int i = 0; i < n; i++) {
-        if ((children[i] = start_rank(i, n, workbench && i > 0 ? headless : args, workbench && i > 0)) < 0) {
-            fprintf(stderr, "singa-tui: cannot start rank %d: %s\n", i, strerror(errno));
-            forward(SIGTERM);
-            nchildren = i;
-            wait_all(i, 0);
-            return 1;
+    char **first = args + 1;
+    first[0] = argv[0];
+    int rc;
+    for (int restart = 1;; restart++) {
+        fflush(NULL);
+        for (int i = 0; i < n; i++) {
+            if ((children[i] = start_rank(i, n, workbench && i > 0 ? headless : first, workbench && i > 0)) < 0) {
+                fprintf(stderr, "singa-tui: cannot start rank %d: %s\n", i, strerror(errno));
+                forward(SIGTERM);
+                nchildren = i;
+                wait_all(i, 0, statuses);
+                return 1;
+            }
+            nchildren = i + 1;
         }
-        nchildren = i + 1;
+        rc = wait_all(n, 10, statuses);
+        char lost[256], number[16];
+        int left = left_after_loss(n, statuses, lost, sizeof lost);
+        if (left == 0)
+            break;
+        fprintf(stderr, "singa-tui: elastic restart %d: %s %s lost, the job starts again on the %d process%s left\n",
+                restart, strchr(lost, ',') ? "ranks" : "rank", lost, left, left == 1 ? "" : "es");
+        snprintf(number, sizeof number, "%d", restart);
+        setenv("SINGA_RESTART", number, 1);
+        setenv("SINGA_RESTART_LOST", lost, 1);
+        if (own_port && pick_coordinator() < 0)
+            break;
+        n = left;
+        first = args; /* the workbench trains at once */
+        args[1] = "--run";
     }
-    int rc = wait_all(n, 10);
     free(args);
     free(headless);
+    free(statuses);
     return rc;
 }

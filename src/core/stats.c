@@ -1,12 +1,22 @@
 /* Traffic counters: a small table of (type, peer) rows behind one mutex.  The stub counts every
- * message it routes (a few per param per step), so a lock is cheap next to the message. */
+ * message it routes (a few per param per step), so a lock is cheap next to the message.  The
+ * workers' step times sit behind the same lock: one record a step. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/stats.h"
+
+enum { PART_COMPUTE, PART_SEND, PART_WAIT, PART_BRIDGE, NPARTS };
+
+typedef struct timed {
+    singa_worker_time t;                    /* another process's: as its heartbeat told */
+    double ring[SINGA_STEP_WINDOW][NPARTS]; /* this process's: its last steps */
+    double bridge;                          /* this process's: bridge waits since its last step */
+} timed;
 
 struct singa_stats {
     pthread_mutex_t lock;
@@ -16,6 +26,9 @@ struct singa_stats {
     uint64_t dropped;
     int *lost;             /* ranks found dead */
     int nlost;
+    timed *workers;        /* this process's, then (rank 0) the others' */
+    int nworkers, capworkers;
+    char host[32];
 };
 
 singa_stats *singa_stats_new(int rank)
@@ -25,6 +38,8 @@ singa_stats *singa_stats_new(int rank)
         return NULL;
     pthread_mutex_init(&s->lock, NULL);
     atomic_init(&s->rank, rank);
+    if (gethostname(s->host, sizeof s->host - 1) < 0)
+        snprintf(s->host, sizeof s->host, "localhost");
     return s;
 }
 
@@ -37,6 +52,7 @@ void singa_stats_free(singa_stats *s)
     pthread_mutex_destroy(&s->lock);
     free(s->rows);
     free(s->lost);
+    free(s->workers);
     free(s);
 }
 
@@ -180,3 +196,161 @@ uint64_t singa_stats_dropped(const singa_stats *s)
 }
 
 int singa_stats_rank(const singa_stats *s) { return atomic_load(&((singa_stats *)s)->rank); }
+
+/* ---- the workers' step times ---- */
+
+/* A new zeroed worker row at the end; NULL when out of memory.  Called locked. */
+static timed *new_timed(singa_stats *s)
+{
+    if (s->nworkers == s->capworkers) {
+        int cap = s->capworkers ? 2 * s->capworkers : 8;
+        timed *grown = realloc(s->workers, (size_t)cap * sizeof *grown);
+        if (!grown)
+            return NULL;
+        s->workers = grown;
+        s->capworkers = cap;
+    }
+    timed *w = &s->workers[s->nworkers++];
+    memset(w, 0, sizeof *w);
+    return w;
+}
+
+/* This process's row of worker group.id, made at its first step; NULL when out of memory.
+ * Called locked. */
+static timed *own_timed(singa_stats *s, int group, int id)
+{
+    int rank = atomic_load(&s->rank);
+    for (int i = 0; i < s->nworkers; i++)
+        if (s->workers[i].t.rank == rank && s->workers[i].t.group == group && s->workers[i].t.id == id)
+            return &s->workers[i];
+    timed *w = new_timed(s);
+    if (w) {
+        w->t.rank = rank, w->t.group = group, w->t.id = id;
+        snprintf(w->t.host, sizeof w->t.host, "%s", s->host);
+    }
+    return w;
+}
+
+void singa_stats_bridge_wait(singa_stats *s, int group, int id, double seconds)
+{
+    pthread_mutex_lock(&s->lock);
+    timed *w = own_timed(s, group, id);
+    if (w)
+        w->bridge += seconds;
+    pthread_mutex_unlock(&s->lock);
+}
+
+void singa_stats_step(singa_stats *s, int group, int id, double compute, double send, double wait)
+{
+    pthread_mutex_lock(&s->lock);
+    timed *w = own_timed(s, group, id);
+    if (w) {
+        double *r = w->ring[w->t.steps++ % SINGA_STEP_WINDOW];
+        r[PART_BRIDGE] = w->bridge; /* waited inside the forward and backward passes */
+        r[PART_COMPUTE] = compute > w->bridge ? compute - w->bridge : 0;
+        r[PART_SEND] = send;
+        r[PART_WAIT] = wait;
+        w->bridge = 0;
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* A row as read: this process's with the means of its ring. */
+static singa_worker_time read_timed(const timed *w, int rank)
+{
+    singa_worker_time t = w->t;
+    if (t.rank != rank)
+        return t;
+    t.window = t.steps < SINGA_STEP_WINDOW ? (int)t.steps : SINGA_STEP_WINDOW;
+    double sum[NPARTS] = {0};
+    for (int i = 0; i < t.window; i++)
+        for (int k = 0; k < NPARTS; k++)
+            sum[k] += w->ring[i][k];
+    double n = t.window ? t.window : 1;
+    t.compute = sum[PART_COMPUTE] / n, t.send = sum[PART_SEND] / n, t.wait = sum[PART_WAIT] / n;
+    t.bridge = sum[PART_BRIDGE] / n;
+    t.work = t.compute + t.send;
+    t.step = t.work + t.wait + t.bridge;
+    return t;
+}
+
+int singa_stats_own_workers(const singa_stats *s, singa_worker_time *rows, int max)
+{
+    singa_stats *m = (singa_stats *)s;
+    pthread_mutex_lock(&m->lock);
+    int k = 0, rank = atomic_load(&m->rank);
+    for (int i = 0; i < s->nworkers && k < max; i++)
+        if (s->workers[i].t.rank == rank && s->workers[i].t.steps)
+            rows[k++] = read_timed(&s->workers[i], rank);
+    pthread_mutex_unlock(&m->lock);
+    return k;
+}
+
+void singa_stats_put_workers(singa_stats *s, int rank, const singa_worker_time *rows, int n)
+{
+    pthread_mutex_lock(&s->lock);
+    int k = 0;
+    for (int i = 0; i < s->nworkers; i++) /* that rank's old rows go */
+        if (s->workers[i].t.rank != rank)
+            s->workers[k++] = s->workers[i];
+    s->nworkers = k;
+    for (int i = 0; i < n; i++) {
+        timed *w = new_timed(s);
+        if (!w)
+            break;
+        w->t = rows[i];
+        w->t.rank = rank;
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Flags the stragglers of each group among rows[0..n). */
+static void flag(singa_worker_time *rows, int n, double *works)
+{
+    for (int i = 0; i < n; i++) {
+        int m = 0;
+        double group_step = 0;
+        for (int j = 0; j < n; j++)
+            if (rows[j].group == rows[i].group) {
+                works[m++] = rows[j].work;
+                group_step = rows[j].step > group_step ? rows[j].step : group_step;
+            }
+        qsort(works, (size_t)m, sizeof *works, by_value);
+        double median = m % 2 ? works[m / 2] : m ? (works[m / 2 - 1] + works[m / 2]) / 2 : 0;
+        rows[i].straggler = m > 1 && median > 0 && rows[i].work >= SINGA_STRAGGLER * median &&
+                            rows[i].work - median >= SINGA_STRAGGLER_MIN;
+        rows[i].share = rows[i].straggler && group_step > 0 ? (rows[i].work - median) / group_step : 0;
+    }
+}
+
+int singa_stats_workers(const singa_stats *s, singa_worker_time *rows, int max)
+{
+    singa_stats *m = (singa_stats *)s;
+    pthread_mutex_lock(&m->lock);
+    int n = 0, rank = atomic_load(&m->rank);
+    for (int i = 0; i < s->nworkers; i++)
+        n += s->workers[i].t.steps > 0;
+    singa_worker_time *all = calloc((size_t)n + 1, sizeof *all);
+    double *works = calloc((size_t)n + 1, sizeof *works);
+    int k = 0;
+    for (int i = 0; all && i < s->nworkers; i++)
+        if (s->workers[i].t.steps)
+            all[k++] = read_timed(&s->workers[i], rank);
+    pthread_mutex_unlock(&m->lock);
+    if (!all || !works) {
+        free(all);
+        free(works);
+        return 0;
+    }
+    flag(all, k, works);
+    memcpy(rows, all, (size_t)(k < max ? k : max) * sizeof *rows);
+    free(all);
+    free(works);
+    return k;
+}

@@ -19,5 +19,14 @@ void singa_stats_put(singa_stats *s, int rank, const singa_traffic *rows, int n)
 void singa_stats_lost(singa_stats *s, int rank);
 /* A lost rank rejoined the job: it counts as lost no more. */
 void singa_stats_rejoined(singa_stats *s, int rank);
+/* Worker group.id of this process finished a step: its seconds of compute (the passes, bridge
+ * waits included: they are taken out here), of sending and of waiting for values. */
+void singa_stats_step(singa_stats *s, int group, int id, double compute, double send, double wait);
+/* A bridge of worker group.id's part waited this long for a blob (counted in its next step). */
+void singa_stats_bridge_wait(singa_stats *s, int group, int id, double seconds);
+/* This process's workers' times (what its heartbeats tell rank 0); returns how many were copied. */
+int singa_stats_own_workers(const singa_stats *s, singa_worker_time *rows, int max);
+/* Replaces process `rank`'s workers' times with these. */
+void singa_stats_put_workers(singa_stats *s, int rank, const singa_worker_time *rows, int n);
 
 #endif

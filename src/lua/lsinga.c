@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "lua/lsinga.h"
+#include "lua/lplot.h"
 #include "lua/ltensor.h"
 #include "lua/luaconf.h"
 #include "layers/param_state.h"
@@ -70,6 +71,7 @@ static int raise(lua_State *L, const char *msg)
 typedef struct reporter {
     const singa_lua_opts *opts;
     int groups; /* worker groups: with several, each line says whose it is */
+    const singa_stats *stats; /* a distributed job's: its workers' times go to the metrics file */
     double last_draw;
     int line_open; /* a progress line is on screen */
 } reporter;
@@ -85,9 +87,29 @@ static void clear_line(reporter *rp)
 static void on_log(void *ud, const char *line)
 {
     reporter *rp = ud;
+    const singa_lua_host *host = rp->opts->host;
+    if (host && host->hooks.log)
+        host->hooks.log(host->hooks.ud, line);
     clear_line(rp);
     printf("%s\n", line);
     fflush(stdout);
+}
+
+/* A JSON line of the workers' step times beside each display of group 0: {"step": s, "workers":
+ * [{rank, host, group, id, compute, send, wait, bridge, straggler, share}, ...]}, at most 64. */
+static void write_workers(FILE *f, int step, const singa_stats *stats)
+{
+    singa_worker_time w[64];
+    int n = singa_stats_workers(stats, w, 64);
+    if (n <= 0)
+        return;
+    fprintf(f, "{\"step\": %d, \"workers\": [", step);
+    for (int i = 0; i < n && i < 64; i++)
+        fprintf(f, "%s{\"rank\": %d, \"host\": \"%s\", \"group\": %d, \"id\": %d, \"compute\": %.6g, \"send\": %.6g, "
+                   "\"wait\": %.6g, \"bridge\": %.6g, \"straggler\": %s, \"share\": %.3g}",
+                i ? ", " : "", w[i].rank, w[i].host, w[i].group, w[i].id, w[i].compute, w[i].send, w[i].wait,
+                w[i].bridge, w[i].straggler ? "true" : "false", w[i].share);
+    fputs("]}\n", f);
 }
 
 static void on_record(void *ud, const singa_record *r)
@@ -121,6 +143,8 @@ static void on_record(void *ud, const singa_record *r)
     else
         fprintf(f, "{\"step\": %d, \"phase\": \"%s\", \"group\": %d, \"loss\": %s, \"accuracy\": %s, \"images_per_sec\": %.6g}\n",
                 r->step, phase, r->group, l_s[0] ? l_s : "null", a_s[0] ? a_s : "null", r->images_per_sec);
+    if (!rp->opts->metrics_csv && rp->stats && r->phase == SINGA_PHASE_TRAIN && r->group == 0)
+        write_workers(f, r->step, rp->stats);
     fflush(f);
 }
 
@@ -572,9 +596,45 @@ static int l_summary(lua_State *L)
     return 2;
 }
 
+/* The workers' step times (singa/stats.h) as the field workers of singa.stats(): { {rank, host,
+ * group, id, steps, window, compute, send, wait, bridge, work, step, straggler, share}, ... }. */
+static void push_workers(lua_State *L, const singa_stats *st)
+{
+    singa_worker_time rows[256];
+    int n = st ? singa_stats_workers(st, rows, 256) : 0;
+    n = n < 256 ? n : 256;
+    lua_createtable(L, n, 0);
+    for (int i = 0; i < n; i++) {
+        const singa_worker_time *w = &rows[i];
+        lua_createtable(L, 0, 14);
+        const struct { const char *name; lua_Integer v; } ints[] = {
+            {"rank", w->rank}, {"group", w->group}, {"id", w->id}, {"steps", (lua_Integer)w->steps},
+            {"window", w->window},
+        };
+        for (size_t k = 0; k < sizeof ints / sizeof *ints; k++) {
+            lua_pushinteger(L, ints[k].v);
+            lua_setfield(L, -2, ints[k].name);
+        }
+        const struct { const char *name; double v; } nums[] = {
+            {"compute", w->compute}, {"send", w->send}, {"wait", w->wait}, {"bridge", w->bridge},
+            {"work", w->work},       {"step", w->step}, {"share", w->share},
+        };
+        for (size_t k = 0; k < sizeof nums / sizeof *nums; k++) {
+            lua_pushnumber(L, nums[k].v);
+            lua_setfield(L, -2, nums[k].name);
+        }
+        lua_pushstring(L, w->host);
+        lua_setfield(L, -2, "host");
+        lua_pushboolean(L, w->straggler);
+        lua_setfield(L, -2, "straggler");
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_setfield(L, -2, "workers");
+}
+
 /* The runtime's traffic: { rank, dropped, traffic = { {type, peer, sent, received, bytes_sent,
- * bytes_received, pending, wait}, ... } }; an empty traffic list for a job of one process and
- * thread pair. */
+ * bytes_received, pending, wait}, ... }, workers = (push_workers) }; empty lists for a job of one
+ * process and thread pair. */
 static void push_stats(lua_State *L, const singa_stats *st)
 {
     singa_traffic rows[256];
@@ -607,6 +667,7 @@ static void push_stats(lua_State *L, const singa_stats *st)
         lua_rawseti(L, -2, i + 1);
     }
     lua_setfield(L, -2, "traffic");
+    push_workers(L, st);
 }
 
 /* singa.train(job) -> { steps, seconds, train = {...}, test = {...}, validation = {...} } */
@@ -664,14 +725,22 @@ static int l_train(lua_State *L)
         lua_pushlightuserdata(L, (void *)&finished_key);
         return lua_error(L);
     }
+    const singa_lua_opts *o = get_opts(L);
+    if (o->trace && lua_getfield(L, 1, "trace") == LUA_TNIL) { /* --trace: the job's own field wins */
+        lua_pushstring(L, o->trace);
+        lua_setfield(L, 1, "trace");
+        lua_pushstring(L, o->trace_steps);
+        lua_setfield(L, 1, "trace_steps");
+    }
+    if (o->trace)
+        lua_pop(L, 1);
     singa_job *job = create_job(L);
-    reporter rp = {.opts = get_opts(L), .groups = singa_job_cluster(job) ? singa_job_cluster(job)->nworker_groups : 1};
+    reporter rp = {.opts = get_opts(L), .groups = singa_job_cluster(job) ? singa_job_cluster(job)->nworker_groups : 1,
+                   .stats = singa_job_stats(job)};
     singa_job_hooks hooks = {.ud = &rp, .record = on_record, .step = on_step, .log = on_log};
     const singa_lua_host *host = rp.opts->host; /* the workbench: it may hold the start, and steers */
-    if (host) {
+    if (host)
         hooks.checkpoint = on_checkpoint;
-        hooks.control = host->hooks.control;
-    }
     singa_result res;
     singa_err err = {{0}};
     int rc;
@@ -682,10 +751,12 @@ static int l_train(lua_State *L)
     lua_setfield(L, LUA_REGISTRYINDEX, LIVE_JOB_KEY);
     if (lock)
         pthread_mutex_unlock(lock);
-    if (host && host->job_start && host->job_start(host->hooks.ud, job) < 0)
+    if (host && host->job_start && host->job_start(host->hooks.ud, job) < 0) {
         rc = singa_err_set(&err, "singa.train: the job was cancelled before it started");
-    else
+    } else {
+        hooks.control = host ? host->hooks.control : NULL; /* job_start may have set it (a job that listens) */
         rc = singa_job_run(job, &hooks, &res, &err);
+    }
     if (host && host->job_end)
         host->job_end(host->hooks.ud, job, rc, &err);
     if (lock)
@@ -695,6 +766,13 @@ static int l_train(lua_State *L)
     lua_pushnil(L);
     lua_setfield(L, LUA_REGISTRYINDEX, LIVE_JOB_KEY);
     clear_line(&rp);
+    if (rc == SINGA_JOB_LOST) {
+        lua_getfield(L, LUA_REGISTRYINDEX, OPTS_KEY);
+        singa_lua_opts *opts = lua_touserdata(L, -1);
+        lua_pop(L, 1);
+        if (opts)
+            opts->lost = 1;
+    }
     if (rc < 0) {
         singa_job_free(job);
         return raise(L, err.msg);
@@ -1001,6 +1079,7 @@ int luaopen_singa_core(lua_State *L)
         {"params", l_params},
         {"summary", l_summary},
         {"export_onnx", singa_lua_export_onnx},
+        {"plot", singa_lua_plot},
         {NULL, NULL},
     };
     singa_registry **reg = lua_newuserdatauv(L, sizeof *reg, 0);

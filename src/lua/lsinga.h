@@ -12,7 +12,7 @@
  * hooks besides its own printing, gives the job hooks.control, and calls job_start and job_end
  * around the run, both without the lock held. */
 typedef struct singa_lua_host {
-    singa_job_hooks hooks; /* record, step, checkpoint (ud: hooks.ud) and control */
+    singa_job_hooks hooks; /* record, step, log, checkpoint (ud: hooks.ud) and control (read after job_start) */
     /* The job is built but not yet trained: may wait (for the user's start key); a value < 0
      * cancels the run and singa.train raises an error. */
     int (*job_start)(void *ud, const singa_job *job);
@@ -29,6 +29,7 @@ typedef struct singa_lua_opts {
     int dot;           /* --dot: singa.train prints the job's partitioned graph as DOT, then ends it */
     int summary;       /* --summary: singa.train prints the job's net summary, then ends it */
     const char *export_onnx; /* --export-onnx FILE: singa.train exports the job's model there, then ends it */
+    const char *trace, *trace_steps; /* --trace, --trace-steps: the fields of every job singa.train runs that lacks them */
     /* Which OS thread may run Lua code on the state: the host holds it while its script runs;
      * singa.train lets it go for the length of the job, and the job's callbacks (kLua updaters
      * and schedules, called from worker and server threads) take it for each call, as does an
@@ -37,6 +38,9 @@ typedef struct singa_lua_opts {
     /* Folders (colon-separated) whose plugins are loaded when the module opens, or NULL. */
     const char *plugin_path;
     const singa_lua_host *host; /* the workbench, or NULL */
+    /* Set by singa.train: an elastic job ended because it lost a process (SINGA_JOB_LOST), so
+     * the program exits with SINGA_EXIT_LOST. */
+    int lost;
 } singa_lua_opts;
 
 int luaopen_singa_core(lua_State *L);

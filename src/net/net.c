@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/trace.h"
 #include "layers/param_state.h"
 #include "net/parts.h"
 #include "net/topo.h"
@@ -571,7 +572,7 @@ int singa_net_forward_layers(singa_net *net, singa_err *err)
         singa_layer *l = net->layers[i];
         if (net->parts && singa_parts_wait(net->parts, net, i, false, err) < 0)
             return -1;
-        double t0 = net->profile ? seconds() : 0;
+        double t0 = net->profile || net->trace ? seconds() : 0;
         singa_running before = singa_running_enter(l, "forward", NULL);
         int rc = l->type->forward(l, net->phase, err);
         singa_running_leave(before);
@@ -579,6 +580,8 @@ int singa_net_forward_layers(singa_net *net, singa_err *err)
             return -1;
         if (net->profile)
             l->forward_seconds += seconds() - t0;
+        if (net->trace)
+            singa_trace_span(net->trace, "forward", l->name, t0, seconds());
         if (net->progress)
             atomic_fetch_add_explicit(net->progress, 1, memory_order_relaxed);
         if (net->parts)
@@ -617,7 +620,7 @@ int singa_net_backward_layers(singa_net *net, singa_err *err)
         if (net->parts && singa_parts_wait(net->parts, net, i, true, err) < 0)
             return -1;
         if (l->needs_grad && l->type->backward) {
-            double t0 = net->profile ? seconds() : 0;
+            double t0 = net->profile || net->trace ? seconds() : 0;
             if (!l->grad_written && !(l->type->flags & SINGA_LAYER_LOSS) && l->grad.data)
                 singa_tensor_fill(&l->grad, 0.0f); /* no destination contributed */
             singa_running before = singa_running_enter(l, "backward", NULL);
@@ -625,6 +628,8 @@ int singa_net_backward_layers(singa_net *net, singa_err *err)
             singa_running_leave(before);
             if (net->profile)
                 l->backward_seconds += seconds() - t0;
+            if (net->trace)
+                singa_trace_span(net->trace, "backward", l->name, t0, seconds());
             if (net->progress)
                 atomic_fetch_add_explicit(net->progress, 1, memory_order_relaxed);
         }

@@ -60,6 +60,13 @@ static void bridge_count(void *ud, const singa_layer *l, const singa_layer *y, b
         snprintf(peer, sizeof peer, "worker %d.%d (rank %d)", l->net->split.group, k, b->owner[k]);
     size_t floats = remote ? 0 : backward ? l->grad.size : y->data.size;
     singa_stats_count(b->stats, backward ? "bridge-grad" : "bridge", peer, false, floats * sizeof(float), 0, waited);
+    /* The step times count the waits of the location its worker's thread runs (the first of its
+     * process); the others' threads wait beside it. */
+    int me = l->net->location, first = me;
+    while (b->owner && first > 0 && b->owner[first - 1] == b->owner[me])
+        first--;
+    if (me == (b->owner ? first : 0))
+        singa_stats_bridge_wait(b->stats, l->net->split.group, me, waited);
 }
 
 static bool bridge_sends(void *ud, int x, bool backward)

@@ -17,8 +17,8 @@
 
 typedef char z85_key[41];
 
-struct rt_curve {
-    rt_ctx *rt;
+struct singa_curve {
+    void *zmq;
     z85_key secret, public, coordinator;
     uint8_t (*allowed)[32];
     int nallowed;
@@ -145,7 +145,7 @@ static void answer(rt_curve *c, void *rep)
 static void *zap_main(void *arg)
 {
     rt_curve *c = arg;
-    void *rep = zmq_socket(c->rt->zmq, ZMQ_REP);
+    void *rep = zmq_socket(c->zmq, ZMQ_REP);
     int zero = 0;
     c->bind_rc = !rep || zmq_setsockopt(rep, ZMQ_LINGER, &zero, sizeof zero) < 0 ||
                          zmq_bind(rep, "inproc://zeromq.zap.01") < 0
@@ -162,16 +162,15 @@ static void *zap_main(void *arg)
     return NULL;
 }
 
-int rt_curve_start(rt_ctx *rt, rt_curve **out, singa_err *err)
+int singa_curve_start(void *zmq_ctx, const singa_cluster *cl, singa_curve **out, singa_err *err)
 {
-    const singa_cluster *cl = rt->c;
     *out = NULL;
     if (!cl->curve_secret_key_file)
         return 0;
     rt_curve *c = calloc(1, sizeof *c);
     if (!c)
         return singa_err_set(err, "out of memory");
-    c->rt = rt;
+    c->zmq = zmq_ctx;
     atomic_init(&c->stop, false);
     if (read_secret(c, cl->curve_secret_key_file, err) < 0 || read_allowed(c, cl->curve_public_keys_dir, err) < 0)
         goto fail;
@@ -189,8 +188,6 @@ int rt_curve_start(rt_ctx *rt, rt_curve **out, singa_err *err)
     *out = c;
     if (c->bind_rc)
         return singa_err_set(err, "cluster.curve: cannot start the ZAP handler: %s", zmq_strerror(c->bind_rc));
-    rt_log(rt, "CURVE is on: traffic between processes is encrypted, and only the %d public key%s in %s may connect",
-             c->nallowed, c->nallowed == 1 ? "" : "s", cl->curve_public_keys_dir);
     return 0;
 fail:
     free(c->allowed);
@@ -198,7 +195,18 @@ fail:
     return -1;
 }
 
-void rt_curve_stop(rt_curve *c)
+int rt_curve_start(rt_ctx *rt, rt_curve **out, singa_err *err)
+{
+    const singa_cluster *cl = rt->c;
+    if (singa_curve_start(rt->zmq, cl, out, err) < 0)
+        return -1;
+    if (*out)
+        rt_log(rt, "CURVE is on: traffic between processes is encrypted, and only the %d public key%s in %s may connect",
+             (*out)->nallowed, (*out)->nallowed == 1 ? "" : "s", cl->curve_public_keys_dir);
+    return 0;
+}
+
+void singa_curve_stop(singa_curve *c)
 {
     if (!c)
         return;
@@ -213,7 +221,7 @@ const char *rt_curve_public(const rt_curve *c) { return c ? c->public : "-"; }
 
 const char *rt_curve_coordinator(const rt_curve *c) { return c->coordinator; }
 
-int rt_curve_server(const rt_curve *c, void *sock)
+int singa_curve_server(const singa_curve *c, void *sock)
 {
     int one = 1;
     if (!c)
@@ -234,4 +242,14 @@ int rt_curve_client(const rt_curve *c, void *sock, const char *server_key)
                    zmq_setsockopt(sock, ZMQ_CURVE_SECRETKEY, c->secret, 40) < 0
                ? -1
                : 0;
+}
+
+int singa_curve_client_file(void *sock, const char *secret_key_file, singa_err *err)
+{
+    rt_curve c = {0};
+    if (read_secret(&c, secret_key_file, err) < 0)
+        return -1;
+    if (rt_curve_client(&c, sock, c.public) < 0)
+        return singa_err_set(err, "cannot use the key %s: %s", secret_key_file, zmq_strerror(zmq_errno()));
+    return 0;
 }

@@ -34,7 +34,7 @@ const msg_kind msg_types[MSG_NTYPES] = {
     [MSG_READY] = {"ready"},
     [MSG_DONE] = {"done"},
     [MSG_FINISHED] = {"finished"},
-    [MSG_STOP] = {"stop"},
+    [MSG_STOP] = {"stop", MSG_IX_NONE, MSG_ARG_LOST},
     [MSG_ABORT] = {"abort"},
     [MSG_METRIC] = {"metric", MSG_IX_NONE, MSG_ARG_OF_STEP},
     [MSG_JOIN] = {"join"},
@@ -463,8 +463,37 @@ int msg_traffic_decode(const void *buf, size_t len, singa_traffic *rows, int max
     return n;
 }
 
+/* A worker's times: group, id, host as a fixed text field, steps, window, then the four means. */
+enum { WORKER_HOST = sizeof(((singa_worker_time *)0)->host) };
+_Static_assert(MSG_WORKER_ROW == 4 + WORKER_HOST + 12 + 4 * 8, "a worker row's size on the wire");
+
+static uint8_t *put_worker(uint8_t *p, const singa_worker_time *w)
+{
+    p = put16(put16(p, (uint16_t)w->group), (uint16_t)w->id);
+    memcpy(p, w->host, WORKER_HOST);
+    p = put32(put64(p + WORKER_HOST, w->steps), (uint32_t)w->window);
+    return put_double(put_double(put_double(put_double(p, w->compute), w->send), w->wait), w->bridge);
+}
+
+/* -1 for times that are not times. */
+static int get_worker(const uint8_t *p, singa_worker_time *w)
+{
+    *w = (singa_worker_time){.group = get16(p), .id = get16(p + 2)};
+    memcpy(w->host, p + 4, WORKER_HOST);
+    w->host[WORKER_HOST - 1] = 0;
+    p += 4 + WORKER_HOST;
+    w->steps = get64(p), w->window = (int)get32(p + 8);
+    p += 12;
+    w->compute = get_double(p), w->send = get_double(p + 8), w->wait = get_double(p + 16);
+    w->bridge = get_double(p + 24);
+    w->work = w->compute + w->send;
+    w->step = w->work + w->wait + w->bridge;
+    bool times = w->compute >= 0 && w->send >= 0 && w->wait >= 0 && w->bridge >= 0 && w->step < 1e9;
+    return times && w->window >= 0 && w->window <= SINGA_STEP_WINDOW ? 0 : -1;
+}
+
 /* A heartbeat: progress and the busy flag, then the controls (pause and stop flags, the lr
- * scale's bits) or traffic rows. */
+ * scale's bits) or the count of traffic rows, the rows and the workers' times. */
 enum { LIFE_BYTES = 5, CONTROL_BYTES = 1 + 8 };
 
 size_t msg_heartbeat_encode(const msg_heartbeat *h, uint8_t out[MSG_HEARTBEAT_MAX])
@@ -475,7 +504,10 @@ size_t msg_heartbeat_encode(const msg_heartbeat *h, uint8_t out[MSG_HEARTBEAT_MA
         *p++ = (uint8_t)(h->pause | h->stop << 1);
         p = put_double(p, h->lr_scale);
     } else if (h->carries == MSG_BEAT_TRAFFIC) {
+        p = put16(p, (uint16_t)h->nrows);
         p += msg_traffic_encode(h->rows, h->nrows, p);
+        for (int i = 0; i < h->nworkers; i++)
+            p = put_worker(p, &h->workers[i]);
     }
     return (size_t)(p - out);
 }
@@ -497,7 +529,14 @@ int msg_heartbeat_decode(msg_heartbeat *h, const void *buf, size_t len, bool fro
     }
     if (len > 0) {
         h->carries = MSG_BEAT_TRAFFIC;
-        h->nrows = msg_traffic_decode(p, len, h->rows, MSG_HEARTBEAT_ROWS);
+        size_t traffic = len < 2 ? len : 2 + (size_t)get16(p) * MSG_TRAFFIC_ROW, rest = len - traffic;
+        if (len < 2 || traffic > len || rest % MSG_WORKER_ROW || rest / MSG_WORKER_ROW > MSG_HEARTBEAT_WORKERS)
+            return -2;
+        h->nrows = msg_traffic_decode(p + 2, traffic - 2, h->rows, MSG_HEARTBEAT_ROWS);
+        h->nworkers = (int)(rest / MSG_WORKER_ROW);
+        for (int i = 0; i < h->nworkers; i++)
+            if (get_worker(p + traffic + (size_t)i * MSG_WORKER_ROW, &h->workers[i]) < 0)
+                return -2;
         return h->nrows < 0 ? -2 : 0;
     }
     return 0;

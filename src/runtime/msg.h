@@ -28,7 +28,7 @@
  *   ready            stub -> W                  -              -
  *   done             W -> stub; stub => 0       -              -
  *   finished         W0.0 -> stub; 0 => stub    -              msg_result
- *   stop             stub -> W, S; stub => stub -              text: why (none: a good end)
+ *   stop             stub -> W, S; stub => stub lost           text: why (none: a good end)
  *   abort            W, S, stub -> stub         -              text: why
  *   metric           W => 0                     of_step        msg_record
  *   join             stub => 0                  -              text (peers.c)
@@ -126,7 +126,8 @@ typedef struct msg {
     /* The header's count slot, likewise. */
     uint32_t count;  /* update to a server: gradient contributions summed into it */
     int32_t edge;    /* bridge-grad: the source of the layer whose gradient it is */
-    bool lost;       /* checkpoint-reply: rank 0's stub answers for a server lost before it wrote */
+    bool lost;       /* checkpoint-reply: rank 0's stub answers for a server lost before it wrote;
+                      * stop: the job ends because a process was lost */
     bool of_step;    /* metric: a step's record (else a result's) */
     uint64_t ptr;    /* MSG_F_PTR: a buffer of this process */
     /* A slice's elements [offset, offset + len): those an update to a server carries (the rest
@@ -222,10 +223,15 @@ int msg_record_decode(singa_record *r, singa_metrics *metrics, const void *buf, 
 /* Another process's traffic rows, which its heartbeats carry to rank 0. */
 enum { MSG_TRAFFIC_ROW = 24 + 24 + 6 * 8 };
 
+/* A worker's step times (singa_worker_time without its rank and what follows from the rest). */
+enum { MSG_WORKER_ROW = 2 + 2 + 32 + 8 + 4 + 4 * 8 };
+
 /* A heartbeat (peers.c): the sender's progress and whether its workers and servers are busy;
  * then, from rank 0, its host's controls, or, to rank 0, at most MSG_HEARTBEAT_ROWS of the
- * sender's traffic rows. */
-enum { MSG_HEARTBEAT_ROWS = 64, MSG_HEARTBEAT_MAX = 5 + MSG_HEARTBEAT_ROWS * MSG_TRAFFIC_ROW };
+ * sender's traffic rows (their count first) and at most MSG_HEARTBEAT_WORKERS of its workers'
+ * step times. */
+enum { MSG_HEARTBEAT_ROWS = 64, MSG_HEARTBEAT_WORKERS = 32,
+       MSG_HEARTBEAT_MAX = 5 + 2 + MSG_HEARTBEAT_ROWS * MSG_TRAFFIC_ROW + MSG_HEARTBEAT_WORKERS * MSG_WORKER_ROW };
 typedef enum { MSG_BEAT_LIFE, MSG_BEAT_CONTROL, MSG_BEAT_TRAFFIC } msg_beat;
 typedef struct msg_heartbeat {
     uint32_t progress;
@@ -235,6 +241,8 @@ typedef struct msg_heartbeat {
     double lr_scale;
     int nrows;         /* MSG_BEAT_TRAFFIC */
     singa_traffic rows[MSG_HEARTBEAT_ROWS];
+    int nworkers;
+    singa_worker_time workers[MSG_HEARTBEAT_WORKERS];
 } msg_heartbeat;
 size_t msg_heartbeat_encode(const msg_heartbeat *h, uint8_t out[MSG_HEARTBEAT_MAX]);
 /* 0; -1 when even its life part is malformed; -2 when only what follows it is (h->progress and

@@ -108,7 +108,7 @@ static void *new_socket(rt_peers *p, int type, singa_err *err)
             zmq_close(s);
         return NULL;
     }
-    if (type == ZMQ_ROUTER && rt_curve_server(p->curve, s) < 0) {
+    if (type == ZMQ_ROUTER && singa_curve_server(p->curve, s) < 0) {
         fail_zmq(err, "cannot make a CURVE server socket", "for the other processes");
         zmq_close(s);
         return NULL;
@@ -279,12 +279,13 @@ static int take_join(rt_peers *p, bool *joined, bool *bad, singa_err *err)
 static int send_peers(rt_peers *p, singa_err *err)
 {
     const rt_ctx *rt = p->rt;
-    size_t len = 0, cap = (sizeof(endpoint) + sizeof(key) + sizeof(ident)) * (size_t)rt->nprocs;
+    size_t len = 0, cap = (sizeof(endpoint) + sizeof(key) + sizeof(ident)) * (size_t)rt->nprocs + 64;
     char *list = malloc(cap);
     if (!list)
         return singa_err_set(err, "out of memory");
     for (int r = 0; r < rt->nprocs; r++)
         len += (size_t)snprintf(list + len, cap - len, "%s %s %s\n", p->endpoints[r], p->keys[r], p->ids[r]);
+    len += (size_t)snprintf(list + len, cap - len, "clock %.9f\n", rt_now()); /* the others' traces align to it */
     /* At the meeting every process waits for the list at its DEALER to the coordinator; later only
      * one that rejoins does, and hears last: the others, whose stubs read their ROUTERs, know it
      * first. */
@@ -410,6 +411,23 @@ static int take_peers(rt_peers *p, const char *data, size_t len, bool known)
     return got;
 }
 
+/* The line "clock <seconds>" after the list: rank 0's clock when it sent it.  The offset to it
+ * is off by the time the list took on the way (about a millisecond on a loaded machine's
+ * loopback).  Not NTP's two legs: the join's leg includes setting up the connection, up to
+ * ZeroMQ's reconnect interval when rank 0 listens late, which made it tens of ms worse. */
+static void take_clock(rt_ctx *rt, const char *data, size_t len)
+{
+    for (size_t i = 0; i + 7 < len; i++)
+        if (memcmp(data + i, "\nclock ", 7) == 0) {
+            char at[40];
+            size_t n = len - i - 7 < sizeof at - 1 ? len - i - 7 : sizeof at - 1;
+            memcpy(at, data + i + 7, n);
+            at[n] = 0;
+            rt->clock_offset = strtod(at, NULL) - rt_now();
+            return;
+        }
+}
+
 static int meet_as_member(rt_peers *p, singa_err *err)
 {
     rt_ctx *rt = p->rt;
@@ -453,6 +471,8 @@ static int meet_as_member(rt_peers *p, singa_err *err)
             return -1;
         }
         int got = rc == 0 && m.type == MSG_PEERS ? take_peers(p, data, len, false) : 0;
+        if (got == rt->nprocs)
+            take_clock(rt, data, len);
         zmq_msg_close(&payload);
         if (got == rt->nprocs && rt->launch.rejoin && m.step >= 0) {
             rt->rejoined_at = rt->resume_step;
@@ -527,7 +547,7 @@ void rt_peers_close(rt_peers *p)
             zmq_close(p->monitor[r]);
     if (p->router)
         zmq_close(p->router);
-    rt_curve_stop(p->curve);
+    singa_curve_stop(p->curve);
     free(p->dealer);
     free(p->endpoints);
     free(p->keys);
@@ -665,6 +685,7 @@ int rt_peers_recv(rt_peers *p, msg *m, zmq_msg_t *payload)
         if (p->rt->rank != 0)
             return 1;
         singa_stats_put(p->rt->stats, r, h.rows, h.nrows);
+        singa_stats_put_workers(p->rt->stats, r, h.workers, h.nworkers);
     }
     return 2;
 }
@@ -683,6 +704,7 @@ double rt_peers_tick(rt_peers *p)
         if (rt->rank) {
             own.carries = MSG_BEAT_TRAFFIC;
             own.nrows = singa_stats_own(rt->stats, own.rows, MSG_HEARTBEAT_ROWS);
+            own.nworkers = singa_stats_own_workers(rt->stats, own.workers, MSG_HEARTBEAT_WORKERS);
         } else if (rt->control) {
             own.carries = MSG_BEAT_CONTROL;
             own.pause = atomic_load(&rt->control->pause);

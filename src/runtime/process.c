@@ -27,15 +27,18 @@
 #include "singa/plugin.h"
 #include "singa/tensor.h"
 
-void rt_fail(rt_ctx *rt, const singa_err *err)
+void rt_fail_as(rt_ctx *rt, const singa_err *err, bool lost)
 {
     pthread_mutex_lock(&rt->lock);
     if (!rt->failed) {
         rt->failed = true;
+        rt->lost = lost;
         rt->err = *err;
     }
     pthread_mutex_unlock(&rt->lock);
 }
+
+void rt_fail(rt_ctx *rt, const singa_err *err) { rt_fail_as(rt, err, false); }
 
 bool rt_failed(rt_ctx *rt)
 {
@@ -276,6 +279,17 @@ static int rejoin_check(rt_ctx *rt, singa_err *err)
     return 0;
 }
 
+/* An elastic job restarted by `--procs` on the processes left, as its log tells. */
+static void log_restart(rt_ctx *rt, bool resumed)
+{
+    const char *lost = rt->launch.lost;
+    char from[64];
+    snprintf(from, sizeof from, "resuming step %d", rt->resume_step);
+    rt_log(rt, "elastic restart %d of %d: %s %s lost, %s on %d process%s", rt->launch.restart, rt->c->max_restarts,
+           strchr(lost, ',') ? "ranks" : "rank", *lost ? lost : "?", resumed ? from : "no checkpoint yet: starting from step 0",
+           rt->nprocs, rt->nprocs == 1 ? "" : "es");
+}
+
 /* Before any thread starts, in every process: with resume, the newest checkpoint (of any
  * topology) that is whole, verifies and fits, read by every process from checkpoint_path, which
  * they must share, so all choose the same; without, a folder that holds no checkpoint, since a
@@ -289,8 +303,8 @@ static int ckpt_setup(rt_ctx *rt, singa_job *job, singa_err *err)
     if (singa_mkdirs(rt->ckpt_dir, err) < 0 || singa_ckpt_dir_files(rt->ckpt_dir, &files, &n, err) < 0)
         return singa_err_prefix(err, "job: checkpoint_path: ");
     /* A process that rejoins takes its groups' state from the newest whole checkpoint, which this
-     * run wrote (rank 0 refused an earlier run's files at the start). */
-    bool resume = singa_conf_bool(rt->conf, "resume", false) || rt->launch.rejoin;
+     * run wrote (rank 0 refused an earlier run's files at the start); an elastic restart goes on. */
+    bool resume = singa_conf_bool(rt->conf, "resume", false) || rt->launch.rejoin || rt->launch.restart > 0;
     int rc = 0;
     if (n && !resume)
         rc = singa_err_set(err, "checkpoint_path '%s' holds checkpoints of an earlier run (newest: step %llu); a "
@@ -330,6 +344,8 @@ static int ckpt_setup(rt_ctx *rt, singa_job *job, singa_err *err)
     } else if (rc == 0 && resume) {
         rt_log(rt, "resume: no checkpoint in '%s', starting from step 0", rt->ckpt_dir);
     }
+    if (rc == 0 && rt->launch.restart > 0)
+        log_restart(rt, found == 0);
     if (found != 0)
         drop_resumed(rt);
     if (rc == 0 && rt->rank == 0) /* nothing writes yet: no process trains before rank 0 has met all */
@@ -829,11 +845,38 @@ static int open_log(rt_ctx *rt, singa_err *err)
     return 0;
 }
 
-int singa_runtime_run(singa_job *job, const singa_job_hooks *hooks, singa_result *res, singa_err *err)
+/* An elastic job that lost a process: it may restart while enough processes are left and
+ * restarts remain (`--procs` counts them; under another launcher its relaunches are the user's). */
+static int lost_end(const rt_ctx *rt, singa_err *err)
+{
+    const singa_cluster *c = rt->c;
+    int lost = 0;
+    for (int r = 0; r < rt->nprocs; r++)
+        lost += singa_stats_rank_lost(rt->stats, r);
+    int left = rt->nprocs - (lost > 0 ? lost : 1);
+    if (left < c->elastic_min) {
+        singa_appendf(err->msg, sizeof err->msg, "; the job cannot restart: %d process%s would be left, fewer than "
+                      "cluster.elastic.min = %d", left, left == 1 ? "" : "es", c->elastic_min);
+        return -1;
+    }
+    if (rt->launch.restart >= c->max_restarts) {
+        singa_appendf(err->msg, sizeof err->msg, "; the job cannot restart: its restarts are used up (%d of "
+                      "cluster.elastic.max_restarts = %d)", rt->launch.restart, c->max_restarts);
+        return -1;
+    }
+    singa_appendf(err->msg, sizeof err->msg, "; the job can restart from its newest checkpoint on the processes left "
+                  "(elastic, exit status %d)", SINGA_EXIT_LOST);
+    return SINGA_JOB_LOST;
+}
+
+/* How long rank 0 waits for the other ranks' traces at the end (they write them once stopped). */
+enum { TRACE_WAIT = 10 };
+
+int singa_runtime_run(singa_job *job, const singa_job_hooks *hooks, singa_trace *trace, singa_result *res, singa_err *err)
 {
     static const singa_job_hooks none;
     rt_ctx rt = {.c = singa_job_cluster(job), .conf = singa_job_conf(job), .hooks = hooks ? hooks : &none,
-                  .stats = singa_job_stats(job)};
+                  .stats = singa_job_stats(job), .trace = trace};
     if (rt_launch_read(&rt.launch, rt.c, err) < 0)
         return -1;
     rt.rank = rt.launch.rank;
@@ -847,6 +890,8 @@ int singa_runtime_run(singa_job *job, const singa_job_hooks *hooks, singa_result
     rt.ckpt_keep = singa_conf_int(rt.conf, "checkpoint_keep", 3);
     singa_registry_plugin_ids(singa_job_registry(job), rt.plugins, sizeof rt.plugins);
     singa_stats_set_rank(rt.stats, rt.rank);
+    if (trace && rt.rank == 0)
+        singa_trace_clear_ranks(trace, rt.nprocs); /* an earlier run's would be merged */
     pthread_mutex_init(&rt.lock, NULL);
     snprintf(rt.endpoint, sizeof rt.endpoint, "inproc://singa-stub-%p", (void *)&rt);
     int rc = -1;
@@ -887,8 +932,13 @@ int singa_runtime_run(singa_job *job, const singa_job_hooks *hooks, singa_result
     }
     if (rc == 0) /* worker 0 of group 0, which tests, is always the first in rank 0 */
         *res = rt.rank == 0 ? rt.workers[0].res : rt.final;
-    else
+    else if (rt.lost && rt.c->elastic_min)
+        rc = lost_end(&rt, err);
+    if (rc < 0)
         log_line(&rt, err->msg, false, false);
+    singa_err terr;
+    if (trace && singa_trace_write(trace, rt.rank, rt.nprocs, rt.clock_offset, TRACE_WAIT, &terr) < 0)
+        log_line(&rt, terr.msg, true, true);
 out:
     if (rt.log)
         fclose(rt.log);

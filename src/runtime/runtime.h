@@ -14,14 +14,17 @@
 #include "singa/checkpoint.h"
 #include "singa/ckpt_set.h"
 #include "singa/cluster.h"
+#include "singa/curve.h"
 #include "singa/job.h"
 #include "core/stats.h"
+#include "core/trace.h"
 #include "singa/stats.h"
 #include "singa/updater.h"
 #include "train/train.h"
 
 /* Trains `job` (whose cluster is distributed) in this process's part of the cluster. */
-int singa_runtime_run(singa_job *job, const singa_job_hooks *hooks, singa_result *res, singa_err *err);
+/* trace: the job's timeline (singa/trace.h), or NULL. */
+int singa_runtime_run(singa_job *job, const singa_job_hooks *hooks, singa_trace *trace, singa_result *res, singa_err *err);
 
 /* A trained param's part held by one server of every server group.  Each server of a group owns
  * a contiguous, near-equal range of all the params laid end to end, so a small param lies on one
@@ -63,6 +66,8 @@ typedef struct rt_launch {
     char coordinator[256];
     const char *bind; /* the address the others listen on: cluster.bind, $SINGA_BIND or loopback */
     bool rejoin;      /* $SINGA_REJOIN=1: a lost process of a running job, started again */
+    int restart;      /* an elastic job's restart by `--procs` (0: the first run) */
+    const char *lost; /* the ranks the run before lost */
 } rt_launch;
 
 int rt_launch_read(rt_launch *l, const singa_cluster *c, singa_err *err);
@@ -92,6 +97,9 @@ typedef struct rt_worker {
     bool collecting;
     singa_metrics early;
     int nearly;
+    /* The step's times (singa_stats_step): when its passes began, and the sends so far. */
+    double step_began, sending;
+    singa_trace_buf *trace; /* this thread's, or NULL */
 } rt_worker;
 
 typedef struct rt_server rt_server;
@@ -139,6 +147,7 @@ struct rt_ctx {
     pthread_mutex_t lock; /* hooks and the first error */
     singa_err err;
     bool failed;
+    bool lost; /* the failure is a lost process's (an elastic job may restart) */
     singa_stats *stats;
     /* Checkpoints (process.c): checkpoint_path's first entry (NULL: none), checkpoint_keep, the
      * step every thread of every process starts from (0 for a fresh start; puts and gets carry
@@ -157,6 +166,10 @@ struct rt_ctx {
      * (an endless loop in a kLua updater) from one that waits or works. */
     atomic_int busy;
     atomic_uint progress;
+    /* The job's timeline (NULL: none), and what turns this process's clock into rank 0's
+     * (measured when the processes meet: peers.c). */
+    singa_trace *trace;
+    double clock_offset;
 };
 /* Sandblaster in one process with kSGD and momentum: the workers' backward passes write into the
  * servers' momentum history (history.c).  Setup decides and prepares it, after the servers. */
@@ -174,12 +187,10 @@ void rt_history_publish(rt_ctx *rt, int step, float rate);
 
 /* CURVE and its ZAP handler (curve.c), when the job has cluster.curve; without, *out is NULL
  * and the functions below do nothing. */
-typedef struct rt_curve rt_curve;
+typedef struct singa_curve rt_curve; /* singa/curve.h */
 int rt_curve_start(rt_ctx *rt, rt_curve **out, singa_err *err);
-void rt_curve_stop(rt_curve *c);
 const char *rt_curve_public(const rt_curve *c); /* Z85; "-" without CURVE */
 const char *rt_curve_coordinator(const rt_curve *c);
-int rt_curve_server(const rt_curve *c, void *sock);
 int rt_curve_client(const rt_curve *c, void *sock, const char *server_key);
 
 /* The link to the other processes (peers.c), used by the stub only. */
@@ -241,8 +252,9 @@ bool rt_ckpt_due(const rt_ctx *rt, int step);
  * is synchronous, or another process needs one of its servers or shares a worker group with it. */
 bool rt_loss_ends_job(const rt_ctx *rt, int r);
 
-/* Records the first failure of any thread. */
+/* Records the first failure of any thread; _as says whether it is a lost process's. */
 void rt_fail(rt_ctx *rt, const singa_err *err);
+void rt_fail_as(rt_ctx *rt, const singa_err *err, bool lost);
 bool rt_failed(rt_ctx *rt);
 /* Where the runtime's threads live. */
 int rt_worker_proc(const rt_ctx *rt, int group, int id);

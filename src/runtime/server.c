@@ -87,6 +87,7 @@ typedef struct srv_slice {
 struct rt_server {
     rt_ctx *rt;
     int group, id;
+    singa_trace_buf *trace; /* this thread's, or NULL */
     int first_group, ngroups; /* the worker groups it serves */
     singa_params store;       /* one param per slice, for the updater */
     singa_updater *upd;
@@ -486,16 +487,28 @@ static bool from_group(const rt_server *s, const msg *m)
     return m->src.group >= s->first_group && m->src.group < s->first_group + s->ngroups;
 }
 
+static int apply_slice(rt_server *s, srv_slice *x, pending *p, int need, singa_err *err);
+
 /* Every contribution to a step of the slice is in: the updater applies their sum, or the
- * momentum history the workers wrote (history.c). */
+ * momentum history the workers wrote (history.c); a span of the server's trace. */
 static int apply_step(rt_server *s, srv_slice *x, pending *p, int need, singa_err *err)
 {
     const rt_ctx *rt = s->rt;
-    size_t n = rt->slices[x->slice].len;
     const singa_job_control *ctl = s->rt->control; /* the host's lr scale, as in a local job */
     if (ctl)
         singa_updater_set_lr_scale(s->upd, (float)atomic_load(&ctl->lr_scale));
     msg_loan_wait(&x->lent);
+    double t0 = rt_now();
+    singa_trace_step(s->trace, p->step);
+    int rc = apply_slice(s, x, p, need, err);
+    singa_trace_span(s->trace, "update", rt->params[rt->slices[x->slice].param].name, t0, rt_now());
+    return rc;
+}
+
+static int apply_slice(rt_server *s, srv_slice *x, pending *p, int need, singa_err *err)
+{
+    const rt_ctx *rt = s->rt;
+    size_t n = rt->slices[x->slice].len;
     if (rt->params[rt->slices[x->slice].param].hist) { /* the workers wrote h = m h - lr g */
         if (singa_updater_apply_history(s->upd, x->store, p->step, err) < 0)
             return singa_err_prefix(err, "server %d.%d: ", s->group, s->id);
@@ -721,7 +734,10 @@ static int on_checkpoint(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *pa
     if (m->src.group != 0 || m->src.id != 0 || m->src.proc != 0 || !rt->ckpt_dir || m->step < 0 ||
         m->step > s->last_step + 1)
         return 1;
-    if (write_shard(s, m->step, err) < 0)
+    double t0 = rt_now();
+    int written = write_shard(s, m->step, err);
+    singa_trace_span(s->trace, "checkpoint", "checkpoint shard", t0, rt_now());
+    if (written < 0)
         return -1;
     msg r = {.type = MSG_CKPT_REPLY, .src = self(s), .dst = {ENT_WORKER, 0, 0, 0}, .step = m->step,
              .server = s->group * rt->c->nservers_per_group + s->id};
@@ -815,6 +831,9 @@ void *rt_server_main(void *arg)
     singa_err err;
     if (!(s->sock = rt_connect(rt, ENT_SERVER, s->group, s->id, &err)))
         return NULL;
+    char track[32];
+    snprintf(track, sizeof track, "server %d.%d", s->group, s->id);
+    s->trace = singa_trace_thread(rt->trace, track);
     bool failed = false;
     for (;;) {
         msg m;

@@ -67,6 +67,7 @@ typedef struct stub_group {
 
 struct rt_stub {
     rt_ctx *rt;
+    singa_trace_buf *trace; /* this thread's, or NULL */
     void *router;
     rt_peers *peers;     /* the other processes, when there are any */
     stub_group *groups;
@@ -257,13 +258,13 @@ static void to_peers(rt_stub *s, msg m, const void *payload, size_t nbytes)
 }
 
 /* A failure here ends the job everywhere, each process naming where it began. */
-static void fail_everywhere(rt_stub *s, const singa_err *e)
+static void fail_everywhere(rt_stub *s, const singa_err *e, bool lost)
 {
     char why[sizeof e->msg + 16];
-    rt_fail(s->rt, e);
+    rt_fail_as(s->rt, e, lost);
     stop_all(s, e->msg);
     snprintf(why, sizeof why, "rank %d: %s", s->rt->rank, e->msg);
-    to_peers(s, (msg){.type = MSG_STOP, .src = stub_addr(s, 0)}, why, strlen(why));
+    to_peers(s, (msg){.type = MSG_STOP, .src = stub_addr(s, 0), .lost = lost}, why, strlen(why));
 }
 
 /* A slice's values in group g's copy here. */
@@ -613,7 +614,7 @@ static void on_lost(rt_stub *s, int r, rt_loss why)
         singa_err_set(&e, "rank %d (%s) at %s sent nothing for %g s (heartbeat_timeout): it died, hung or was stopped",
                       r, role, rt_peers_endpoint(s->peers, r), rt->c->heartbeat_timeout);
     if (rt_loss_ends_job(rt, r)) {
-        fail_everywhere(s, &e);
+        fail_everywhere(s, &e, true);
         return;
     }
     rt_log(rt, "%s; the job goes on without it", e.msg);
@@ -825,7 +826,7 @@ static void on_abort(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
 {
     singa_err e;
     singa_err_set(&e, "%.*s", (int)zmq_msg_size(payload), (const char *)zmq_msg_data(payload));
-    fail_everywhere(s, &e);
+    fail_everywhere(s, &e, false);
 }
 
 static void on_stop(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
@@ -833,7 +834,7 @@ static void on_stop(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
     singa_err e;
     size_t len = zmq_msg_size(payload);
     singa_err_set(&e, "%.*s", (int)len, len ? (const char *)zmq_msg_data(payload) : "another process stopped the job");
-    rt_fail(s->rt, &e);
+    rt_fail_as(s->rt, &e, m->lost);
     stop_all(s, e.msg);
 }
 
@@ -991,8 +992,13 @@ static int receive(rt_stub *s, bool remote)
     msg m;
     zmq_msg_t payload;
     int rc = remote ? rt_peers_recv(s->peers, &m, &payload) : msg_recv(s->router, true, id, sizeof id, &m, &payload);
-    if (rc == 0)
+    if (rc == 0) {
+        double t0 = rt_now();
         handle(s, &m, &payload, remote);
+        if (m.step > 0) /* not the life of the processes (heartbeats, hellos) */
+            singa_trace_step(s->trace, m.step);
+        singa_trace_span(s->trace, "stub", msg_type_name(m.type), t0, rt_now());
+    }
     else if (rc == 3)
         on_rejoin(s);
     else if (rc == 1)
@@ -1024,6 +1030,7 @@ void *rt_stub_main(void *arg)
     rt_ctx *rt = arg;
     rt_stub *s = rt->stub;
     singa_err e;
+    s->trace = singa_trace_thread(rt->trace, "stub");
     if (open_router(s, &e) < 0) {
         rt_fail(rt, &e);
         return NULL;

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "runtime/runtime.h"
 #include "layers/param_state.h"
@@ -24,7 +23,11 @@ static void send_update(rt_worker *w, int k)
     msg m = {.type = MSG_UPDATE, .flags = MSG_F_PTR, .src = self(w),
              .dst = {ENT_STUB, (uint16_t)w->group, 0, (uint16_t)w->rt->rank}, .param = k, .step = w->step_sent,
              .count = 1, .ptr = (uint64_t)(uintptr_t)p->grad.data};
+    double t = rt_now(), sent;
     rt_send(w->sock, &m, NULL, 0);
+    sent = rt_now();
+    w->sending += sent - t;
+    singa_trace_span(w->trace, "send", p->name, t, sent);
     w->sent[k] = true;
 }
 
@@ -178,6 +181,7 @@ static int after_backward(void *ud, int step, singa_err *err)
 {
     rt_worker *w = ud;
     singa_params *ps = singa_job_params(w->job);
+    double passes = rt_now() - w->step_began - w->sending; /* the sends during backward are not compute */
     exchange_metrics(w, step);
     for (int k = 0; k < w->rt->nparams; k++) {
         if (w->sent[k])
@@ -199,15 +203,15 @@ static int after_backward(void *ud, int step, singa_err *err)
         send_update(w, k);
     }
     int left = w->rt->nparams;
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = rt_now();
     int rc = wait_for(w, MSG_UPDATE_REPLY, &left, err);
     w->collecting = false;
-    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double t1 = rt_now(), waited = t1 - t0;
+    singa_trace_span(w->trace, "wait", "wait for values", t0, t1);
     char peer[32];
     snprintf(peer, sizeof peer, "worker %d.%d", w->group, w->id);
-    singa_stats_count(w->rt->stats, msg_type_name(MSG_UPDATE_REPLY), peer, true, 0, 0,
-                     (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
+    singa_stats_count(w->rt->stats, msg_type_name(MSG_UPDATE_REPLY), peer, true, 0, 0, waited);
+    singa_stats_step(w->rt->stats, w->group, w->id, passes, w->sending, waited);
     memset(w->sent, 0, (size_t)w->rt->nparams * sizeof *w->sent);
     w->step_sent = step + 1;
     return rc;
@@ -287,7 +291,14 @@ static void send_profile(rt_worker *w)
 
 /* ---- the exchange (train/train.h): what the job's loop asks of its worker ---- */
 
-static int before_backward(void *ud, int step, singa_err *err) { return 0; }
+/* The step's passes begin. */
+static int before_backward(void *ud, int step, singa_err *err)
+{
+    rt_worker *w = ud;
+    w->step_began = rt_now();
+    w->sending = 0;
+    return 0;
+}
 
 /* The rates of the job's schedule, for its records: the servers apply them. */
 static float lr(void *ud, int step) { return singa_updater_lr(((rt_worker *)ud)->rates, step); }
@@ -465,6 +476,9 @@ void *rt_worker_main(void *arg)
     int one = 1;
     if (!(w->sock = rt_connect(rt, ENT_WORKER, w->group, w->id, &w->err)))
         return NULL;
+    char track[32];
+    snprintf(track, sizeof track, "worker %d.%d", w->group, w->id);
+    w->trace = singa_job_set_trace(w->job, rt->trace, track);
     bool lead = w->group == 0 && w->id == 0;
     singa_exchange x = {.ud = w, .before_backward = before_backward, .after_backward = after_backward, .lr = lr,
                         .set_lr_scale = set_lr_scale, .stop = stop, .checkpoint_asked = checkpoint_asked,
@@ -480,6 +494,7 @@ void *rt_worker_main(void *arg)
         w->rc = singa_job_loop(w->job, &w->hooks, &x, &w->res, &w->err);
         for (int k = 0; k < rt->nparams; k++) /* the script's job outlives this worker */
             singa_param_set_sink(w->params[k], NULL, NULL);
+        singa_job_set_trace(w->job, NULL, NULL);
         msg m = {.type = MSG_ABORT, .src = self(w), .dst = {ENT_STUB, 0, 0, (uint16_t)rt->rank}};
         if (w->rc < 0 && !w->stopped) { /* the stub stops everyone, then it is done */
             rt_send(w->sock, &m, w->err.msg, strlen(w->err.msg));

@@ -1,5 +1,9 @@
-/* The topology's fields, its rules and SINGA's placement of threads in processes. */
+/* The topology's fields, its rules and SINGA's placement of threads in processes; the rank and
+ * size a launcher gave this process, and an elastic job's topology fitted to that size. */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "singa/cluster.h"
 
@@ -12,7 +16,15 @@ const singa_field singa_cluster_fields[] = {
     {"coordinator", SINGA_FIELD_STR},         {"bind", SINGA_FIELD_STR},
     {"heartbeat_timeout", SINGA_FIELD_NUM},   {"framework", SINGA_FIELD_STR},
     {"join_timeout", SINGA_FIELD_NUM},        {"curve", SINGA_FIELD_TABLE},
-    {"shard_params", SINGA_FIELD_BOOL},       {NULL, 0},
+    {"shard_params", SINGA_FIELD_BOOL},       {"elastic", SINGA_FIELD_TABLE},
+    {"monitor", SINGA_FIELD_TABLE},
+    {NULL, 0},
+};
+
+static const singa_field elastic_fields[] = {
+    {"min", SINGA_FIELD_INT},
+    {"max_restarts", SINGA_FIELD_INT},
+    {NULL, 0},
 };
 
 static const singa_field curve_fields[] = {
@@ -58,6 +70,81 @@ static int check_per_procs(const char *what, int per_group, int ngroups, int per
     return 0;
 }
 
+static const char *const launchers[][2] = {
+    {"SINGA_RANK", "SINGA_SIZE"},
+    {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+    {"PMI_RANK", "PMI_SIZE"},
+    {"SLURM_PROCID", "SLURM_NTASKS"},
+};
+
+static int read_count(const char *name, long min, long *out, singa_err *err)
+{
+    const char *v = getenv(name);
+    char *end;
+    errno = 0;
+    long n = v ? strtol(v, &end, 10) : -1;
+    if (!v || errno || end == v || *end || n < min || n > 65535)
+        return singa_err_set(err, "launcher: $%s = '%s' is not a process count or rank", name, v ? v : "");
+    *out = n;
+    return 0;
+}
+
+int singa_launch_rank(int *rank, int *size, const char **from, singa_err *err)
+{
+    *rank = 0, *size = 1, *from = "no launcher";
+    for (size_t i = 0; i < sizeof launchers / sizeof *launchers; i++) {
+        if (!getenv(launchers[i][0]))
+            continue;
+        long r = 0, n = 0;
+        if (read_count(launchers[i][0], 0, &r, err) < 0 || read_count(launchers[i][1], 1, &n, err) < 0)
+            return -1;
+        if (r >= n)
+            return singa_err_set(err, "launcher: rank %ld from $%s is not below the size %ld from $%s", r,
+                                 launchers[i][0], n, launchers[i][1]);
+        *rank = (int)r, *size = (int)n, *from = launchers[i][0];
+        break;
+    }
+    return 0;
+}
+
+int singa_launch_restart(int *restart, const char **lost, singa_err *err)
+{
+    long n = 0;
+    *restart = 0;
+    *lost = getenv("SINGA_RESTART_LOST") ? getenv("SINGA_RESTART_LOST") : "";
+    if (getenv("SINGA_RESTART") && read_count("SINGA_RESTART", 0, &n, err) < 0)
+        return -1;
+    *restart = (int)n;
+    return 0;
+}
+
+/* cluster.elastic, and `--elastic MIN` ($SINGA_ELASTIC), which sets its min. */
+static int read_elastic(singa_cluster *c, const singa_conf *conf, singa_err *err)
+{
+    const singa_field *const schemas[] = {elastic_fields, NULL};
+    c->elastic_min = 0;
+    c->max_restarts = 3;
+    if (conf) {
+        if (singa_conf_check(conf, schemas, "cluster.elastic", err) < 0)
+            return -1;
+        if (!singa_conf_get(conf, "min"))
+            return singa_err_set(err, "cluster.elastic: needs 'min', the fewest processes the job goes on with");
+        c->elastic_min = singa_conf_int(conf, "min", 0);
+        c->max_restarts = singa_conf_int(conf, "max_restarts", 3);
+        if (c->elastic_min < 1)
+            return singa_err_set(err, "cluster.elastic: 'min' must be at least 1, got %d", c->elastic_min);
+        if (c->max_restarts < 0)
+            return singa_err_set(err, "cluster.elastic: 'max_restarts' must not be negative, got %d", c->max_restarts);
+    }
+    long min = 0;
+    if (getenv("SINGA_ELASTIC")) {
+        if (read_count("SINGA_ELASTIC", 1, &min, err) < 0)
+            return -1;
+        c->elastic_min = (int)min;
+    }
+    return 0;
+}
+
 /* A sharded group's processes put their servers' slices from their own workers' memory. */
 static int check_shards(const singa_cluster *c, singa_err *err)
 {
@@ -74,6 +161,76 @@ static int check_shards(const singa_cluster *c, singa_err *err)
             return singa_err_set(err, "cluster: shard_params needs a worker in every server's process, but server "
                                       "0.%d is alone in process %d (server_worker_separate, or more server than "
                                       "worker processes)", j, r);
+    }
+    return 0;
+}
+
+/* The processes the threads take, by SINGA's placement, and the rules they must keep. */
+static int place(singa_cluster *c, singa_err *err)
+{
+    if (check_per_procs("worker", c->nworkers_per_group, c->nworker_groups, c->nworkers_per_procs,
+                        &c->nworker_procs, err) < 0 ||
+        check_per_procs("server", c->nservers_per_group, c->nserver_groups, c->nservers_per_procs,
+                        &c->nserver_procs, err) < 0)
+        return -1;
+    c->nprocs = c->server_worker_separate ? c->nworker_procs + c->nserver_procs
+                                          : (c->nworker_procs > c->nserver_procs ? c->nworker_procs : c->nserver_procs);
+    return c->shard_params ? check_shards(c, err) : 0;
+}
+
+/* `count` threads of a kind on `procs` processes: as many as before when they fill the
+ * processes evenly, else the most that do (at least one per process). */
+static void spread(int *count, int *per_procs, int procs)
+{
+    int per = *count / procs > 0 ? *count / procs : 1;
+    *count = per * procs;
+    *per_procs = per;
+}
+
+/* The topology on n processes (n > 1), as an elastic restart fits it: a kind of thread that spans every process spans all n,
+ * the other keeps its processes (servers apart from the workers keep theirs, the workers take
+ * the rest); each kind keeps its number of threads where they fill its processes evenly. */
+int singa_cluster_fit(singa_cluster *c, int n, singa_err *err)
+{
+    int was = c->nprocs, wp = c->nworker_procs, sp = c->nserver_procs;
+    if (c->server_worker_separate) {
+        if (n <= sp)
+            return singa_err_set(err, "no process is left for the workers (the servers take %d)", sp);
+        wp = n - sp;
+    } else {
+        wp = wp == was ? n : (wp < n ? wp : n);
+        sp = sp == was ? n : (sp < n ? sp : n);
+    }
+    spread(&c->nworkers_per_group, &c->nworkers_per_procs, wp);
+    spread(&c->nservers_per_group, &c->nservers_per_procs, sp);
+    return place(c, err);
+}
+
+/* An elastic job: a synchronous one, whose topology is fitted to the processes launched (when
+ * they differ from its own: a restart on the processes left, or a launcher's other size), and
+ * can be built on every number of processes a restart may leave, down to min. */
+static int fit_launched(singa_cluster *c, singa_err *err)
+{
+    int rank, size;
+    const char *from;
+    if (c->nworker_groups != 1)
+        return singa_err_set(err, "cluster.elastic: an elastic job is synchronous (one worker group); this one has %d "
+                                  "worker groups, and an asynchronous job goes on without a lost group by itself",
+                             c->nworker_groups);
+    if (singa_launch_rank(&rank, &size, &from, err) < 0)
+        return -1;
+    bool launched = strcmp(from, "no launcher") != 0;
+    int n = launched ? size : c->nprocs;
+    if (c->elastic_min > n)
+        return singa_err_set(err, "cluster.elastic: min = %d is above the %d process%s the job %s", c->elastic_min, n,
+                             n == 1 ? "" : "es", launched ? "was launched on" : "runs in");
+    if (size > 1 && size != c->nprocs && singa_cluster_fit(c, size, err) < 0)
+        return singa_err_prefix(err, "cluster.elastic: the topology cannot be built on the %d processes launched: ", size);
+    for (int k = c->elastic_min > 2 ? c->elastic_min : 2; k < n; k++) { /* one process holds any topology */
+        singa_cluster left = *c;
+        if (singa_cluster_fit(&left, k, err) < 0)
+            return singa_err_prefix(err, "cluster.elastic: min = %d lets the job restart on %d processes, where its "
+                                         "topology cannot be built: ", c->elastic_min, k);
     }
     return 0;
 }
@@ -113,15 +270,10 @@ int singa_cluster_read(singa_cluster *c, const singa_conf *conf, singa_err *err)
         return singa_err_set(err, "cluster: nworker_groups = %d must be a multiple of nserver_groups = %d "
                                   "(every server group serves the same number of worker groups)",
                              c->nworker_groups, c->nserver_groups);
-    if (check_per_procs("worker", c->nworkers_per_group, c->nworker_groups, c->nworkers_per_procs,
-                        &c->nworker_procs, err) < 0 ||
-        check_per_procs("server", c->nservers_per_group, c->nserver_groups, c->nservers_per_procs,
-                        &c->nserver_procs, err) < 0)
-        return -1;
-    c->nprocs = c->server_worker_separate ? c->nworker_procs + c->nserver_procs
-                                          : (c->nworker_procs > c->nserver_procs ? c->nworker_procs : c->nserver_procs);
     c->shard_params = singa_conf_bool(conf, "shard_params", false);
-    return c->shard_params ? check_shards(c, err) : 0;
+    if (place(c, err) < 0 || read_elastic(c, singa_conf_get(conf, "elastic"), err) < 0)
+        return -1;
+    return c->elastic_min ? fit_launched(c, err) : 0;
 }
 
 bool singa_cluster_distributed(const singa_cluster *c)

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core/trace.h"
 #include "net/parts.h"
 #include "singa/stats.h"
 #include "train/job_private.h"
@@ -187,4 +188,30 @@ const singa_cluster *singa_job_cluster(const singa_job *job) { return &job->clus
 singa_params *singa_job_params(singa_job *job) { return &job->params; }
 int singa_job_step(const singa_job *job) { return job->step; }
 singa_stats *singa_job_stats(const singa_job *job) { return job->stats; }
+
+singa_trace_buf *singa_job_set_trace(singa_job *job, singa_trace *t, const char *track)
+{
+    singa_trace_buf *b = singa_trace_thread(t, track);
+    singa_parts *pp = job->train->parts;
+    job->train->trace = b;
+    bool lead = true; /* the first location here runs in the caller's thread */
+    for (int k = 0; pp && k < job->cluster.nworkers_per_group; k++) {
+        if (!singa_parts_here(pp, k))
+            continue;
+        char name[32];
+        snprintf(name, sizeof name, "worker %d.%d", job->split.group, k);
+        singa_parts_net(pp, k)->trace = lead ? b : singa_trace_thread(t, name);
+        lead = false;
+    }
+    return b;
+}
+
+void singa_job_trace_step(singa_job *job, int s)
+{
+    singa_parts *pp = job->train->parts;
+    singa_trace_step(job->train->trace, s);
+    for (int k = 0; pp && k < job->cluster.nworkers_per_group; k++)
+        if (singa_parts_here(pp, k))
+            singa_trace_step(singa_parts_net(pp, k)->trace, s);
+}
 int singa_job_blas_threads(const singa_job *job) { return job->threads; }

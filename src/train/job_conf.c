@@ -2,6 +2,7 @@
  * reported before any net is built. */
 #include <string.h>
 
+#include "core/trace.h"
 #include "train/job_private.h"
 
 const singa_field singa_job_fields[] = {
@@ -16,7 +17,8 @@ const singa_field singa_job_fields[] = {
     {"checkpoint_after", SINGA_FIELD_INT},  {"checkpoint_path", SINGA_FIELD_STRS},
     {"checkpoint_keep", SINGA_FIELD_INT},   {"resume", SINGA_FIELD_BOOL},
     {"num_openblas_threads", SINGA_FIELD_INT}, {"profile", SINGA_FIELD_BOOL},
-    {"stop_on_nonfinite", SINGA_FIELD_BOOL},
+    {"stop_on_nonfinite", SINGA_FIELD_BOOL}, {"trace", SINGA_FIELD_STR},
+    {"trace_steps", SINGA_FIELD_STR},
     {"on_validation", SINGA_FIELD_FUNC},    {"checkpoint_keep_best", SINGA_FIELD_STR},
     {"plugins", SINGA_FIELD_STRS}, /* loaded by the host before the job (singa/plugin.h) */
     {NULL, 0},
@@ -71,6 +73,30 @@ static int read_watch(singa_job *job, singa_err *err)
     return 0;
 }
 
+/* An elastic job's input layers split their batch evenly over the workers of every topology a
+ * restart may fit it to (a cut net does not split its batch). */
+static int check_elastic_batches(const singa_job *job, singa_err *err)
+{
+    const singa_cluster *c = &job->cluster;
+    const singa_conf *list = singa_conf_get(singa_conf_get(job->conf, "neuralnet"), "layer");
+    if (!c->elastic_min || job->cut || !list || list->kind != SINGA_CONF_LIST)
+        return 0;
+    for (int k = c->elastic_min > 2 ? c->elastic_min : 2; k < c->nprocs; k++) {
+        singa_cluster left = *c;
+        if (singa_cluster_fit(&left, k, err) < 0)
+            return -1;
+        for (size_t i = 0; i < list->n; i++) {
+            int b = singa_conf_int(list->items[i], "batchsize", 0);
+            if (b > 0 && b % left.nworkers_per_group != 0)
+                return singa_err_set(err, "cluster.elastic: min = %d lets the job restart on %d processes, with %d workers, "
+                                          "over which layer '%s''s batchsize %d does not split evenly",
+                                     c->elastic_min, k, left.nworkers_per_group,
+                                     singa_conf_str(list->items[i], "name", "?"), b);
+        }
+    }
+    return 0;
+}
+
 int job_read_fields(singa_job *job, singa_err *err)
 {
     const singa_conf *c = job->conf;
@@ -80,6 +106,8 @@ int job_read_fields(singa_job *job, singa_err *err)
         return -1;
     job->dist = singa_cluster_distributed(&job->cluster);
     job->cut = cut_among_workers(job);
+    if (check_elastic_batches(job, err) < 0)
+        return -1;
     const singa_conf *tob = singa_conf_get(c, "train_one_batch");
     const singa_field *const ts[] = {tob_fields, NULL};
     if (tob && singa_conf_check(tob, ts, "train_one_batch", err) < 0)
@@ -125,6 +153,9 @@ int job_read_fields(singa_job *job, singa_err *err)
         return singa_err_set(err, "job: checkpoint_freq is set but checkpoint_path is not");
     if (job->resume && !job->ckpt_dir)
         return singa_err_set(err, "job: resume = true needs checkpoint_path");
+    if (job->cluster.elastic_min && job->checkpoint.freq <= 0)
+        return singa_err_set(err, "cluster.elastic: a restart resumes from the newest checkpoint, but the job writes "
+                                  "none: set checkpoint_freq (and checkpoint_path)");
     if (job->keep < 1)
         return singa_err_set(err, "job: field 'checkpoint_keep' must be at least 1");
     if (job->cluster.shard_params && (job->test.steps > 0 || job->validate.steps > 0))
@@ -134,6 +165,13 @@ int job_read_fields(singa_job *job, singa_err *err)
         return singa_err_set(err, "cluster: shard_params: checkpoint_path lists checkpoints to initialise params from, "
                                   "which a sharded job does not read, so far");
     if (read_watch(job, err) < 0)
+        return -1;
+    int from, to; /* a trace that cannot be written is refused before training, not after */
+    if (singa_conf_get(c, "trace") && singa_trace_check_path(singa_conf_str(c, "trace", NULL), err) < 0)
+        return -1;
+    if (singa_conf_get(c, "trace_steps") && !singa_conf_get(c, "trace"))
+        return singa_err_set(err, "job: trace_steps is set but trace is not");
+    if (singa_conf_get(c, "trace_steps") && singa_trace_parse_steps(singa_conf_str(c, "trace_steps", NULL), &from, &to, err) < 0)
         return -1;
     if (!singa_conf_get(c, "neuralnet"))
         return singa_err_set(err, "job: field 'neuralnet' is required");

@@ -7,14 +7,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/trace.h"
 #include "train/job_private.h"
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+static double now(void) { return singa_trace_now(); }
 
 /* One run of the loop: what its steps share. */
 typedef struct run {
@@ -73,6 +69,15 @@ static int steer(run *r, int s, singa_err *err)
     return 0;
 }
 
+/* Writes the checkpoint of step s through the exchange: a span of the thread's trace. */
+static int save(run *r, int s, singa_err *err)
+{
+    double t0 = now();
+    int rc = r->x->save(r->x->ud, s, err);
+    singa_trace_span(r->job->train->trace, "checkpoint", "checkpoint", t0, now());
+    return rc;
+}
+
 /* Before step s: the host's requests, then the checkpoint of s.  Returns 1 when training stops
  * before s, 0 to go on, -1 on failure. */
 static int before_step(run *r, int s, singa_err *err)
@@ -85,7 +90,7 @@ static int before_step(run *r, int s, singa_err *err)
     /* The host's checkpoint is written even at the step the job stops before ("c" on quitting). */
     bool due = r->x->checkpoint_due(r->x->ud, s);
     if (job->ckpt_dir && s > r->start && (due || (!r->stopped && job_fires(&job->checkpoint, s))) &&
-        r->x->save(r->x->ud, s, err) < 0)
+        save(r, s, err) < 0)
         return -1;
     if (!r->stopped)
         return 0;
@@ -130,7 +135,7 @@ static int watch(run *r, int s, const singa_metrics *m, singa_err *err)
             job->best_value = v;
             char path[4096];
             singa_ckpt_path(path, sizeof path, job->ckpt_dir, (uint64_t)s);
-            if (r->x->save(r->x->ud, s, err) < 0)
+            if (save(r, s, err) < 0)
                 return -1;
             singa_job_log(r->hooks, "best so far: %s (step %d, %s %s %.4f)", path, s, phase, job->best_metric, v);
         }
@@ -250,8 +255,11 @@ static int finish(run *r, singa_err *err)
         res->train = job->window.metrics;
     bool final = !r->stopped && job->ckpt_dir && job->step > r->start &&
                  !(job->early && job->ckpt_seen[0][0] && job->ckpt_seen_step[0] == job->step); /* written at it */
+    double t0 = now();
     if (r->x->finish(r->x->ud, final ? job->step : -1, err) < 0)
         return -1;
+    if (final)
+        singa_trace_span(job->train->trace, "checkpoint", "finish (final checkpoint)", t0, now());
     if (!r->stopped && job->test_net && r->last_test != job->step) {
         if (evaluate(r, job->test_net, job->test.steps, job->step, &res->test, err) < 0)
             return singa_err_prefix(err, "final test: ");
@@ -276,6 +284,7 @@ int singa_job_loop(singa_job *job, const singa_job_hooks *hooks, const singa_exc
     run r = {.job = job, .hooks = hooks, .x = x, .res = res, .t0 = now(), .start = job->step,
              .batch = singa_net_batchsize(job->train) * job->split.count, .last_test = -1};
     for (int s = job->step; s < job->train_steps; s++) {
+        singa_job_trace_step(job, s);
         int st = before_step(&r, s, err);
         if (st < 0)
             return -1;

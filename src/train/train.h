@@ -3,6 +3,7 @@
 #ifndef SINGA_TRAIN_TRAIN_H
 #define SINGA_TRAIN_TRAIN_H
 
+#include "core/trace.h"
 #include "singa/checkpoint.h"
 #include "singa/cluster.h"
 #include "singa/job.h"
@@ -71,6 +72,14 @@ int singa_job_loop(singa_job *job, const singa_job_hooks *hooks, const singa_exc
 int singa_job_train_local(singa_job *job, const singa_job_hooks *hooks, singa_result *res, singa_err *err);
 /* num_openblas_threads. */
 int singa_job_blas_threads(const singa_job *job);
+/* The calling thread's buffer of trace t, which trains the job, named track: its train net's
+ * layers and the loop's checkpoints record into it; a net cut among the group's workers gives
+ * the threads of its other locations here buffers of their own ("worker <g>.<k>").  NULL when
+ * t is; t NULL stops the recording. */
+singa_trace_buf *singa_job_set_trace(singa_job *job, singa_trace *t, const char *track);
+/* Step s begins: the spans of every buffer set_trace gave belong to it (the other locations'
+ * threads read it after the pass is handed to them, under the parts' lock). */
+void singa_job_trace_step(singa_job *job, int s);
 const singa_registry *singa_job_registry(const singa_job *job);
 singa_params *singa_job_params(singa_job *job);
 /* A job of cluster.shard_params declares its params without values: the runtime draws them once

@@ -20,7 +20,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lua/lplot.h"
 #include "tui/app.h"
+#include "tui/runfile.h"
 #include "tui/state.h"
 
 #define QUIT_SECONDS 30 /* how long quitting waits for the job (a checkpoint may be on its way) */
@@ -56,7 +58,7 @@ void tui_app_quit(tui_app *a, bool checkpoint)
     a->quitting = true;
     a->quit_deadline = tui_now() + QUIT_SECONDS;
     tui_script_quit(&a->script, checkpoint);
-    tui_app_note(a, false, checkpoint ? "writing a checkpoint, then quitting..." : "stopping...");
+    tui_app_note(a, false, a->attach ? "detaching (the job goes on)" : checkpoint ? "writing a checkpoint, then quitting..." : "stopping...");
 }
 
 /* "fmnist-mlp" from the job's name (or the script's), safe as a file name. */
@@ -73,12 +75,32 @@ static void export_base(const tui_app *a, char *buf, size_t len)
         snprintf(buf, len, "job");
 }
 
+/* The history's curves as SVG (lua/lplot.h). */
+static int export_svg(const tui_app *a, const char *title, const char *path, singa_err *err)
+{
+    singa_plot p = {0};
+    int rc = 0;
+    for (int i = 0; i < a->history.n && rc == 0; i++) {
+        const tui_series *s = a->history.series[i];
+        for (int j = 0; j < tui_series_len(s) && rc == 0; j++) {
+            tui_point pt = tui_series_at(s, j);
+            if (singa_plot_add(&p, s->group, s->phase, pt.step, pt.v[TUI_LOSS], pt.v[TUI_ACC]) < 0)
+                rc = singa_err_set(err, "out of memory");
+        }
+    }
+    if (rc == 0)
+        rc = singa_plot_svg(&p, title, path, err);
+    singa_plot_free(&p);
+    return rc;
+}
+
 void tui_app_export(tui_app *a)
 {
-    char base[128], csv[160], txt[160];
+    char base[128], csv[160], txt[160], svg[160];
     export_base(a, base, sizeof base);
     snprintf(csv, sizeof csv, "%s-metrics.csv", base);
     snprintf(txt, sizeof txt, "%s-plot.txt", base);
+    snprintf(svg, sizeof svg, "%s-plot.svg", base);
     FILE *f = fopen(csv, "w");
     int rc = f ? tui_history_write_csv(&a->history, f) : -1;
     if (f && fclose(f) != 0)
@@ -100,25 +122,13 @@ void tui_app_export(tui_app *a)
     if (f && fclose(f) != 0)
         rc = -1;
     tui_canvas_free(&c);
+    singa_err err = {{0}};
     if (rc < 0)
         tui_app_note(a, true, "cannot write %s", txt);
+    else if (export_svg(a, head, svg, &err) < 0)
+        tui_app_note(a, true, "%s", err.msg);
     else
-        tui_app_note(a, true, "wrote %s and %s", csv, txt);
-}
-
-static tui_node_state node_state(const tui_app *a)
-{
-    const tui_status *s = &a->status;
-    if (s->script == TUI_SCRIPT_FAILED || s->job == TUI_JOB_FAILED)
-        return TUI_NODE_DEAD;
-    switch (s->job) {
-    case TUI_JOB_LOADED:
-        return TUI_NODE_WAITING;
-    case TUI_JOB_TRAINING:
-        return atomic_load(&a->script.control.paused) ? TUI_NODE_PAUSED : TUI_NODE_RUNNING;
-    default:
-        return TUI_NODE_FINISHED;
-    }
+        tui_app_note(a, true, "wrote %s, %s and %s", csv, txt, svg);
 }
 
 static void new_job(tui_app *a, int seq)
@@ -143,13 +153,9 @@ static void pump(tui_app *a)
     while (tui_ring_pop(a->ring, &x)) {
         if (x.job < a->job_seen)
             continue; /* an earlier job's */
-        if (x.job > a->job_seen)
+        if (x.job > a->job_seen || x.kind == TUI_SAMPLE_RESET)
             new_job(a, x.job);
-        if (x.kind == TUI_SAMPLE_STEP)
-            tui_history_add(&a->history, x.group, SINGA_PHASE_TRAIN, x.step, x.loss, x.accuracy);
-        else if (x.phase != SINGA_PHASE_TRAIN) { /* display windows repeat the steps' values */
-            tui_history_add(&a->history, x.group, (singa_phase)x.phase, x.step, x.loss, x.accuracy);
-        }
+        tui_history_add_sample(&a->history, &x);
         a->dirty = true;
     }
     /* The progress panel's numbers: the newest step of any group (the queue may have dropped
@@ -176,9 +182,16 @@ static void pump(tui_app *a)
         a->traffic_total = n > 0 ? n : 0;
         int kept = a->traffic_total < TUI_TRAFFIC_ROWS ? a->traffic_total : TUI_TRAFFIC_ROWS;
         tui_traffic_update(&a->traffic, rows, kept, t);
-        a->nnodes = tui_stats_topology(&a->script.stats, node_state(a), a->nodes, TUI_MAX_NODES);
+        a->nnodes = tui_stats_topology(&a->script.stats, tui_script_node_state(&a->status, atomic_load(&a->script.control.paused)),
+                                       a->nodes, TUI_MAX_NODES);
+        a->nworkers = tui_stats_workers(&a->script.stats, a->workers, TUI_MAX_WORKERS);
         a->stats_time = t;
         a->dirty = true;
+    }
+    if (a->status.lost && !a->quitting) { /* `--procs` starts the job again, this workbench with it */
+        tui_log_add(a->log, TUI_LINE_NOTE, "a process was lost: the workbench ends, and the job starts again on the "
+                                           "processes left");
+        tui_app_quit(a, false);
     }
     /* --run starts every job at once, but one that would replace an earlier run's checkpoints
      * asks first. */
@@ -227,6 +240,27 @@ static void loop(tui_app *a)
     }
 }
 
+/* --open: the file's records are the history of a finished job (seq 1, which pump keeps). */
+static int open_run(tui_app *a, const char *path, singa_err *err)
+{
+    tui_sample last;
+    if (tui_runfile_load(path, &a->history, &last, err) < 0)
+        return -1;
+    a->latest = last;
+    a->has_latest = last.step > 0;
+    a->job_seen = 1;
+    tui_status *st = &a->script.st;
+    st->info.seq = 1;
+    st->info.train_steps = a->history.last_step; /* the file does not say how many were planned */
+    st->job = TUI_JOB_DONE;
+    st->script = TUI_SCRIPT_OK;
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    snprintf(st->info.name, sizeof st->info.name, "%.*s", (int)strcspn(base, "."), base);
+    tui_log_addf(a->log, TUI_LINE_NOTE, "-- %s: a finished run's metrics, steps %d to %d (read-only; q leaves)", path,
+                 a->history.first_step, a->history.last_step);
+    return 0;
+}
+
 static int setup(tui_app *a, lua_State *L, singa_lua_opts *opts, const singa_tui_args *args, singa_err *err)
 {
     a->L = L;
@@ -239,6 +273,10 @@ static int setup(tui_app *a, lua_State *L, singa_lua_opts *opts, const singa_tui
         return singa_err_set(err, "out of memory");
     tui_script_init(&a->script, L, opts, a->ring, a->log);
     a->script.go = args->run;
+    if (args->attach && tui_attach_open(&a->attach, args->attach, args->control, args->curve_key, err) < 0)
+        return -1;
+    if (args->open && open_run(a, args->open, err) < 0)
+        return -1;
     if (tui_console_init(&a->console, L, opts->lock, a->transcript) < 0)
         return singa_err_set(err, "out of memory");
     if (tui_term_open(&a->term, err) < 0)
@@ -248,6 +286,8 @@ static int setup(tui_app *a, lua_State *L, singa_lua_opts *opts, const singa_tui
 
 static void teardown(tui_app *a)
 {
+    tui_attach_close(a->attach); /* it feeds the ring and log */
+    a->attach = NULL;
     tui_capture_stop(a->capture);
     a->capture = NULL;
     tui_term_close(&a->term);
@@ -279,11 +319,23 @@ int singa_tui_main(lua_State *L, singa_lua_opts *opts, const singa_tui_args *arg
     }
     pthread_mutex_unlock(opts->lock); /* the script thread and the console take it from now on */
     int rc = 0;
-    if (args->file)
+    if (a->attach || args->open) {
+        snprintf(a->file, sizeof a->file, "%s", a->attach ? tui_attach_addr(a->attach) : args->open);
+        tui_log_add(a->transcript, TUI_LINE_NOTE, a->attach ? "the console is off when attached: the job's Lua state is in its process"
+                                                            : "the console is off: no job runs here (--open)");
+        if (a->attach && tui_attach_start(a->attach, &a->script, a->ring, a->log, &err) < 0)
+            tui_log_add(a->log, TUI_LINE_ERROR, err.msg);
+        else if (a->attach)
+            tui_log_addf(a->log, TUI_LINE_NOTE, "-- attached to %s (%s; q detaches, the job goes on)", a->file,
+                         tui_attach_control(a->attach) ? "p, c steer it" : "read-only");
+        a->focus = TUI_P_PLOT;
+        loop(a);
+    } else if (args->file) {
         snprintf(a->file, sizeof a->file, "%s", args->file);
-    else if (tui_start_screen(a, a->file, sizeof a->file) < 0)
+    } else if (tui_start_screen(a, a->file, sizeof a->file) < 0) {
         a->file[0] = 0;
-    if (a->file[0]) {
+    }
+    if (a->file[0] && !a->attach && !args->open) {
         tui_recent_add(a->file);
         tui_log_addf(a->log, TUI_LINE_NOTE, "-- %s%s", a->file,
                      args->run ? "" : " (a job waits for r before it trains; --run starts it at once)");

@@ -3,6 +3,7 @@
 #ifndef SINGA_TUI_APP_H
 #define SINGA_TUI_APP_H
 
+#include "tui/attach.h"
 #include "tui/canvas.h"
 #include "tui/capture.h"
 #include "tui/console.h"
@@ -23,6 +24,7 @@ typedef enum tui_panel {
     TUI_P_PROGRESS,
     TUI_P_LOG,
     TUI_P_CONSOLE,
+    TUI_P_WORKERS,
     TUI_P_COUNT,
 } tui_panel;
 
@@ -45,7 +47,8 @@ typedef struct tui_app {
     lua_State *L;
     singa_lua_opts *opts;
     const singa_tui_args *args;
-    char file[4096];       /* the script open */
+    char file[4096];       /* the script open (attached: the job's address; --open: the file) */
+    tui_attach *attach;    /* --attach: the job's stream feeds the state, no script runs */
 
     /* what the UI knows, refreshed every tick */
     tui_status status;
@@ -59,6 +62,8 @@ typedef struct tui_app {
     uint64_t dropped;      /* messages the runtime dropped */
     tui_node nodes[TUI_MAX_NODES];
     int nnodes;            /* how many the job has (at most TUI_MAX_NODES kept) */
+    singa_worker_time workers[TUI_MAX_WORKERS]; /* their step times, stragglers flagged */
+    int nworkers;          /* how many the job has (at most TUI_MAX_WORKERS kept) */
     double stats_time;     /* when the stats were last asked */
     double ckpt_time;      /* when the last checkpoint was seen */
     int ckpt_seen;

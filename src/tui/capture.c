@@ -87,10 +87,7 @@ int tui_capture_start(tui_capture **out, tui_log *log, singa_err *err)
     dup2(c->wr, 1);
     dup2(c->wr, 2);
     setvbuf(stdout, NULL, _IOLBF, 0); /* a pipe would make it fully buffered */
-    sigset_t old;
-    tui_term_block_async(&old);
-    int rc = pthread_create(&c->thread, NULL, reader, c);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int rc = tui_term_thread(&c->thread, reader, c);
     if (rc != 0) {
         c->thread = pthread_self();
         tui_capture_stop(c);

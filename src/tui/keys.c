@@ -18,9 +18,24 @@ typedef struct binding {
 
 static bool job_running(const tui_app *a) { return a->status.job == TUI_JOB_TRAINING; }
 
+/* An attached workbench steers the job only with --control and the job's consent; a finished
+ * run's file (--open) not at all.  Says why when it may not. */
+static bool read_only(tui_app *a)
+{
+    if (a->args->open)
+        tui_app_note(a, false, "a finished run (--open): nothing to steer");
+    else if (a->attach && !tui_attach_control(a->attach))
+        tui_app_note(a, false, a->args->control ? "read-only: the job does not allow control (--listen ADDR --control, "
+                                                  "or cluster.monitor's control = true)"
+                                                : "read-only: attach with --control to steer the job");
+    return a->args->open || (a->attach && !tui_attach_control(a->attach));
+}
+
 static void cmd_quit(tui_app *a, int key)
 {
-    if (tui_app_training(a))
+    if (a->attach || a->args->open)
+        tui_app_quit(a, false); /* detaching leaves the job running */
+    else if (tui_app_training(a))
         a->dialog = TUI_DIALOG_QUIT;
     else
         tui_app_quit(a, false);
@@ -29,6 +44,14 @@ static void cmd_quit(tui_app *a, int key)
 static void cmd_pause(tui_app *a, int key)
 {
     singa_job_control *c = &a->script.control;
+    if (read_only(a))
+        return;
+    if (a->attach) { /* the job's state comes back with its status */
+        bool pause = !atomic_load(&c->paused);
+        tui_attach_request(a->attach, pause ? TUI_CONTROL_PAUSE : TUI_CONTROL_RESUME, 1);
+        tui_app_note(a, false, pause ? "asked the job to pause" : "asked the job to resume");
+        return;
+    }
     bool pause = !atomic_load(&c->pause);
     atomic_store(&c->pause, pause);
     if (job_running(a))
@@ -39,19 +62,50 @@ static void cmd_pause(tui_app *a, int key)
 
 static void cmd_checkpoint(tui_app *a, int key)
 {
+    if (read_only(a))
+        return;
     if (!job_running(a))
         tui_app_note(a, false, "no job is training");
     else if (!a->status.info.ckpt_dir[0])
         tui_app_note(a, false, "this job has no checkpoint_path");
     else {
-        atomic_store(&a->script.control.checkpoint, true);
+        if (a->attach)
+            tui_attach_request(a->attach, TUI_CONTROL_CHECKPOINT, 1);
+        else
+            atomic_store(&a->script.control.checkpoint, true);
         tui_app_note(a, false, "checkpoint requested");
     }
 }
 
+/* S: an attached workbench with --control stops the job (here q does that). */
+static void cmd_stop(tui_app *a, int key)
+{
+    if (!a->attach && !a->args->open)
+        tui_app_note(a, false, "q stops the job here (S is for a workbench attached with --control)");
+    else if (!read_only(a)) {
+        tui_attach_request(a->attach, TUI_CONTROL_STOP, 1);
+        tui_app_note(a, false, "asked the job to stop");
+    }
+}
+
+/* [ and ]: halve or double the learning rate's scale (as singa.lr_scale does). */
+static void cmd_lr(tui_app *a, int key)
+{
+    if (read_only(a))
+        return;
+    double scale = atomic_load(&a->script.control.lr_scale) * (key == ']' ? 2 : 0.5);
+    if (a->attach)
+        tui_attach_request(a->attach, TUI_CONTROL_LR_SCALE, scale);
+    else
+        atomic_store(&a->script.control.lr_scale, scale);
+    tui_app_note(a, false, "learning rate scale %g", scale);
+}
+
 static void cmd_run(tui_app *a, int key)
 {
-    if (a->status.job == TUI_JOB_LOADED && a->status.info.stale) {
+    if (a->attach || a->args->open)
+        tui_app_note(a, false, a->attach ? "the job runs on its own" : "a finished run (--open)");
+    else if (a->status.job == TUI_JOB_LOADED && a->status.info.stale) {
         a->dialog = TUI_DIALOG_REPLACE;
     } else if (a->status.job == TUI_JOB_LOADED) {
         tui_script_go(&a->script);
@@ -70,7 +124,7 @@ static void focus(tui_app *a, tui_panel p)
 
 static void cmd_focus(tui_app *a, int key)
 {
-    if (key >= '1' && key <= '6')
+    if (key >= '1' && key <= '7')
         focus(a, (tui_panel)(key - '1'));
     else if (key == CODE(KEY_BTAB))
         focus(a, (tui_panel)((a->focus + TUI_P_COUNT - 1) % TUI_P_COUNT));
@@ -78,7 +132,14 @@ static void cmd_focus(tui_app *a, int key)
         focus(a, (tui_panel)((a->focus + 1) % TUI_P_COUNT));
 }
 
-static void cmd_console(tui_app *a, int key) { focus(a, TUI_P_CONSOLE); }
+static void cmd_console(tui_app *a, int key)
+{
+    if (a->attach || a->args->open)
+        tui_app_note(a, false, a->attach ? "the Lua console is off when attached: the job's Lua state is in its process"
+                                         : "the Lua console is off: no job runs here (--open)");
+    else
+        focus(a, TUI_P_CONSOLE);
+}
 
 static void cmd_help(tui_app *a, int key) { a->dialog = TUI_DIALOG_HELP; }
 
@@ -160,8 +221,8 @@ static const binding bindings[] = {
     {{'p'}, {"p", "pause / resume training"}, cmd_pause},
     {{'c'}, {"c", "write a checkpoint now"}, cmd_checkpoint},
     {{'r'}, {"r", "start training (a job waits for it without --run)"}, cmd_run},
-    {{'\t', CODE(KEY_BTAB), '1', '2'}, {"Tab 1-6", "move the focus (Shift-Tab: back)"}, cmd_focus},
-    {{'3', '4', '5', '6'}, {NULL, NULL}, cmd_focus},
+    {{'\t', CODE(KEY_BTAB), '1', '2'}, {"Tab 1-7", "move the focus (Shift-Tab: back)"}, cmd_focus},
+    {{'3', '4', '5', '6', '7'}, {NULL, NULL}, cmd_focus},
     {{':', '`'}, {": `", "the Lua console"}, cmd_console},
     {{CODE(KEY_UP), CODE(KEY_DOWN), CODE(KEY_LEFT), CODE(KEY_RIGHT)}, {"arrows", "scroll the focused panel (the plot: pan)"},
      cmd_scroll},
@@ -172,6 +233,8 @@ static const binding bindings[] = {
     {{'m'}, {"m", "plots: loss and accuracy / loss / accuracy"}, cmd_plots},
     {{'w'}, {"w", "write the metrics (CSV) and the plot (text) here"}, cmd_export},
     {{'?', CODE(KEY_F(1))}, {"? F1", "this help"}, cmd_help},
+    {{'S'}, {"S", "attached with --control: stop the job"}, cmd_stop},
+    {{'[', ']'}, {"[ ]", "learning rate scale x0.5 / x2 (as singa.lr_scale)"}, cmd_lr},
 };
 #define NBINDINGS (int)(sizeof bindings / sizeof *bindings)
 
@@ -248,7 +311,7 @@ void tui_keys_handle(tui_app *a, int is_key_code, wint_t ch)
         return;
     if (dialog_key(a, key))
         return;
-    if (a->focus == TUI_P_CONSOLE) {
+    if (a->focus == TUI_P_CONSOLE && !a->attach && !a->args->open) {
         if (key == 27) { /* Esc: clear the line, or leave */
             if (a->console.len || a->console.chunk[0])
                 tui_console_key(&a->console, 0, CTRL('c'));

@@ -1,4 +1,4 @@
-/* Drawing: the layout of the six panels, each panel's content, the title bar, the footer and
+/* Drawing: the layout of the seven panels, each panel's content, the title bar, the footer and
  * the overlays.  Everything is drawn into ncurses's virtual screen after erase(), and one
  * refresh() sends only the cells that changed, so redrawing the whole screen never flickers.
  *
@@ -6,6 +6,8 @@
  *   | legend, loss plot, accuracy plot     | step, speed, ETA  |
  *   +-2 Message traffic-------------------+-3 Topology--------+
  *   | per type and peer                    | processes, groups |
+ *   |                                      +-7 Workers---------+
+ *   |                                      | step times, slow  |
  *   +-5 Log-------------------------------+-6 Lua console-----+
  *   | the job's output                     | transcript, input |
  */
@@ -28,7 +30,7 @@ typedef struct rect {
 } rect;
 
 static const char *const titles[TUI_P_COUNT] = {"Loss / accuracy", "Message traffic", "Topology",
-                                                 "Progress", "Log", "Lua console"};
+                                                 "Progress", "Log", "Lua console", "Workers"};
 
 /* ---- text ---- */
 
@@ -101,7 +103,7 @@ static void blit(tui_app *a, const tui_canvas *c, int x0, int y0)
 
 /* ---- layout ---- */
 
-static void layout(int W, int H, int traffic_rows, rect r[TUI_P_COUNT])
+static void layout(int W, int H, int traffic_rows, int worker_rows, rect r[TUI_P_COUNT])
 {
     int top = 1, bh = H - 2; /* between the title bar and the footer */
     int lw = W * 62 / 100, rw = W - lw;
@@ -132,9 +134,14 @@ static void layout(int W, int H, int traffic_rows, rect r[TUI_P_COUNT])
         toph = 5;
     if (toph > bh - gh - CONSOLE_MIN)
         toph = bh - gh - CONSOLE_MIN < TOPO_MIN ? TOPO_MIN : bh - gh - CONSOLE_MIN;
+    /* The workers, a line each, take up to half the console's room, when that gives them one. */
+    int ch = bh - gh - toph, wh = worker_rows + 3 > 4 ? worker_rows + 3 : 4;
+    if (wh > ch / 2)
+        wh = ch / 2 >= 4 ? ch / 2 : 0;
     r[TUI_P_PROGRESS] = (rect){lw, top, rw, gh};
     r[TUI_P_TOPOLOGY] = (rect){lw, top + gh, rw, toph};
-    r[TUI_P_CONSOLE] = (rect){lw, top + gh + toph, rw, bh - gh - toph};
+    r[TUI_P_WORKERS] = (rect){lw, top + gh + toph, rw, wh};
+    r[TUI_P_CONSOLE] = (rect){lw, top + gh + toph + wh, rw, ch - wh};
 }
 
 /* The line around r, in the current attributes. */
@@ -348,6 +355,8 @@ static void draw_topology(tui_app *a, rect r)
         return;
     int n = 0;
 #define LINE(r, ...) (n < MAXL ? (snprintf(l[n].text, sizeof l[n].text, __VA_ARGS__), l[n++].role = (r)) : 0)
+    for (int i = 0; i < 2 && info->elastic[i][0]; i++)
+        LINE(TUI_R_WARN, "%s", info->elastic[i]);
     int kept = a->nnodes < TUI_MAX_NODES ? a->nnodes : TUI_MAX_NODES;
     for (int i = 0; i < kept; i++) { /* the nodes first: they matter most when room is short */
         const tui_node *nd = &a->nodes[i];
@@ -383,6 +392,43 @@ static void draw_topology(tui_app *a, rect r)
         }
     }
     free(l);
+}
+
+/* ---- 7: workers ---- */
+
+/* Each worker's step (singa/stats.h: means over its last SINGA_STEP_WINDOW steps): its work
+ * (compute and send) and its waits, in ms; a straggler in the warning colour, with the share of
+ * its group's step it costs.  Not drawn when the terminal has no room for it. */
+static void draw_workers(tui_app *a, rect r)
+{
+    if (r.h < 4)
+        return;
+    int n = a->nworkers < TUI_MAX_WORKERS ? a->nworkers : TUI_MAX_WORKERS, slow = 0;
+    for (int i = 0; i < n; i++)
+        slow += a->workers[i].straggler;
+    char extra[32] = "";
+    if (slow)
+        snprintf(extra, sizeof extra, "(%d slow)", slow);
+    frame(a, TUI_P_WORKERS, r, extra);
+    rect in = inner(r);
+    a->rows[TUI_P_WORKERS] = in.h;
+    bool host = in.w >= 50;
+    textf(a, in.y, in.x, in.w, TUI_R_DIM, "%-7s %4s %8s %8s %8s%s", "worker", "proc", "work ms", "wait ms", "",
+          host ? "  host" : "");
+    if (n == 0) {
+        text(a, in.y + 1, in.x, in.w, TUI_R_DIM,
+             !a->status.info.seq ? "no job yet" : a->messages ? "no steps timed yet" : "no workers: the job has no cluster");
+        return;
+    }
+    for (int i = 0; i < n && i < in.h - 1; i++) {
+        const singa_worker_time *w = &a->workers[i];
+        char who[16], flag[16] = "";
+        snprintf(who, sizeof who, "%d.%d", w->group, w->id);
+        if (w->straggler)
+            snprintf(flag, sizeof flag, "slow %2.0f%%", 100 * w->share);
+        textf(a, in.y + 1 + i, in.x, in.w, w->straggler ? TUI_R_WARN : TUI_R_DEFAULT, "%-7s %4d %8.2f %8.2f %8s%s%s", who,
+              w->rank, 1e3 * w->work, 1e3 * (w->wait + w->bridge), flag, host ? "  " : "", host ? w->host : "");
+    }
 }
 
 /* ---- 4: progress ---- */
@@ -784,13 +830,14 @@ void tui_draw(tui_app *a)
         return;
     }
     rect r[TUI_P_COUNT];
-    layout(W, H, a->traffic.n, r);
+    layout(W, H, a->traffic.n, a->nworkers < TUI_MAX_WORKERS ? a->nworkers : TUI_MAX_WORKERS, r);
     draw_title(a, W);
     draw_plot(a, r[TUI_P_PLOT]);
     draw_traffic(a, r[TUI_P_TRAFFIC]);
     draw_topology(a, r[TUI_P_TOPOLOGY]);
     draw_progress(a, r[TUI_P_PROGRESS]);
     draw_log(a, r[TUI_P_LOG]);
+    draw_workers(a, r[TUI_P_WORKERS]);
     draw_footer(a, W, H);
     draw_console(a, r[TUI_P_CONSOLE]); /* last: it places the cursor */
     if (a->dialog == TUI_DIALOG_HELP)

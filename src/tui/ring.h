@@ -9,6 +9,7 @@
 typedef enum tui_sample_kind {
     TUI_SAMPLE_STEP,   /* after one training step: that step's own loss and accuracy */
     TUI_SAMPLE_RECORD, /* a display, test or validation result */
+    TUI_SAMPLE_RESET,  /* attached: the job sends its history again; drop what is shown */
 } tui_sample_kind;
 
 typedef struct tui_sample {

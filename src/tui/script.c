@@ -116,6 +116,23 @@ static void count_stale(tui_job_info *in, const singa_conf *conf, const singa_jo
     free(steps);
 }
 
+/* An elastic job's lines for the Topology panel: its processes, the restarts, the ranks lost. */
+static void describe_elastic(const singa_job *job, char (*lines)[48])
+{
+    const singa_cluster *c = singa_job_cluster(job);
+    int restart, rank, size;
+    const char *lost, *from;
+    if (!c->elastic_min || singa_launch_restart(&restart, &lost, NULL) < 0 ||
+        singa_launch_rank(&rank, &size, &from, NULL) < 0)
+        return;
+    snprintf(lines[0], sizeof lines[0], "elastic: %d process%s (min %d)", size, size == 1 ? "" : "es", c->elastic_min);
+    if (restart)
+        snprintf(lines[1], sizeof lines[1], "restart %d of %d: %s %s lost", restart, c->max_restarts,
+                 strchr(lost, ',') ? "ranks" : "rank", lost);
+    else
+        snprintf(lines[1], sizeof lines[1], "no restart yet (at most %d)", c->max_restarts);
+}
+
 /* singa.train built a job: show it, then wait for the start key (or quitting). */
 static int job_start(void *ud, const singa_job *job)
 {
@@ -136,6 +153,7 @@ static int job_start(void *ud, const singa_job *job)
     in->train_steps = singa_conf_int(conf, "train_steps", 0);
     in->batch = singa_net_batchsize(net);
     describe_updater(conf, in->updater, sizeof in->updater);
+    describe_elastic(job, in->elastic);
     if (singa_conf_get(conf, "checkpoint_path") && singa_conf_strs_len(conf, "checkpoint_path") > 0)
         snprintf(in->ckpt_dir, sizeof in->ckpt_dir, "%s", singa_conf_strs_at(conf, "checkpoint_path", 0));
     in->nlayers = net->nlayers;
@@ -147,7 +165,7 @@ static int job_start(void *ud, const singa_job *job)
     memset(s->prev, 0, sizeof s->prev); /* no training thread runs now */
     atomic_store(&s->job_seq, seq);
     pthread_cond_broadcast(&s->cv);
-    while (!(s->go && (!in->stale || s->replace_seq == seq)) && !s->quit)
+    while (!(s->go && (!in->stale || s->headless || s->replace_seq == seq)) && !s->quit)
         pthread_cond_wait(&s->cv, &s->mu);
     bool quit = s->quit;
     if (!quit)
@@ -162,7 +180,22 @@ static void job_end(void *ud, const singa_job *job, int rc, const singa_err *err
     tui_stats_detach(&s->stats);
     pthread_mutex_lock(&s->mu);
     s->st.job = rc < 0 ? TUI_JOB_FAILED : TUI_JOB_DONE;
+    s->st.lost = rc == SINGA_JOB_LOST;
     pthread_mutex_unlock(&s->mu);
+}
+
+tui_node_state tui_script_node_state(const tui_status *st, bool paused)
+{
+    if (st->script == TUI_SCRIPT_FAILED || st->job == TUI_JOB_FAILED)
+        return TUI_NODE_DEAD;
+    switch (st->job) {
+    case TUI_JOB_LOADED:
+        return TUI_NODE_WAITING;
+    case TUI_JOB_TRAINING:
+        return paused ? TUI_NODE_PAUSED : TUI_NODE_RUNNING;
+    default:
+        return TUI_NODE_FINISHED;
+    }
 }
 
 int tui_script_init(tui_script *s, lua_State *L, singa_lua_opts *opts, tui_ring *ring, tui_log *log)
@@ -250,10 +283,7 @@ int tui_script_start(tui_script *s, const char *file, int argc, char **argv, int
     s->argc = argc;
     s->argv = argv;
     s->first_arg = first_arg;
-    sigset_t old;
-    tui_term_block_async(&old);
-    int rc = pthread_create(&s->thread, NULL, run, s);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int rc = tui_term_thread(&s->thread, run, s);
     if (rc != 0)
         return singa_err_set(err, "cannot start the script's thread");
     s->started = true;

@@ -50,6 +50,7 @@ typedef struct tui_job_info {
      * checkpoint replaces; it trains only once the user agrees (tui_script_replace). */
     int stale;
     unsigned long long stale_newest;
+    char elastic[2][48]; /* an elastic job: its processes, its restarts and the ranks lost ("" if not) */
 } tui_job_info;
 
 /* A consistent copy of the script's state for the UI thread. */
@@ -60,6 +61,7 @@ typedef struct tui_status {
     int ckpt_count, ckpt_step; /* checkpoints written by this job, and the last one's step */
     char ckpt_path[512];
     char error[SINGA_ERR_LEN]; /* the script's error, when it failed */
+    bool lost; /* the job ended for a lost process and starts again (SINGA_JOB_LOST) */
 } tui_status;
 
 /* Per worker group, what the last step hook saw of the display window: the difference to the
@@ -90,6 +92,7 @@ typedef struct tui_script {
     pthread_cond_t cv;
     tui_status st;
     bool go;               /* the user said start (or --run) */
+    bool headless;         /* nobody to ask (monitor.c): a job replacing checkpoints starts too */
     int replace_seq;       /* the job whose earlier run's checkpoints the user agreed to replace */
     bool quit;
     tui_group_prev prev[TUI_MAX_GROUPS];
@@ -115,6 +118,9 @@ bool tui_script_done(tui_script *s);
 /* Waits for the thread (call once it is done, or to wait for it). */
 void tui_script_join(tui_script *s);
 void tui_script_destroy(tui_script *s);
+
+/* What the topology shows of every node while the job is in `st` (paused: the loop holds). */
+tui_node_state tui_script_node_state(const tui_status *st, bool paused);
 
 /* plugins.c: the progress panel's "plugin" line, from the Lua state L (with its lock held). */
 void tui_plugins_describe(lua_State *L, char *buf, size_t len);

@@ -116,6 +116,15 @@ int tui_history_add(tui_history *h, int group, singa_phase phase, int step, floa
     return 0;
 }
 
+int tui_history_add_sample(tui_history *h, const tui_sample *x)
+{
+    if (x->kind == TUI_SAMPLE_STEP)
+        return tui_history_add(h, x->group, SINGA_PHASE_TRAIN, x->step, x->loss, x->accuracy);
+    if (x->phase != SINGA_PHASE_TRAIN)
+        return tui_history_add(h, x->group, (singa_phase)x->phase, x->step, x->loss, x->accuracy);
+    return 0;
+}
+
 float tui_series_recent(const tui_series *s, int metric)
 {
     int n = s->nrecent < TUI_RECENT ? s->nrecent : TUI_RECENT, used = 0;

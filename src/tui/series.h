@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "singa/layer.h"
+#include "tui/ring.h"
 
 #define TUI_MAX_GROUPS 16
 #define TUI_MAX_SERIES (3 * TUI_MAX_GROUPS)
@@ -44,6 +45,9 @@ void tui_history_clear(tui_history *h);
  * average `stride` steps into a point; test and validation series keep every record.  -1 when
  * out of memory (the value is lost). */
 int tui_history_add(tui_history *h, int group, singa_phase phase, int step, float loss, float acc);
+/* A sample from the job's hooks: a step into its group's train series, a test or validation
+ * record into its own (display records repeat the steps' values and are skipped). */
+int tui_history_add_sample(tui_history *h, const tui_sample *x);
 /* Point i of s, for i < tui_series_len(s): the stored points, then the one being filled. */
 int tui_series_len(const tui_series *s);
 tui_point tui_series_at(const tui_series *s, int i);

@@ -83,6 +83,7 @@ void tui_stats_attach(tui_stats *s, const singa_job *job)
     s->live = singa_job_stats(job);
     s->distributed = s->live != NULL;
     s->nlast = 0;
+    s->nlast_workers = 0;
     s->last_dropped = 0;
     lay_out(s, singa_job_cluster(job));
     pthread_mutex_unlock(&s->mu);
@@ -94,6 +95,7 @@ void tui_stats_detach(tui_stats *s)
     if (s->live) {
         s->nlast = snapshot(s->live, s->last, TUI_STATS_ROWS);
         s->last_dropped = singa_stats_dropped(s->live);
+        s->nlast_workers = min(singa_stats_workers(s->live, s->last_workers, TUI_MAX_WORKERS), TUI_MAX_WORKERS);
     }
     s->live = NULL;
     pthread_mutex_unlock(&s->mu);
@@ -116,16 +118,47 @@ int tui_stats_traffic(tui_stats *s, tui_traffic_row *rows, int max, uint64_t *dr
     return n;
 }
 
+int tui_stats_workers(tui_stats *s, singa_worker_time *rows, int max)
+{
+    pthread_mutex_lock(&s->mu);
+    int n = s->nlast_workers;
+    if (s->live)
+        n = singa_stats_workers(s->live, rows, max);
+    else
+        memcpy(rows, s->last_workers, (size_t)min(n, max) * sizeof *rows);
+    pthread_mutex_unlock(&s->mu);
+    return n;
+}
+
 int tui_stats_topology(tui_stats *s, tui_node_state state, tui_node *nodes, int max)
 {
     pthread_mutex_lock(&s->mu);
     int n = s->has_job ? s->nnodes : 0;
     for (int i = 0; i < min(n, min(max, TUI_MAX_NODES)); i++) {
         nodes[i] = s->nodes[i];
-        nodes[i].state = s->live && singa_stats_rank_lost(s->live, nodes[i].process) ? TUI_NODE_DEAD : state;
+        if (!s->remote)
+            nodes[i].state = s->live && singa_stats_rank_lost(s->live, nodes[i].process) ? TUI_NODE_DEAD : state;
     }
     pthread_mutex_unlock(&s->mu);
     return n;
+}
+
+void tui_stats_set(tui_stats *s, const tui_traffic_row *rows, int n, uint64_t dropped, const singa_worker_time *workers,
+                   int nworkers, const tui_node *nodes, int nnodes)
+{
+    pthread_mutex_lock(&s->mu);
+    s->has_job = s->remote = true;
+    s->distributed = n >= 0;
+    s->nlast = n;
+    if (n > 0)
+        memcpy(s->last, rows, (size_t)min(n, TUI_STATS_ROWS) * sizeof *rows);
+    s->last_dropped = dropped;
+    s->nlast_workers = min(nworkers, TUI_MAX_WORKERS);
+    memcpy(s->last_workers, workers, (size_t)s->nlast_workers * sizeof *workers);
+    s->nnodes = nnodes;
+    if (nnodes > 0)
+        memcpy(s->nodes, nodes, (size_t)min(nnodes, TUI_MAX_NODES) * sizeof *nodes);
+    pthread_mutex_unlock(&s->mu);
 }
 
 const char *tui_node_state_name(tui_node_state s)

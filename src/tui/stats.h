@@ -15,6 +15,7 @@
 
 #define TUI_STATS_ROWS 64 /* traffic rows kept (the panel shows fewer) */
 #define TUI_MAX_NODES 64  /* nodes kept (a larger cluster is cut, and says so) */
+#define TUI_MAX_WORKERS 64 /* workers' step times kept */
 
 typedef struct tui_traffic_row {
     char type[24];      /* message type, e.g. "update", "get-reply" */
@@ -47,9 +48,12 @@ typedef struct tui_stats {
     bool distributed;         /* the job has a runtime that counts messages */
     tui_traffic_row last[TUI_STATS_ROWS]; /* its final counters, once it ended */
     int nlast;                /* how many there were (at most TUI_STATS_ROWS kept) */
+    singa_worker_time last_workers[TUI_MAX_WORKERS]; /* its workers' final step times */
+    int nlast_workers;
     uint64_t last_dropped;
     tui_node nodes[TUI_MAX_NODES]; /* every worker and server, ordered by process */
     int nnodes;               /* how many there are (at most TUI_MAX_NODES kept) */
+    bool remote;              /* an attached job's (tui_stats_set): its nodes keep their states */
 } tui_stats;
 
 void tui_stats_init(tui_stats *s);
@@ -58,6 +62,9 @@ void tui_stats_destroy(tui_stats *s);
 void tui_stats_attach(tui_stats *s, const singa_job *job);
 /* Script thread: the run ended and `job` is about to be freed; its final counters are kept. */
 void tui_stats_detach(tui_stats *s);
+/* The workers' step times, flagged (singa/stats.h): at most max copied; returns how many the
+ * job has (0 for a job without a runtime). */
+int tui_stats_workers(tui_stats *s, singa_worker_time *rows, int max);
 /* Copies at most max rows of the job's counters into rows, returns how many there are, and
  * sets *dropped to the messages the runtime dropped (undecodable, from a stranger, out of
  * place); -1 when there is no job yet or the job has no distributed runtime (a plain job
@@ -66,6 +73,11 @@ int tui_stats_traffic(tui_stats *s, tui_traffic_row *rows, int max, uint64_t *dr
 /* Copies at most max nodes into nodes, each in `state`, and returns how many there are (0 when
  * there is no job yet).  The runtime keeps no state per thread, so every node shows the job's. */
 int tui_stats_topology(tui_stats *s, tui_node_state state, tui_node *nodes, int max);
+
+/* An attached workbench: the job's counters (n < 0: it has no distributed runtime), its
+ * workers' step times and its nodes with their states, as the job's monitor sent them. */
+void tui_stats_set(tui_stats *s, const tui_traffic_row *rows, int n, uint64_t dropped, const singa_worker_time *workers,
+                   int nworkers, const tui_node *nodes, int nnodes);
 
 const char *tui_node_state_name(tui_node_state s);
 

@@ -191,12 +191,15 @@ void tui_term_close(tui_term *t)
 
 int tui_term_fd(const tui_term *t) { return fileno(t->in); }
 
-void tui_term_block_async(sigset_t *old)
+int tui_term_thread(pthread_t *thread, void *(*fn)(void *), void *arg)
 {
     static const int async[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGWINCH, SIGTSTP, SIGCONT};
-    sigset_t set;
+    sigset_t set, old;
     sigemptyset(&set);
     for (size_t i = 0; i < sizeof async / sizeof *async; i++)
         sigaddset(&set, async[i]);
-    pthread_sigmask(SIG_BLOCK, &set, old);
+    pthread_sigmask(SIG_BLOCK, &set, &old);
+    int rc = pthread_create(thread, NULL, fn, arg);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
 }

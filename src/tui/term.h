@@ -5,6 +5,7 @@
 
 #define NCURSES_WIDECHAR 1
 #include <curses.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -25,10 +26,10 @@ typedef struct tui_term {
 int tui_term_open(tui_term *t, singa_err *err);
 /* Gives the terminal back as it was; safe to call twice. */
 void tui_term_close(tui_term *t);
-/* Blocks, in the calling thread, the signals that should reach the UI thread (SIGWINCH, and the
- * ones that end the program), so that threads it creates next inherit the mask; *old receives
- * the mask to set back.  Faults (SIGSEGV, ...) stay deliverable to the thread that faults. */
-void tui_term_block_async(sigset_t *old);
+/* Starts a thread (pthread_create's status) that never takes the signals meant for the UI thread
+ * (SIGWINCH, and the ones that end the program): it inherits them blocked.  Faults (SIGSEGV, ...)
+ * stay deliverable to the thread that faults. */
+int tui_term_thread(pthread_t *thread, void *(*fn)(void *), void *arg);
 /* The descriptor keys arrive on (for poll). */
 int tui_term_fd(const tui_term *t);
 

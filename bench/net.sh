@@ -1,0 +1,212 @@
+#!/bin/sh
+# bench/net.sh: the race over a network.  `make bench-net` runs it from the build directory; it
+# also runs as `sh bench/net.sh` from a source tree that has been built.
+#
+# Two processes train bench/bigmlp.lua's and bench/lenet.lua's nets (batch 64, SGD with momentum
+# 0.9, 1 BLAS thread a process) against PyTorch DistributedDataParallel (gloo, bench/ddp_ref.py)
+# with the same global batch, and against one process alone.  Configurations:
+#   one        singa-tui, one process, no cluster (bench/dist_net.lua MODEL 0 1)
+#   allreduce  data-parallel: a worker and a server in each process, the batch split
+#              (bench/dist_net.lua MODEL 2 1 ... batch 2)
+#   feature    the net cut on the features across the 2 processes (... feature 2)
+#   ddp        PyTorch DDP, 2 processes, each half of the global batch
+# Links (as root, each run's processes in network namespaces this script makes and removes):
+#   loopback   both processes in one namespace, over its loopback, unshaped
+#   1gbit      one process in each of two namespaces joined by a veth pair, each end shaped to
+#              1 Gbit/s by tbf (the kernel here has tbf, not netem), like two machines on
+#              gigabit Ethernet
+# Without root, loopback runs in this namespace (wire bytes then come from singa-tui's own
+# counters, none for DDP) and 1gbit is skipped with a message.
+#
+# Printed per model, link and configuration: images/s (median over rounds), the ratio to one
+# process and to DDP on the same link, and the wire bytes per step: what the link's interfaces
+# carried over the whole run (setup and warm-up included, TCP/IP headers included) divided by the
+# steps run.  Every round runs each configuration once, the order reversed every other round.
+#
+# Environment:
+#   BENCH_ROUNDS=3                          rounds (medians over rounds)
+#   BENCH_QUICK=1                           smoke run: 1 round, few steps (numbers not meaningful)
+#   BENCH_NET_MODELS="bigmlp lenet"
+#   BENCH_NET_LINKS="loopback 1gbit"
+#   BENCH_NET_CONFIGS="one allreduce feature ddp"
+#   BENCH_NET_STEPS                         timed steps of every run (default: per model and link)
+#   BENCH_WAIT_IDLE=0                       wait up to this many seconds for idle CPUs per round
+#   SINGA_TUI, PYTHON (/usr/bin/python3, which has Debian's torch)
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+srcdir=$(dirname "$here")
+bench_name=bench/net
+# shellcheck source=bench/common.sh
+. "$here/common.sh"
+bench_start singa-bench-net
+
+py=${PYTHON:-/usr/bin/python3}
+models=${BENCH_NET_MODELS:-"bigmlp lenet"}
+links=${BENCH_NET_LINKS:-"loopback 1gbit"}
+configs=${BENCH_NET_CONFIGS:-"one allreduce feature ddp"}
+if [ "${BENCH_QUICK:-0}" = 1 ]; then rounds=${BENCH_ROUNDS:-1} warm=1; else rounds=${BENCH_ROUNDS:-3} warm=3; fi
+
+steps_of() { # MODEL LINK
+    if [ -n "${BENCH_NET_STEPS:-}" ]; then echo "$BENCH_NET_STEPS"; return; fi
+    if [ "${BENCH_QUICK:-0}" = 1 ]; then echo 4; return; fi
+    case $1.$2 in
+    bigmlp.1gbit) echo 30 ;;
+    bigmlp.*) echo 100 ;;
+    *.1gbit) echo 100 ;;
+    *) echo 300 ;;
+    esac
+}
+
+"$py" -c 'import torch' 2>/dev/null || { note "bench/net: $py cannot import torch (Debian: python3-torch); no DDP runs"; configs=$(echo "$configs" | sed 's/ddp//'); }
+
+# The namespaces: A (and B for 1gbit), 10.232.N.1 in A and .2 in B.
+root=0
+if [ "$(id -u)" -eq 0 ] && command -v ip >/dev/null 2>&1 && command -v tc >/dev/null 2>&1; then root=1; fi
+nsa=singa-bench-$$-a nsb=singa-bench-$$-b net=10.232.$(($$ % 250))
+cleanup_ns() { ip netns del "$nsa" 2>/dev/null; ip netns del "$nsb" 2>/dev/null; }
+trap 'cleanup_ns; rm -rf "$tmp"' EXIT
+
+make_ns() { # LINK
+    cleanup_ns
+    ip netns add "$nsa" && ip -n "$nsa" link set lo up || return 1
+    [ "$1" = loopback ] && return 0
+    ip netns add "$nsb" && ip -n "$nsb" link set lo up &&
+        ip link add "bva$$" type veth peer name "bvb$$" &&
+        ip link set "bva$$" netns "$nsa" && ip link set "bvb$$" netns "$nsb" &&
+        ip -n "$nsa" addr add "$net.1/24" dev "bva$$" && ip -n "$nsb" addr add "$net.2/24" dev "bvb$$" &&
+        ip -n "$nsa" link set "bva$$" up && ip -n "$nsb" link set "bvb$$" up &&
+        tc -n "$nsa" qdisc add dev "bva$$" root tbf rate 1gbit burst 256kb latency 50ms &&
+        tc -n "$nsb" qdisc add dev "bvb$$" root tbf rate 1gbit burst 256kb latency 50ms
+}
+
+tx_bytes() { # LINK: bytes the link's interfaces sent so far
+    if [ "$1" = loopback ]; then
+        ip netns exec "$nsa" cat /sys/class/net/lo/statistics/tx_bytes
+    else
+        echo $(($(ip netns exec "$nsa" cat "/sys/class/net/bva$$/statistics/tx_bytes") +
+            $(ip netns exec "$nsb" cat "/sys/class/net/bvb$$/statistics/tx_bytes")))
+    fi
+}
+
+# rank R ARGS...: rank R of a run of $kind on $link (set by pair), in its namespace.
+rank() {
+    r=$1
+    shift
+    ns=$nsa addr=127.0.0.1 coord=127.0.0.1 ifname=lo
+    if [ "$link" = 1gbit ]; then
+        addr=$net.$((r + 1)) coord=$net.1 ifname=bva$$
+        [ "$r" = 1 ] && ns=$nsb ifname=bvb$$
+    fi
+    if [ "$kind" = singa ]; then
+        ip netns exec "$ns" env SINGA_RANK="$r" SINGA_SIZE=2 SINGA_COORDINATOR="tcp://$coord:$port" \
+            SINGA_BIND="$addr" timeout 900 "$tui" -e "$@"
+    else
+        ip netns exec "$ns" env RANK="$r" WORLD_SIZE=2 MASTER_ADDR="$coord" MASTER_PORT="$port" \
+            GLOO_SOCKET_IFNAME="$ifname" timeout 900 "$py" "$here/ddp_ref.py" "$@"
+    fi
+}
+
+# pair LINK KIND ARGS...: the two ranks of one run; KIND singa runs singa-tui -e ARGS, ddp runs
+# bench/ddp_ref.py ARGS.  Rank 0's output is this one's; the bytes the link carried go to
+# $tmp/wire.
+pair() {
+    link=$1 kind=$2
+    shift 2
+    port=$((20000 + ($$ + $(date +%s)) % 20000))
+    before=$(tx_bytes "$link")
+    rank 1 "$@" >"$tmp/rank1.out" 2>&1 &
+    pid1=$!
+    rank 0 "$@"
+    rc=$?
+    wait "$pid1" || { rc=1; tail -n 15 "$tmp/rank1.out" >&2; }
+    echo $(($(tx_bytes "$link") - before)) >"$tmp/wire"
+    return $rc
+}
+
+# measure NAME MODEL LINK CONFIG STEPS: one run, its images/s to $tmp/NAME, wire bytes per step
+# to $tmp/NAME.wire.
+measure() {
+    name=$1 m=$2 link=$3 c=$4 s=$5
+    lua=$here/dist_net.lua
+    rm -f "$tmp/wire"
+    case $c in
+    one) get "$name" images_per_sec "$tui" -e "$lua" "$m" 0 1 "$s" "$warm" ;;
+    allreduce | feature)
+        scheme=batch
+        [ "$c" = feature ] && scheme=feature
+        if [ $root = 1 ]; then
+            get "$name" images_per_sec pair "$link" singa "$lua" "$m" 2 1 "$s" "$warm" 1 "$scheme" 2
+        else
+            get "$name" images_per_sec "$tui" --procs 2 -e "$lua" "$m" 2 1 "$s" "$warm" 1 "$scheme" 2
+            # singa-tui's own count: rank 0's messages to and from the other process, per timed step.
+            [ -s "$tmp/$name.result" ] && tr ' ' '\n' <"$tmp/$name.result" | sed -n 's/^wire_bytes=//p' >>"$tmp/$name.wire"
+        fi
+        ;;
+    ddp)
+        if [ $root = 1 ]; then
+            get "$name" images_per_sec pair "$link" ddp --model "$m" --steps "$s" --warmup "$warm"
+        else
+            get "$name" images_per_sec "$py" "$here/ddp_ref.py" --procs 2 --model "$m" --steps "$s" --warmup "$warm"
+        fi
+        ;;
+    esac
+    # Two jobs run (warm-up and timed) for singa-tui, one loop of warm-up + timed steps for DDP.
+    if [ -s "$tmp/wire" ] && [ -s "$tmp/$name.result" ]; then
+        awk -v b="$(cat "$tmp/wire")" -v n=$((s + warm)) 'BEGIN { printf "%.0f\n", b / n }' >>"$tmp/$name.wire"
+    fi
+}
+
+active_links=
+for link in $links; do
+    case $link in
+    loopback) active_links="$active_links loopback" ;;
+    1gbit)
+        if [ $root = 1 ]; then active_links="$active_links 1gbit"; else
+            note "bench/net: the 1gbit link needs root (network namespaces, tc); skipped"
+        fi
+        ;;
+    *) die "unknown link '$link' (loopback, 1gbit)" ;;
+    esac
+done
+
+note "bench/net: $rounds round(s); models: $models; links:$active_links; configurations: $configs"
+for round in $(seq 1 "$rounds"); do
+    note "round $round (CPUs $(wait_idle)% busy before it)"
+    order=$configs
+    # shellcheck disable=SC2086 # the words are the point
+    [ $((round % 2)) = 0 ] && order=$(reverse $configs)
+    for m in $models; do
+        for c in $order; do
+            if [ "$c" = one ]; then
+                measure "$m.one" "$m" none one "$(steps_of "$m" loopback)"
+                continue
+            fi
+            for link in $active_links; do
+                if [ $root = 1 ]; then make_ns "$link" || die "cannot make the network namespaces for $link"; fi
+                measure "$m.$link.$c" "$m" "$link" "$c" "$(steps_of "$m" "$link")"
+            done
+        done
+    done
+done
+cleanup_ns
+
+printf '\n%-7s %-9s %-10s %10s %7s %7s %13s   %s\n' model link config images/s "x one" "x DDP" "wire MB/step" "(images/s of every round)"
+for m in $models; do
+    one=$(median "$tmp/$m.one")
+    case " $configs " in *" one "*)
+        printf '%-7s %-9s %-10s %10s %7s %7s %13s   %s\n' "$m" - one "$one" 1.00 - - "$(all "$m.one")" ;;
+    esac
+    for link in $active_links; do
+        ddp=$(median "$tmp/$m.$link.ddp")
+        for c in $configs; do
+            [ "$c" = one ] && continue
+            n=$m.$link.$c
+            v=$(median "$tmp/$n")
+            wire=-
+            [ -s "$tmp/$n.wire" ] && wire=$(median_fmt="%.0f" median "$tmp/$n.wire" | awk '{ if ($1 == "-") print "-"; else printf "%.2f\n", $1 / 1e6 }')
+            printf '%-7s %-9s %-10s %10s %7s %7s %13s   %s\n' "$m" "$link" "$c" "$v" "$(ratio "$v" "$one")" \
+                "$(ratio "$v" "$ddp")" "$wire" "$(all "$n")"
+        done
+    done
+done

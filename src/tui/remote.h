@@ -1,0 +1,88 @@
+/* What travels between a job that listens (monitor.c) and an attached workbench (attach.c): the
+ * same things the workbench's state is fed from when it runs the job itself.  One ZeroMQ frame
+ * per message: a type byte, then the payload, a struct of this file (both ends are the same
+ * program: the hello checks the version and the structs' sizes).
+ *
+ *   type       from     payload                 what the workbench does with it
+ *   HELLO      both     tui_remote_hello        the attach asks (control?); the job answers
+ *   STATUS     job      tui_remote_status       the script's status (tui_script.st, paused)
+ *   SAMPLE     job      tui_sample              a step or record into the ring (history)
+ *   LATEST     job      tui_sample              a group's newest step (tui_script.latest)
+ *   LOG        job      kind byte + text        a line of the job's log
+ *   STATS      job      tui_remote_stats        traffic rows, workers' times, topology (tui_stats)
+ *   END        job      -                       the job's process is ending
+ *   CONTROL    attach   tui_remote_control      pause, resume, checkpoint, stop, lr scale
+ *   PING       attach   -                       still here (the job forgets silent ones)
+ *   BYE        attach   -                       detached
+ *
+ * A new panel's data is a field of tui_remote_stats (sent once a second) or a new row here. */
+#ifndef SINGA_TUI_REMOTE_H
+#define SINGA_TUI_REMOTE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tui/ring.h"
+#include "tui/script.h"
+#include "tui/stats.h"
+
+#define TUI_REMOTE_VERSION 2
+#define TUI_REMOTE_LOG_REPLAY 1000 /* log lines a late workbench gets */
+
+typedef enum tui_remote_type {
+    TUI_REMOTE_HELLO = 1,
+    TUI_REMOTE_STATUS,
+    TUI_REMOTE_SAMPLE,
+    TUI_REMOTE_LATEST,
+    TUI_REMOTE_LOG,
+    TUI_REMOTE_STATS,
+    TUI_REMOTE_END,
+    TUI_REMOTE_CONTROL,
+    TUI_REMOTE_PING,
+    TUI_REMOTE_BYE,
+} tui_remote_type;
+
+typedef struct tui_remote_hello {
+    uint32_t version;
+    uint32_t sizes;    /* tui_remote_sizes(): the structs agree */
+    uint8_t control;   /* asked for (attach) or granted (job) */
+    char refused[160]; /* the job's answer: why it refuses, or "" */
+} tui_remote_hello;
+
+typedef struct tui_remote_status {
+    tui_status st;
+    uint8_t paused;
+    uint8_t control;   /* the job lets attached workbenches steer it */
+    double lr_scale;   /* singa_job_control.lr_scale */
+} tui_remote_status;
+
+typedef struct tui_remote_stats {
+    int32_t ntraffic;  /* -1: the job has no distributed runtime */
+    int32_t nnodes;
+    uint64_t dropped;
+    tui_traffic_row traffic[TUI_STATS_ROWS];
+    int32_t nworkers;
+    singa_worker_time workers[TUI_MAX_WORKERS]; /* the Workers panel's rows */
+    tui_node nodes[TUI_MAX_NODES];             /* only the first nnodes travel */
+} tui_remote_stats;
+
+typedef enum tui_remote_what {
+    TUI_CONTROL_PAUSE,
+    TUI_CONTROL_RESUME,
+    TUI_CONTROL_CHECKPOINT,
+    TUI_CONTROL_STOP,
+    TUI_CONTROL_LR_SCALE,
+} tui_remote_what;
+
+typedef struct tui_remote_control {
+    uint8_t what;      /* tui_remote_what */
+    double value;      /* TUI_CONTROL_LR_SCALE's scale */
+} tui_remote_control;
+
+uint32_t tui_remote_sizes(void);
+/* Sends type + payload on sock without waiting (to `to`, a ROUTER's peer id, when to_len > 0):
+ * a peer whose queue is full loses the message.  0, or -1 when it was not queued. */
+int tui_remote_send(void *sock, const void *to, size_t to_len, int type, const void *payload, size_t len);
+
+#endif
