@@ -185,6 +185,17 @@ void singa_stats_lost(singa_stats *s, int rank)
     pthread_mutex_unlock(&s->lock);
 }
 
+void singa_stats_rejoined(singa_stats *s, int rank)
+{
+    pthread_mutex_lock(&s->lock);
+    int kept = 0;
+    for (int i = 0; i < s->nlost; i++)
+        if (s->lost[i] != rank)
+            s->lost[kept++] = s->lost[i];
+    s->nlost = kept;
+    pthread_mutex_unlock(&s->lock);
+}
+
 bool singa_stats_rank_lost(const singa_stats *s, int rank)
 {
     singa_stats *m = (singa_stats *)s;

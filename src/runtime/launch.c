@@ -30,5 +30,9 @@ int rt_launch_read(rt_launch *l, const singa_cluster *c, singa_err *err)
     if (strncmp(coord, "tcp://", 6) != 0 || !strchr(coord + 6, ':') || strlen(coord) >= sizeof l->coordinator)
         return singa_err_set(err, "cluster: coordinator '%s' is not an address like \"tcp://127.0.0.1:5555\"", coord);
     snprintf(l->coordinator, sizeof l->coordinator, "%s", coord);
+    const char *rejoin = getenv("SINGA_REJOIN");
+    l->rejoin = rejoin && *rejoin && strcmp(rejoin, "0") != 0;
+    if (l->rejoin && l->rank == 0)
+        return singa_err_set(err, "SINGA_REJOIN: rank 0 is the coordinator, whose loss ends the job: it cannot rejoin");
     return 0;
 }

@@ -38,6 +38,7 @@
  *                    S -> S, => S               slice          floats: a final delta
  *                    S -> stub, => 0            -              - (a report)
  *   checkpoint       W0.0 -> stub -> S, => S    -              -
+ *                    W0.0 -> stub; 0 => stub    -              - (the host's, several groups)
  *   checkpoint-reply S -> stub, => 0 -> W0.0    server, lost   -
  *   bridge           W => W                     layer          floats: features (+ aux)
  *   bridge-grad      W => W                     layer, edge    floats: a gradient (+ aux)

@@ -22,12 +22,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "runtime/runtime.h"
 #include "runtime/bridge.h"
 
 typedef char endpoint[128];
 typedef char key[41];
+typedef char ident[32];
 
 /* Seconds a peer's closed connection may stay closed before its process counts as dead; seconds
  * a connection to the coordinator may stay without a ZeroMQ handshake before the address counts
@@ -46,6 +48,8 @@ struct rt_peers {
     void **dealer;       /* per rank: to its ROUTER (NULL for this process) */
     endpoint *endpoints; /* per rank */
     key *keys;           /* per rank: its CURVE public key ("-" without CURVE) */
+    ident *ids;          /* per rank: its DEALERs' routing id, "p<rank>", or "p<rank>-<pid>" once it
+                          * rejoined, so nothing its lost incarnation sent passes for the new one's */
     double *seen;        /* per rank: when its last message came */
     unsigned *progress;  /* per rank: its progress, as its last heartbeat said */
     double *still;       /* per rank: since when it is busy without progress (0: it is not) */
@@ -55,6 +59,9 @@ struct rt_peers {
     double *closed;      /* per rank: since when its connection is closed (0: open) */
     bool *dead;
     double next_beat;
+    unsigned connections; /* made so far: each monitor's inproc address is new */
+    int joining;          /* rank 0: the rank whose rejoin the stub decides on (rt_peers_recv: 3) */
+    int joining_step;
 };
 
 double rt_now(void)
@@ -106,18 +113,15 @@ static void *new_socket(rt_peers *p, int type, singa_err *err)
         zmq_close(s);
         return NULL;
     }
-    if (type == ZMQ_DEALER) {
-        char id[16];
-        snprintf(id, sizeof id, "p%d", p->rt->rank);
-        zmq_setsockopt(s, ZMQ_ROUTING_ID, id, strlen(id));
-    }
+    if (type == ZMQ_DEALER)
+        zmq_setsockopt(s, ZMQ_ROUTING_ID, p->ids[p->rt->rank], strlen(p->ids[p->rt->rank]));
     return s;
 }
 
 static int connect_to(rt_peers *p, int r, singa_err *err)
 {
     char at[64];
-    snprintf(at, sizeof at, "inproc://singa-peer-%p-%d", (void *)p, r);
+    snprintf(at, sizeof at, "inproc://singa-peer-%p-%u", (void *)p, p->connections++);
     if (!(p->dealer[r] = new_socket(p, ZMQ_DEALER, err)))
         return -1;
     if (zmq_socket_monitor(p->dealer[r], at, WATCHED) < 0 || !(p->monitor[r] = zmq_socket(p->rt->zmq, ZMQ_PAIR)) ||
@@ -186,12 +190,18 @@ static int refuse(rt_peers *p, const bool *joined, singa_err *err)
     zmq_setsockopt(p->router, ZMQ_LINGER, &linger, sizeof linger);
     for (int r = 1; r < p->rt->nprocs; r++)
         if (joined[r]) {
-            char id[16];
-            snprintf(id, sizeof id, "p%d", r);
             msg m = {.type = MSG_STOP, .src = {ENT_STUB, 0, 0, 0}, .dst = {ENT_STUB, 0, 0, (uint16_t)r}};
-            msg_send(p->router, id, &m, reason, strlen(reason));
+            msg_send(p->router, p->ids[r], &m, reason, strlen(reason));
         }
     return -1;
+}
+
+/* Whether a routing id is rank's: "p<rank>", or "p<rank>-<pid>" from a process that rejoins. */
+static bool id_of(const char *id, int rank)
+{
+    char first[16];
+    int n = snprintf(first, sizeof first, "p%d", rank);
+    return strncmp(id, first, (size_t)n) == 0 && (id[n] == 0 || id[n] == '-');
 }
 
 /* A join's payload: "<rank> <size> <fingerprint> <endpoint> <public key>\n<plugins>".  Returns the rank;
@@ -206,14 +216,12 @@ static int check_join(rt_peers *p, const char *id, const char *text, const bool 
     if (sscanf(text, "%d %d %31s %127s %40s%n", &rank, &size, fp, ep, pub, &used) != 5 || text[used] != '\n')
         return -2;
     const char *plugins = text + used + 1;
-    char expect[16];
-    snprintf(expect, sizeof expect, "p%d", rank);
     fingerprint(rt, mine, sizeof mine);
-    if (strcmp(id, expect) != 0)
+    if (!id_of(id, rank) || strlen(id) >= sizeof(ident))
         return -2;
     if (rank < 1 || rank >= rt->nprocs)
         return singa_err_set(err, "a process joined as rank %d, which is not one of ranks 1..%d", rank, rt->nprocs - 1);
-    if (joined[rank])
+    if (joined && joined[rank])
         return singa_err_set(err, "two processes joined as rank %d (was the job launched twice?)", rank);
     if (size != rt->nprocs)
         return singa_err_set(err, "rank %d was launched as one of %d processes, but rank 0 as one of %d", rank, size,
@@ -228,6 +236,7 @@ static int check_join(rt_peers *p, const char *id, const char *text, const bool 
                              rank, fp, mine);
     snprintf(p->endpoints[rank], sizeof(endpoint), "%s", ep);
     snprintf(p->keys[rank], sizeof(key), "%s", pub);
+    snprintf(p->ids[rank], sizeof(ident), "%s", id);
     return rank;
 }
 
@@ -245,7 +254,8 @@ static int take_join(rt_peers *p, bool *joined, bool *bad, singa_err *err)
         memcpy(text, zmq_msg_data(&payload), n);
         text[n] = 0;
         singa_err why;
-        int r = check_join(p, id, text, joined, &why);
+        int r = m.step < 0 ? check_join(p, id, text, joined, &why)
+                           : singa_err_set(&why, "a process asked to rejoin (SINGA_REJOIN) a job that is only starting");
         counts = r != -2;
         if (r >= 0) {
             joined[r] = true;
@@ -269,19 +279,28 @@ static int take_join(rt_peers *p, bool *joined, bool *bad, singa_err *err)
 static int send_peers(rt_peers *p, singa_err *err)
 {
     const rt_ctx *rt = p->rt;
-    size_t len = 0, cap = (sizeof(endpoint) + sizeof(key)) * (size_t)rt->nprocs + 64;
+    size_t len = 0, cap = (sizeof(endpoint) + sizeof(key) + sizeof(ident)) * (size_t)rt->nprocs + 64;
     char *list = malloc(cap);
     if (!list)
         return singa_err_set(err, "out of memory");
     for (int r = 0; r < rt->nprocs; r++)
-        len += (size_t)snprintf(list + len, cap - len, "%s %s\n", p->endpoints[r], p->keys[r]);
+        len += (size_t)snprintf(list + len, cap - len, "%s %s %s\n", p->endpoints[r], p->keys[r], p->ids[r]);
     len += (size_t)snprintf(list + len, cap - len, "clock %.9f\n", rt_now()); /* the others' traces align to it */
-    for (int r = 1; r < rt->nprocs; r++) {
-        char id[16];
-        snprintf(id, sizeof id, "p%d", r);
-        msg m = {.type = MSG_PEERS, .src = {ENT_STUB, 0, 0, 0}, .dst = {ENT_STUB, 0, 0, (uint16_t)r}};
-        msg_send(p->router, id, &m, list, len);
-    }
+    /* At the meeting every process waits for the list at its DEALER to the coordinator; later only
+     * one that rejoins does, and hears last: the others, whose stubs read their ROUTERs, know it
+     * first. */
+    bool later = p->joining >= 0;
+    for (int last = 0; last < 2; last++)
+        for (int r = 1; r < rt->nprocs; r++) {
+            msg m = {.type = MSG_PEERS, .src = {ENT_STUB, 0, 0, 0}, .dst = {ENT_STUB, 0, 0, (uint16_t)r},
+                     .step = r == p->joining ? p->rt->resume_step : -1};
+            if (p->dead[r] || (later && (r == p->joining) != last))
+                continue;
+            if (later && r != p->joining)
+                msg_send(p->dealer[r], NULL, &m, list, len);
+            else
+                msg_send(p->router, p->ids[r], &m, list, len);
+        }
     free(list);
     return 0;
 }
@@ -343,23 +362,49 @@ static int check_coordinator(rt_peers *p, double *since, singa_err *err)
     return 0;
 }
 
-/* The coordinator's list of endpoints and keys: takes the other ranks'; returns how many lines
- * were well formed (all of them: nprocs). */
-static int take_peers(rt_peers *p, const char *data, size_t len)
+/* Rank r rejoined at ep: a new connection to it, and it counts as alive and new. */
+static int revive(rt_peers *p, int r, singa_err *err)
+{
+    if (p->dealer[r]) {
+        zmq_socket_monitor(p->dealer[r], NULL, 0);
+        zmq_close(p->dealer[r]); /* linger 0: what waited for the lost one is void */
+        zmq_close(p->monitor[r]);
+        p->dealer[r] = p->monitor[r] = NULL;
+    }
+    p->dead[r] = false;
+    p->closed[r] = p->still[r] = 0;
+    p->progress[r] = 0;
+    p->seen[r] = rt_now();
+    singa_stats_rejoined(p->rt->stats, r);
+    return connect_to(p, r, err);
+}
+
+/* The coordinator's list of endpoints, keys and ids: takes the other ranks'; after the meeting
+ * (known), a rank whose id changed rejoined and is connected anew.  Returns how many lines were
+ * well formed (all of them: nprocs). */
+static int take_peers(rt_peers *p, const char *data, size_t len, bool known)
 {
     int got = 0;
     for (size_t at = 0; got < p->rt->nprocs && at < len; got++) {
         const char *nl = memchr(data + at, '\n', len - at);
-        char line[sizeof(endpoint) + sizeof(key) + 2], ep[sizeof(endpoint)], pub[sizeof(key)];
+        char line[sizeof(endpoint) + sizeof(key) + sizeof(ident) + 3], ep[sizeof(endpoint)], pub[sizeof(key)];
+        ident id;
         size_t l = nl ? (size_t)(nl - (data + at)) : 0;
         if (!nl || l == 0 || l >= sizeof line)
             break;
         snprintf(line, sizeof line, "%.*s", (int)l, data + at);
-        if (sscanf(line, "%127s %40s", ep, pub) != 2)
+        if (sscanf(line, "%127s %40s %31s", ep, pub, id) != 3 || !id_of(id, got))
             break;
-        if (got != p->rt->rank && got != 0) {
+        bool changed = strcmp(id, p->ids[got]) != 0;
+        if (got != p->rt->rank && got != 0 && (!known || changed)) {
             snprintf(p->endpoints[got], sizeof(endpoint), "%s", ep);
             snprintf(p->keys[got], sizeof(key), "%s", pub);
+            snprintf(p->ids[got], sizeof(ident), "%s", id);
+            singa_err err;
+            if (known && revive(p, got, &err) < 0)
+                rt_log(p->rt, "cannot reconnect to rank %d, which rejoined: %s", got, err.msg);
+            else if (known)
+                rt_log(p->rt, "rank %d rejoined at %s", got, ep);
         }
         at += l + 1;
     }
@@ -394,7 +439,10 @@ static int meet_as_member(rt_peers *p, singa_err *err)
     fingerprint(rt, fp, sizeof fp);
     int n = snprintf(text, sizeof text, "%d %d %s %s %s\n%s", rt->rank, rt->nprocs, fp, p->endpoints[rt->rank],
                      p->keys[rt->rank], rt->plugins);
-    msg join = {.type = MSG_JOIN, .src = {ENT_STUB, 0, 0, (uint16_t)rt->rank}, .dst = {ENT_STUB, 0, 0, 0}};
+    /* a process that rejoins says the step its groups go on from; the coordinator answers with
+     * the one the job's puts and gets carry */
+    msg join = {.type = MSG_JOIN, .src = {ENT_STUB, 0, 0, (uint16_t)rt->rank}, .dst = {ENT_STUB, 0, 0, 0},
+                .step = rt->launch.rejoin ? rt->resume_step : -1};
     msg_send(p->dealer[0], NULL, &join, text, (size_t)n);
     double deadline = rt_now() + rt->c->join_timeout, since = 0;
     for (;;) {
@@ -422,10 +470,14 @@ static int meet_as_member(rt_peers *p, singa_err *err)
             zmq_msg_close(&payload);
             return -1;
         }
-        int got = rc == 0 && m.type == MSG_PEERS ? take_peers(p, data, len) : 0;
+        int got = rc == 0 && m.type == MSG_PEERS ? take_peers(p, data, len, false) : 0;
         if (got == rt->nprocs)
             take_clock(rt, data, len);
         zmq_msg_close(&payload);
+        if (got == rt->nprocs && rt->launch.rejoin && m.step >= 0) {
+            rt->rejoined_at = rt->resume_step;
+            rt->resume_step = m.step; /* the step the job's puts and gets carry */
+        }
         if (got == rt->nprocs)
             return 0;
         singa_stats_drop(rt->stats);
@@ -441,9 +493,14 @@ int rt_peers_open(rt_ctx *rt, rt_peers **out, singa_err *err)
         !(p->keys = calloc(n, sizeof *p->keys)) || !(p->seen = calloc(n, sizeof *p->seen)) ||
         !(p->monitor = calloc(n, sizeof *p->monitor)) || !(p->closed = calloc(n, sizeof *p->closed)) ||
         !(p->progress = calloc(n, sizeof *p->progress)) || !(p->still = calloc(n, sizeof *p->still)) ||
-        !(p->dead = calloc(n, sizeof *p->dead)))
+        !(p->dead = calloc(n, sizeof *p->dead)) || !(p->ids = calloc(n, sizeof *p->ids)))
         return singa_err_set(err, "out of memory");
     p->rt = rt;
+    p->joining = -1;
+    for (int r = 0; r < rt->nprocs; r++)
+        snprintf(p->ids[r], sizeof(ident), "p%d", r);
+    if (rt->launch.rejoin)
+        snprintf(p->ids[rt->rank], sizeof(ident), "p%d-%ld", rt->rank, (long)getpid());
     if (rt_curve_start(rt, &p->curve, err) < 0)
         return -1;
     snprintf(p->keys[rt->rank], sizeof(key), "%s", rt_curve_public(p->curve));
@@ -500,6 +557,7 @@ void rt_peers_close(rt_peers *p)
     free(p->progress);
     free(p->still);
     free(p->dead);
+    free(p->ids);
     free(p);
 }
 
@@ -536,17 +594,74 @@ void rt_peers_send(rt_peers *p, int rank, const msg *m, const void *payload, siz
         msg_send(p->dealer[rank], NULL, m, payload, nbytes);
 }
 
+/* Rank 0: a join while the job runs, from a process that rejoins.  What peers.c can tell (the rank
+ * is not lost, the process was not started to rejoin, another job) is refused here; else the stub
+ * decides (3). */
+static int take_rejoin(rt_peers *p, const char *id, const msg *m, zmq_msg_t *payload)
+{
+    char text[sizeof(endpoint) + 4096];
+    size_t n = zmq_msg_size(payload) < sizeof text - 1 ? zmq_msg_size(payload) : sizeof text - 1;
+    memcpy(text, zmq_msg_data(payload), n);
+    text[n] = 0;
+    int rank = -1, r = -1;
+    singa_err why;
+    if (sscanf(text, "%d", &rank) != 1 || !id_of(id, rank))
+        return 1;
+    if (rank >= 1 && rank < p->rt->nprocs && !p->dead[rank])
+        singa_err_set(&why, "rank %d is not lost: it still takes part in the job, so it cannot rejoin", rank);
+    else if (m->step < 0)
+        singa_err_set(&why, "rank %d joined a job that runs already: a lost process rejoins with SINGA_REJOIN=1", rank);
+    else
+        r = check_join(p, id, text, NULL, &why);
+    if (r == -2)
+        return 1;
+    if (r >= 0) {
+        p->joining = r;
+        p->joining_step = m->step;
+        return 3;
+    }
+    msg stop = {.type = MSG_STOP, .src = {ENT_STUB, 0, 0, 0}, .dst = m->src};
+    msg_send(p->router, id, &stop, why.msg, strlen(why.msg));
+    rt_log(p->rt, "refused a process that asked to rejoin: %s", why.msg);
+    return 2;
+}
+
+int rt_peers_joining(const rt_peers *p, int *step)
+{
+    *step = p->joining_step;
+    return p->joining;
+}
+
+int rt_peers_admit(rt_peers *p, singa_err *err)
+{
+    int rc = revive(p, p->joining, err) < 0 ? -1 : send_peers(p, err);
+    p->joining = -1;
+    return rc;
+}
+
+void rt_peers_refuse(rt_peers *p, const char *why)
+{
+    int r = p->joining;
+    msg stop = {.type = MSG_STOP, .src = {ENT_STUB, 0, 0, 0}, .dst = {ENT_STUB, 0, 0, (uint16_t)r}};
+    msg_send(p->router, p->ids[r], &stop, why, strlen(why));
+    rt_log(p->rt, "refused rank %d, which asked to rejoin: %s", r, why);
+    p->joining = -1;
+}
+
 int rt_peers_recv(rt_peers *p, msg *m, zmq_msg_t *payload)
 {
-    char id[32], expect[16];
+    char id[32];
     int rc = msg_recv(p->router, true, id, sizeof id, m, payload);
     if (rc != 0)
         return rc;
     int r = m->src.proc;
-    snprintf(expect, sizeof expect, "p%d", r);
-    if (r >= p->rt->nprocs || r == p->rt->rank || p->dead[r] || strcmp(id, expect) != 0 ||
-        m->dst.proc != p->rt->rank || (m->flags & MSG_F_PTR) || m->type == MSG_JOIN || m->type == MSG_PEERS)
+    if (m->type == MSG_JOIN && p->rt->rank == 0 && p->joining < 0)
+        return take_rejoin(p, id, m, payload);
+    if (r >= p->rt->nprocs || r == p->rt->rank || p->dead[r] || strcmp(id, p->ids[r]) != 0 ||
+        m->dst.proc != p->rt->rank || (m->flags & MSG_F_PTR) || m->type == MSG_JOIN)
         return 1;
+    if (m->type == MSG_PEERS) /* rank 0's word that a lost process rejoined */
+        return r == 0 && take_peers(p, zmq_msg_data(payload), zmq_msg_size(payload), true) == p->rt->nprocs ? 2 : 1;
     p->seen[r] = rt_now();
     if (m->type != MSG_HEARTBEAT)
         return 0;

@@ -257,6 +257,29 @@ static int resume_accept(void *ud, const singa_ckpt_set *s, singa_err *err)
     return 0;
 }
 
+/* A process started again to rejoin an asynchronous job (SINGA_REJOIN) must be one the job goes
+ * on without: neither rank 0 (launch.c) nor one whose loss ends the job, nor one holding servers,
+ * whose slices would start from stale values while the others' went on. */
+static int rejoin_check(rt_ctx *rt, singa_err *err)
+{
+    char role[160];
+    if (!rt->launch.rejoin)
+        return 0;
+    rt_role(rt, rt->rank, role, sizeof role);
+    if (rt->c->nworker_groups == 1)
+        return singa_err_set(err, "SINGA_REJOIN: the job is synchronous (one worker group): losing a process ends it, "
+                                  "so no process can rejoin it (resume it from its checkpoint instead)");
+    if (rt_loss_ends_job(rt, rt->rank))
+        return singa_err_set(err, "SINGA_REJOIN: rank %d (%s) holds what other processes need: its loss ended the job, "
+                                  "so it cannot rejoin", rt->rank, role);
+    for (int g = 0; g < rt->c->nserver_groups; g++)
+        for (int j = 0; j < rt->c->nservers_per_group; j++)
+            if (rt_server_proc(rt, g, j) == rt->rank)
+                return singa_err_set(err, "SINGA_REJOIN: rank %d (%s) holds servers, which would start from stale "
+                                          "values: only a process of workers alone rejoins", rt->rank, role);
+    return 0;
+}
+
 /* An elastic job restarted by `--procs` on the processes left, as its log tells. */
 static void log_restart(rt_ctx *rt, bool resumed)
 {
@@ -280,7 +303,9 @@ static int ckpt_setup(rt_ctx *rt, singa_job *job, singa_err *err)
         return 0;
     if (singa_mkdirs(rt->ckpt_dir, err) < 0 || singa_ckpt_dir_files(rt->ckpt_dir, &files, &n, err) < 0)
         return singa_err_prefix(err, "job: checkpoint_path: ");
-    bool resume = singa_conf_bool(rt->conf, "resume", false) || rt->launch.restart > 0; /* elastic: go on */
+    /* A process that rejoins takes its groups' state from the newest whole checkpoint, which this
+     * run wrote (rank 0 refused an earlier run's files at the start); an elastic restart goes on. */
+    bool resume = singa_conf_bool(rt->conf, "resume", false) || rt->launch.rejoin || rt->launch.restart > 0;
     int rc = 0;
     if (n && !resume)
         rc = singa_err_set(err, "checkpoint_path '%s' holds checkpoints of an earlier run (newest: step %llu); a "
@@ -302,7 +327,8 @@ static int ckpt_setup(rt_ctx *rt, singa_job *job, singa_err *err)
         if (rc == 0 && singa_ckpt_set_resharded(s, rt->topology, what, sizeof what))
             rt_log(rt, "%s", what);
         if (rc == 0)
-            rt_log(rt, "resumed from %s (step %d)", s->where, rt->resume_step);
+            rt_log(rt, "%s from %s (step %d)", rt->launch.rejoin ? "rejoining: this process's groups go on" : "resumed",
+                   s->where, rt->resume_step);
         bool *aside = calloc(n + 1, sizeof *aside);
         size_t newer = 0; /* this run writes the refused steps anew: none of their files may stay */
         while (aside && newer < n && files[newer].step > s->step) {
@@ -512,6 +538,8 @@ void rt_announce(rt_ctx *rt, const char *endpoint)
     int n = snprintf(line, sizeof line, "rank %d of %d (pid %d, %s)%s%s: ", rt->rank, rt->nprocs, (int)getpid(),
                      rt->launch.from, endpoint ? " at " : "", endpoint ? endpoint : "");
     rt_role(rt, rt->rank, line + n, sizeof line - (size_t)n);
+    if (rt->rejoined_at >= 0)
+        singa_appendf(line, sizeof line, "; rejoined the job, its groups going on from step %d", rt->rejoined_at);
     log_line(rt, line, rt->nprocs > 1, true);
 }
 
@@ -891,9 +919,11 @@ int singa_runtime_run(singa_job *job, const singa_job_hooks *hooks, singa_trace 
     for (int g = 0; g < rt.c->nworker_groups; g++)
         atomic_init(&rt.stop_step[g], INT_MAX);
     atomic_init(&rt.ckpt_step, -1);
+    rt.rejoined_at = -1;
     atomic_init(&rt.busy, 0);
     atomic_init(&rt.progress, 0);
-    if (open_log(&rt, err) < 0 || make_slices(&rt, job, err) < 0 || ckpt_setup(&rt, job, err) < 0 ||
+    if (open_log(&rt, err) < 0 || make_slices(&rt, job, err) < 0 || rejoin_check(&rt, err) < 0 ||
+        ckpt_setup(&rt, job, err) < 0 ||
         add_workers(&rt, job, err) < 0 || share_replicas(&rt, err) < 0 || add_servers(&rt, err) < 0 ||
         rt_history_setup(&rt, err) < 0 || rt_stub_create(&rt, err) < 0)
         goto out;

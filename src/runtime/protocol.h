@@ -42,6 +42,8 @@ enum { RT_HERE = 1, RT_OUT = 2, RT_PEER = 4 };
     X(MSG_STOP, RT_STUBS, RT_STUBS, RT_PEER, NULL, on_stop)                                         \
     X(MSG_GROUP_STEP, RT_STUBS, RT_WORKERS, RT_HERE, group_step_ok, on_group_step)                  \
     X(MSG_GROUP_STEP, RT_STUBS, RT_STUBS, RT_PEER, group_step_ok, on_group_step)                    \
+    X(MSG_CKPT, RT_STUBS, RT_WORKERS, RT_HERE, ckpt_word_ok, on_ckpt_word)                          \
+    X(MSG_CKPT, RT_STUBS, RT_STUBS, RT_PEER, ckpt_word_ok, on_ckpt_word)                            \
     /* to a server here, passed on */                                                               \
     X(MSG_PUT, RT_SERVERS, RT_STUBS, RT_PEER, server_here, forward)                                 \
     X(MSG_GET, RT_SERVERS, RT_STUBS, RT_PEER, server_here, forward)                                 \

@@ -65,6 +65,7 @@ typedef struct rt_launch {
     const char *from; /* the variable the rank came from */
     char coordinator[256];
     const char *bind; /* the address the others listen on: cluster.bind, $SINGA_BIND or loopback */
+    bool rejoin;      /* $SINGA_REJOIN=1: a lost process of a running job, started again */
     int restart;      /* an elastic job's restart by `--procs` (0: the first run) */
     const char *lost; /* the ranks the run before lost */
 } rt_launch;
@@ -88,6 +89,7 @@ typedef struct rt_worker {
     int rc;
     int step_sent;        /* the step whose updates are being sent */
     bool stopped;         /* by the stub, which needs no word back */
+    int ckpt_done;        /* the host's checkpoint whose state it wrote last (-1: none) */
     double step_sent_at;  /* when a step's record last left for rank 0 (not in rank 0) */
     /* A data-parallel group's leader: the others' metrics of step_sent it still waits for, and
      * those that came before it began to (of the step it will wait for next). */
@@ -157,6 +159,7 @@ struct rt_ctx {
     int resume_step;
     int64_t topology[RT_TOPOLOGY_LEN];
     singa_ckpt_set *resumed; /* NULL: a fresh start */
+    int rejoined_at;         /* SINGA_REJOIN, once admitted: the step its groups go on from (else -1) */
     rt_history *history; /* NULL unless the workers write into the servers' history */
     /* What this process's heartbeats say of its threads (peers.c): how many workers and servers
      * are busy (neither waiting for a message nor ended), and a count of their steps forward
@@ -205,8 +208,14 @@ bool rt_peers_dead(const rt_peers *p, int rank);
 /* Sends to the stub of process `rank` (nothing to a dead one); payload may be NULL. */
 void rt_peers_send(rt_peers *p, int rank, const msg *m, const void *payload, size_t nbytes);
 /* One message from another process: 0, 1 when dropped (garbage, a stranger, a forgery), 2 for a
- * heartbeat, -1 when the socket fails. */
+ * heartbeat or what peers.c took itself, 3 at rank 0 for a lost process that asks to rejoin
+ * (rt_peers_joining), -1 when the socket fails. */
 int rt_peers_recv(rt_peers *p, msg *m, zmq_msg_t *payload);
+/* Rank 0, after rt_peers_recv returned 3: the rank that asks to rejoin, and the step it says its
+ * groups go on from; the stub admits it (every process connects to it anew) or refuses it. */
+int rt_peers_joining(const rt_peers *p, int *step);
+int rt_peers_admit(rt_peers *p, singa_err *err);
+void rt_peers_refuse(rt_peers *p, const char *why);
 /* Sends heartbeats when due; returns the seconds until the next are due. */
 double rt_peers_tick(rt_peers *p);
 /* Why a process is lost: silent for longer than heartbeat_timeout; its connection closed and did
@@ -233,11 +242,16 @@ void rt_log(rt_ctx *rt, const char *fmt, ...) __attribute__((format(printf, 2, 3
 void rt_stop_before(rt_ctx *rt, int g, int step);
 bool rt_last_step(const rt_ctx *rt, int g, int step);
 
-/* The host asked for a checkpoint (a job of one worker group): the lead, before step s, picks
- * s + 1, as for a stop, and its updates of s carry MSG_F_CKPT, so every worker writes its state
- * at the start of the same step, and the lead has the servers write their shards then. */
+/* The host asked for a checkpoint: the lead, before step s, picks s + 1, as for a stop; in a job
+ * of one worker group its updates of s carry MSG_F_CKPT, so every worker writes its state at the
+ * start of the same step, and the lead has the servers write their shards then.  With several
+ * groups rank 0's stub tells every process (worker.c: host_ckpt_owed). */
 void rt_ckpt_at(rt_ctx *rt, int step);
 bool rt_ckpt_due(const rt_ctx *rt, int step);
+
+/* Whether losing process r ends the job (stub.c): it held worker 0.0 or the coordinator, the job
+ * is synchronous, or another process needs one of its servers or shares a worker group with it. */
+bool rt_loss_ends_job(const rt_ctx *rt, int r);
 
 /* Records the first failure of any thread; _as says whether it is a lost process's. */
 void rt_fail(rt_ctx *rt, const singa_err *err);

@@ -362,7 +362,8 @@ static int take_values(rt_stub *s, int g, const msg *m, zmq_msg_t *payload)
  * host asked for a checkpoint at the start of the next. */
 static uint8_t step_flags(const rt_ctx *rt, int g, int step)
 {
-    return (rt_last_step(rt, g, step) ? MSG_F_LAST : 0) | (rt_ckpt_due(rt, step + 1) ? MSG_F_CKPT : 0);
+    bool ckpt = rt->c->nworker_groups == 1 && rt_ckpt_due(rt, step + 1); /* several: on_ckpt_word */
+    return (rt_last_step(rt, g, step) ? MSG_F_LAST : 0) | (ckpt ? MSG_F_CKPT : 0);
 }
 
 /* A local worker's gradient of param k: summed with the others of its group here; once all are
@@ -584,9 +585,7 @@ static void local_done(rt_stub *s)
         route(s, &(msg){.type = MSG_DONE, .src = stub_addr(s, 0), .dst = {ENT_STUB, 0, 0, 0}}, NULL, 0);
 }
 
-/* Whether losing process r ends the job: it held worker 0.0 or the coordinator, the job is
- * synchronous, or another process needs one of its servers or shares a worker group with it. */
-static bool loss_is_fatal(const rt_ctx *rt, int r)
+bool rt_loss_ends_job(const rt_ctx *rt, int r)
 {
     const singa_cluster *c = rt->c;
     if (r == 0 || c->nworker_groups == 1)
@@ -631,7 +630,7 @@ static void on_lost(rt_stub *s, int r, rt_loss why)
     else
         singa_err_set(&e, "rank %d (%s) at %s sent nothing for %g s (heartbeat_timeout): it died, hung or was stopped",
                       r, role, rt_peers_endpoint(s->peers, r), rt->c->heartbeat_timeout);
-    if (loss_is_fatal(rt, r)) {
+    if (rt_loss_ends_job(rt, r)) {
         fail_everywhere(s, &e, true);
         return;
     }
@@ -649,6 +648,30 @@ static void on_lost(rt_stub *s, int r, rt_loss why)
         flush_lost(s, r); /* when the flush is on; else proc_done may begin it, without r */
         proc_done(s, r);
     }
+}
+
+/* Rank 0: a lost process asks to rejoin (peers.c checked who it is).  Its workers train on, so
+ * the job waits for them again; once every process is done it is too late. */
+static void on_rejoin(rt_stub *s)
+{
+    rt_ctx *rt = s->rt;
+    int step, r = rt_peers_joining(s->peers, &step);
+    char role[160];
+    rt_role(rt, r, role, sizeof role);
+    if (s->end != END_TRAINING) {
+        rt_peers_refuse(s->peers, "the job is ending: every other process is done");
+        return;
+    }
+    singa_err e;
+    if (rt_peers_admit(s->peers, &e) < 0) {
+        rt_log(rt, "rank %d (%s) asked to rejoin, but: %s", r, role, e.msg);
+        return;
+    }
+    if (s->proc_done[r]) {
+        s->proc_done[r] = false;
+        s->procs_done--;
+    }
+    rt_log(rt, "rank %d (%s) rejoined at step %d", r, role, step);
 }
 
 /* The legs of the stub's protocol (protocol.h): the checks beyond a row's columns, then the
@@ -735,6 +758,11 @@ static bool flush_word_ok(const rt_stub *s, const msg *m)
 static bool ckpt_ok(const rt_stub *s, const msg *m)
 {
     return server_here(s, m) && is_lead(&m->src) && m->src.proc == 0;
+}
+
+static bool ckpt_word_ok(const rt_stub *s, const msg *m)
+{
+    return s->rt->c->nworker_groups > 1 && m->step > 0 && (m->src.kind == ENT_STUB ? m->src.proc == 0 : is_lead(&m->src));
 }
 
 /* Rank 0: worker 0.0's checkpoint request, to a server anywhere. */
@@ -874,6 +902,15 @@ static void on_ckpt_request(rt_stub *s, const msg *m, zmq_msg_t *payload, bool r
         route(s, m, NULL, 0);
 }
 
+/* The host's checkpoint in a job of several groups: from worker 0.0 to rank 0's stub, which
+ * tells every other process's. */
+static void on_ckpt_word(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
+{
+    rt_ckpt_at(s->rt, m->step);
+    if (!remote)
+        to_peers(s, (msg){.type = MSG_CKPT, .src = stub_addr(s, 0), .step = m->step}, NULL, 0);
+}
+
 static void on_ckpt_reply(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
 {
     s->ckpt[server_index(s->rt, &m->src)] = CKPT_IDLE;
@@ -1001,6 +1038,8 @@ static int receive(rt_stub *s, bool remote)
             singa_trace_step(s->trace, m.step);
         singa_trace_span(s->trace, "stub", msg_type_name(m.type), t0, rt_now());
     }
+    else if (rc == 3)
+        on_rejoin(s);
     else if (rc == 1)
         singa_stats_drop(s->rt->stats);
     zmq_msg_close(&payload);

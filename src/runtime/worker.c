@@ -431,7 +431,34 @@ static int save_parts(rt_worker *w, int step, int parts, singa_err *err)
     return 0;
 }
 
-static int save(void *ud, int step, singa_err *err) { return save_parts(ud, step, CKPT_STATE | CKPT_SERVERS, err); }
+/* The host's checkpoint S that worker w still owes, before `step`: S itself, or, in a job of
+ * several groups, any later step of a group that was past S when it heard (-1: none). */
+static int host_ckpt_owed(const rt_worker *w, int step)
+{
+    int at = atomic_load(&w->rt->ckpt_step);
+    if (at < 0 || w->ckpt_done == at)
+        return -1;
+    return step == at || (w->rt->c->nworker_groups > 1 && step > at) ? at : -1;
+}
+
+/* A late group writes its state of `step` into the host's checkpoint S (not S's own: a snapshot,
+ * like the servers' shards), then checkpoint_freq's of `step` when that is due too. */
+static int save(void *ud, int step, singa_err *err)
+{
+    rt_worker *w = ud;
+    int at = host_ckpt_owed(w, step);
+    if (at >= 0) {
+        w->ckpt_done = at;
+        if (at < step && w->id == 0)
+            rt_log(w->rt, "worker group %d was at step %d when it heard of the checkpoint of step %d asked for: its "
+                          "state there (data cursor, RNG) is that of step %d", w->group, step, at, step);
+        if (save_parts(w, at, at < step ? CKPT_STATE : CKPT_STATE | CKPT_SERVERS, err) < 0)
+            return -1;
+        if (at == step || !singa_job_ckpt_fires(w->job, step))
+            return 0;
+    }
+    return save_parts(w, step, CKPT_STATE | CKPT_SERVERS, err);
+}
 
 /* A worker's state is final before it says it is done, and the servers' once every worker's last
  * update is in. */
@@ -455,21 +482,22 @@ static bool stop(void *ud, int step, bool requested)
     return step >= atomic_load(&w->rt->stop_step[w->group]);
 }
 
-/* The host's checkpoint, at the start of the next step: no worker of the group can have begun
- * it.  Groups that are not in step with each other have no step to write one at. */
+/* The host's checkpoint, at the start of the lead's next step: no worker of its group can have
+ * begun it.  Groups are not in step with each other: every process hears of it through its stub,
+ * and each group writes its state at that step, or at its next when it is past it already
+ * (host_ckpt_owed). */
 static int checkpoint_asked(void *ud, int step, singa_err *err)
 {
     rt_worker *w = ud;
-    if (w->rt->c->nworker_groups > 1)
-        rt_log(w->rt, "checkpoint requested, but the %d worker groups are at different steps: the job writes its "
-                        "checkpoints every checkpoint_freq steps and at the end only",
-                 w->rt->c->nworker_groups);
-    else
-        rt_ckpt_at(w->rt, step + 1);
+    rt_ckpt_at(w->rt, step + 1);
+    if (w->rt->c->nworker_groups > 1 && w->rt->nprocs > 1) {
+        msg m = {.type = MSG_CKPT, .src = self(w), .dst = {ENT_STUB, 0, 0, (uint16_t)w->rt->rank}, .step = step + 1};
+        rt_send(w->sock, &m, NULL, 0);
+    }
     return 0;
 }
 
-static bool checkpoint_due(void *ud, int step) { return rt_ckpt_due(((rt_worker *)ud)->rt, step); }
+static bool checkpoint_due(void *ud, int step) { return host_ckpt_owed(ud, step) >= 0; }
 
 void *rt_worker_main(void *arg)
 {
@@ -489,6 +517,7 @@ void *rt_worker_main(void *arg)
                         .finish = finish};
     w->step_sent = singa_job_step(w->job); /* the others' metrics of it may come before the READY */
     w->floor = rt->resume_step - 1;
+    w->ckpt_done = -1;
     if (wait_for(w, MSG_READY, &one, &w->err) == 0) {
         for (int k = 0; k < rt->nparams; k++)
             if (!w->params[k]->nsharers) /* history.c takes only params without sharers */

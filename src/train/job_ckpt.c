@@ -109,6 +109,8 @@ int singa_job_ckpt_fill(singa_job *job, singa_ckpt *c, int step, singa_err *err)
     return singa_ckpt_add(c, "best", SINGA_CKPT_U8, 1, &sixteen, job->best_blob, err);
 }
 
+bool singa_job_ckpt_fires(const singa_job *job, int step) { return job_fires(&job->checkpoint, step); }
+
 void singa_job_ckpt_written(singa_job *job, int step, const char *path)
 {
     memcpy(job->ckpt_seen[1], job->ckpt_seen[0], sizeof job->ckpt_seen[0]);

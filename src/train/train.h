@@ -31,6 +31,8 @@ int singa_job_load_state(singa_job *job, const singa_ckpt *ck, const char *path,
 int singa_job_ckpt_fill(singa_job *job, singa_ckpt *c, int step, singa_err *err);
 /* A checkpoint of `step` was written as `path`: the last good one, should the loss diverge. */
 void singa_job_ckpt_written(singa_job *job, int step, const char *path);
+/* Whether checkpoint_freq writes a checkpoint before `step`. */
+bool singa_job_ckpt_fires(const singa_job *job, int step);
 
 /* What one replica's steps run against: where its gradients go and its next values come from.
  * The local updater (local.c) is one exchange, the runtime's worker (src/runtime/worker.c)

@@ -1,6 +1,7 @@
 /* A test-only plugin for the straggler tests (t/6300-stragglers.sh): kSlow passes its source
- * through and, in training, sleeps sleep_ms in every forward pass of worker `worker` of group 0
- * (its index in the group, net->split.index), so that one worker of a group is slow on purpose. */
+ * through and, in training, sleeps sleep_ms in every forward pass of worker `worker` of group
+ * `group` (0; -1: of every group) (its index in the group, net->split.index), so that one worker of
+ * a group is slow on purpose, or a job's groups take a time that does not depend on the machine. */
 #include <string.h>
 #include <time.h>
 #include <singa/net.h> /* net->split: which worker runs this layer */
@@ -8,16 +9,18 @@
 
 typedef struct slow_state {
     double ms;
-    int worker;
+    int worker, group;
 } slow_state;
 
-static const singa_field fields[] = {{"sleep_ms", SINGA_FIELD_NUM}, {"worker", SINGA_FIELD_INT}, {NULL, 0}};
+static const singa_field fields[] = {{"sleep_ms", SINGA_FIELD_NUM}, {"worker", SINGA_FIELD_INT},
+                                     {"group", SINGA_FIELD_INT}, {NULL, 0}};
 
 static int setup(singa_layer *l, singa_err *err)
 {
     slow_state *s = l->state;
     s->ms = singa_conf_num(l->conf, "sleep_ms", 0);
     s->worker = singa_conf_int(l->conf, "worker", 0);
+    s->group = singa_conf_int(l->conf, "group", 0);
     const singa_tensor *x = &l->src[0]->data;
     return singa_layer_shape(l, x->ndim, x->shape, err);
 }
@@ -30,7 +33,7 @@ static int forward(singa_layer *l, singa_phase phase, singa_err *err)
     for (int r = 0; r < rows; r++)
         memcpy(l->data.data + (size_t)r * (size_t)l->data.ld, x->data + (size_t)r * (size_t)x->ld,
                (size_t)cols * sizeof(float));
-    if (phase == SINGA_PHASE_TRAIN && l->net->split.group == 0 && l->net->split.index == s->worker && s->ms > 0) {
+    if (phase == SINGA_PHASE_TRAIN && (s->group < 0 || l->net->split.group == s->group) && l->net->split.index == s->worker && s->ms > 0) {
         long ns = (long)(s->ms * 1e6);
         nanosleep(&(struct timespec){.tv_sec = ns / 1000000000L, .tv_nsec = ns % 1000000000L}, NULL);
     }
