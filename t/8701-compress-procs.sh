@@ -1,5 +1,6 @@
 # cluster.compress over 2 AllReduce processes: off, a job's params are those of the same job in
-# one process, where nothing is compressed even when asked (bit for bit); fp16 and top-k with
+# one process, where nothing is compressed even when asked (bit for bit), and so are those of top-k
+# of every value; fp16, bf16 and top-k with
 # error feedback train (the loss falls) with fewer bytes per step on the link between the
 # processes (the traffic rows of singa.stats); a top-k + error feedback checkpoint resumes with
 # its residuals to the params of the run that went on.  Prints TAP.
@@ -14,7 +15,8 @@ trap kill_ours EXIT
 
 cat >"$tmp/job.lua" <<'EOF'
 -- job.lua PROCS COMPRESS OUT STEPS [CKDIR FREQ fresh|resume]: AllReduce over 2 workers in PROCS
--- processes with cluster.compress COMPRESS (none, fp16, bf16, topk: 1% + error feedback); rank
+-- processes with cluster.compress COMPRESS (none, fp16, bf16, topk: 1% + error feedback, all:
+-- top-k of every value, whose frames are twice the values'); rank
 -- 0 writes the params to OUT and to OUT.bytes "bytes_update"/"bytes_reply" lines: what one step
 -- sends to the other process's server and receives from it.
 local singa = require "singa"
@@ -22,7 +24,7 @@ local td = require "testdata"
 local procs, mode, out, steps = tonumber(arg[1]), arg[2], arg[3], tonumber(arg[4])
 local dir = out:match("^(.*)/")
 local compress = ({ none = nil, fp16 = "fp16", bf16 = "bf16",
-                    topk = { topk = 0.01, error_feedback = true } })[mode]
+                    topk = { topk = 0.01, error_feedback = true }, all = { topk = 1 } })[mode]
 local r = singa.train{
   name = "compress", seed = 7, train_steps = steps, disp_freq = 1,
   checkpoint_path = arg[5], checkpoint_freq = tonumber(arg[6]), resume = arg[7] == "resume",
@@ -76,6 +78,8 @@ report $? "one process with compress = fp16: the same params bit for bit (nothin
 run off 2 none 10 && params_close "$tmp/off.txt" "$tmp/one.txt"
 report $? "2 processes, uncompressed: the params of the one-process run" "$tmp/off.out"
 
+run all 2 all 10 && params_close "$tmp/all.txt" "$tmp/off.txt"
+report $? "2 processes, top-k of every value (frames larger than the values'): the uncompressed params" "$tmp/all.out"
 run fp16 2 fp16 10 && falls fp16 && fewer fp16 off 0.55
 report $? "2 processes, fp16: trains with half the update bytes" "$tmp/fp16.out"
 a=$(field fp16 bytes_reply) b=$(field off bytes_reply)
