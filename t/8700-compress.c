@@ -26,14 +26,18 @@ static int within_half_ulp(float x, float y, int mant, float tiny)
     return fabsf(x - y) <= fmaxf(ldexpf(0.5f, e - 1 - mant), tiny / 2) * 1.0001f;
 }
 
+/* Through fp16 and back. */
+static float h16(float x) { return rt_compress_from_fp16(rt_compress_fp16(x)); }
+static float b16(float x) { return rt_compress_from_bf16(rt_compress_bf16(x)); }
+
 static void halves(void)
 {
     unsigned seed = 7;
     int bad16 = 0, badb = 0;
     for (int i = 0; i < 100000; i++) {
         float x = rnd(&seed) * ldexpf(1, (int)(seed % 20) - 10);
-        bad16 += !within_half_ulp(x, rt_compress_from_fp16(rt_compress_fp16(x)), 10, 0x1p-24f);
-        badb += !within_half_ulp(x, rt_compress_from_bf16(rt_compress_bf16(x)), 7, 0);
+        bad16 += !within_half_ulp(x, h16(x), 10, 0x1p-24f);
+        badb += !within_half_ulp(x, b16(x), 7, 0);
     }
     ok(bad16 == 0, "fp16 round trips within half a unit (%d off)", bad16);
     ok(badb == 0, "bf16 round trips within half a unit (%d off)", badb);
@@ -46,20 +50,20 @@ static void halves(void)
     const float exact[] = {0.0f, -0.0f, 1.0f, -2.5f, 65504.0f, 0x1p-14f, 0x1p-24f, 3 * 0x1p-24f};
     int kept = 0;
     for (size_t i = 0; i < sizeof exact / sizeof *exact; i++) {
-        float y = rt_compress_from_fp16(rt_compress_fp16(exact[i]));
+        float y = h16(exact[i]);
         kept += y == exact[i] && signbit(y) == signbit(exact[i]);
     }
     ok(kept == (int)(sizeof exact / sizeof *exact), "fp16 keeps exact values, signed zeros and subnormals");
-    ok(rt_compress_from_fp16(rt_compress_fp16(0x1p-26f)) == 0 && rt_compress_from_fp16(rt_compress_fp16(0x1p-25f * 1.5f)) == 0x1p-24f,
+    ok(h16(0x1p-26f) == 0 && h16(0x1p-25f * 1.5f) == 0x1p-24f,
        "fp16 rounds below its smallest subnormal to 0 or 2^-24");
-    ok(isinf(rt_compress_from_fp16(rt_compress_fp16(65520.0f))) && rt_compress_from_fp16(rt_compress_fp16(65519.0f)) == 65504.0f &&
-       rt_compress_from_fp16(rt_compress_fp16(-1e30f)) == -INFINITY && rt_compress_from_fp16(rt_compress_fp16(INFINITY)) == INFINITY,
+    ok(isinf(h16(65520.0f)) && h16(65519.0f) == 65504.0f &&
+       h16(-1e30f) == -INFINITY && h16(INFINITY) == INFINITY,
        "fp16 overflows to infinity of the same sign from 65520");
-    ok(isnan(rt_compress_from_fp16(rt_compress_fp16(NAN))) && isnan(rt_compress_from_bf16(rt_compress_bf16(NAN))) &&
-       isnan(rt_compress_from_bf16(rt_compress_bf16(-NAN))),
+    ok(isnan(h16(NAN)) && isnan(b16(NAN)) &&
+       isnan(b16(-NAN)),
        "NaN stays NaN in both");
-    ok(rt_compress_from_bf16(rt_compress_bf16(1e38f)) > 9.9e37f && rt_compress_from_bf16(rt_compress_bf16(1e-40f)) > 0 &&
-       rt_compress_from_bf16(rt_compress_bf16(-INFINITY)) == -INFINITY,
+    ok(b16(1e38f) > 9.9e37f && b16(1e-40f) > 0 &&
+       b16(-INFINITY) == -INFINITY,
        "bf16 keeps float32's range, subnormals and infinities");
     /* Through the slice encoding, little-endian. */
     float x[5] = {1, -2, 0.5f, 3, 1e-3f}, y[5];

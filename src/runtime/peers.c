@@ -70,8 +70,8 @@ static int fail_zmq(singa_err *err, const char *what, const char *where)
     return singa_err_set(err, "%s %s: %s", what, where, zmq_strerror(zmq_errno()));
 }
 
-/* Frames never exceed the largest slice's values (encoded, top-k's above half may take more), the largest blob a bridge from another process
- * carries here, the list of endpoints and keys or a heartbeat's traffic, plus what CURVE adds on
+/* Frames never exceed the largest slice's values (or their encoding: top-k of more than half takes
+ * more), the largest blob a bridge from another process carries here, the list of endpoints and keys or a heartbeat's traffic, plus what CURVE adds on
  * the wire (the limit applies to wire frames). */
 static int64_t max_frame(const rt_ctx *rt)
 {

@@ -342,13 +342,14 @@ static void start(rt_stub *s)
 static int take_values(rt_stub *s, int g, const msg *m, zmq_msg_t *payload)
 {
     const rt_slice *sl = &s->rt->slices[m->slice];
+    const singa_compress *c = &s->rt->c->compress;
     const float *values = zmq_msg_data(payload);
     if (!(m->flags & MSG_F_VALUES))
         return 0;
     if (m->offset > sl->len || m->len > sl->len - m->offset)
         return -1;
     if (m->flags & MSG_F_PACKED) {
-        if (!s->unpacked || rt_compress_decode(&s->rt->c->compress, zmq_msg_data(payload), zmq_msg_size(payload), s->unpacked, m->len) < 0)
+        if (!s->unpacked || rt_compress_decode(c, zmq_msg_data(payload), zmq_msg_size(payload), s->unpacked, m->len) < 0)
             return -1;
         values = s->unpacked;
     } else if (zmq_msg_size(payload) != m->len * sizeof(float)) {
