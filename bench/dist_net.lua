@@ -4,7 +4,7 @@
 -- of several processes, against the same job without a cluster (bench/dist.sh).  The net, batch and learning rate are taken from the model's file itself: it
 -- is loaded with a `run` that only records them.
 --
--- usage: singa-tui [--procs P] -e bench/dist_net.lua MODEL WORKERS THREADS [STEPS [WARMUP [SERVERS [SCHEME [PROCS]]]]]
+-- usage: singa-tui [--procs P] -e bench/dist_net.lua MODEL WORKERS THREADS [STEPS [WARMUP [SERVERS [SCHEME [PROCS [COMPRESS]]]]]]
 --   MODEL    bigmlp or lenet
 --   WORKERS  0: no cluster (one worker updating its own params, as the model's file);
 --            n: singa.cluster.sandblaster{ workers = n, servers = SERVERS } in this process
@@ -16,6 +16,7 @@
 --            be), hybrid (convolutions and poolings on the batch, the rest on the features)
 --   PROCS    1 (default), or WORKERS: singa.cluster.allreduce{ workers = WORKERS, procs = PROCS }
 --            (run under singa-tui --procs PROCS; SERVERS is then ignored)
+--   COMPRESS none (default), fp16, bf16 or topk (1% with error feedback): cluster.compress
 -- Prints: RESULT images_per_sec=<n> seconds=<s> steps=<n> workers=<n> threads=<n> servers=<n> scheme=<s>
 --   bridge_bytes=<n> param_bytes=<n>: per step, what the bridges between a cut net's workers
 --   carried (features and gradients, as counted in r.stats), and the gradients sent to the
@@ -28,7 +29,7 @@ local singa = require "singa"
 
 local here = arg[0]:match("^(.*)/") or "."
 local common = dofile(here .. "/common.lua")
-local usage = "usage: singa-tui [--procs P] -e bench/dist_net.lua MODEL WORKERS THREADS [STEPS [WARMUP [SERVERS [SCHEME [PROCS]]]]]"
+local usage = "usage: singa-tui [--procs P] -e bench/dist_net.lua MODEL WORKERS THREADS [STEPS [WARMUP [SERVERS [SCHEME [PROCS [COMPRESS]]]]]]"
 
 -- The model file's options (name, batch, base_lr, layers, ...), without running its job.
 local function model_options(model)
@@ -58,6 +59,9 @@ local steps, warmup, servers = int_arg(4, 150, 1), int_arg(5, 5, 0), int_arg(6, 
 local scheme = arg[7] or "batch"
 local procs = int_arg(8, 1, 1)
 if procs > 1 and procs ~= workers then error("PROCS must be 1 or WORKERS", 0) end
+local compresses = { none = false, fp16 = "fp16", bf16 = "bf16", topk = { topk = 0.01, error_feedback = true } }
+local compress = compresses[arg[9] or "none"]
+if compress == nil then error("unknown COMPRESS '" .. arg[9] .. "' (none, fp16, bf16, topk)", 0) end
 if scheme ~= "batch" and scheme ~= "feature" and scheme ~= "hybrid" then
   error("unknown scheme '" .. scheme .. "' (batch, feature, hybrid)", 0)
 end
@@ -76,7 +80,7 @@ local function job(n)
   return {
     name = o.name .. "-dist", seed = 1, train_steps = n, disp_freq = 0, test_steps = 0,
     num_openblas_threads = threads,
-    cluster = procs > 1 and singa.cluster.allreduce { workers = workers, procs = procs }
+    cluster = procs > 1 and singa.cluster.allreduce { workers = workers, procs = procs, compress = compress or nil }
       or workers > 0 and singa.cluster.sandblaster { workers = workers, servers = servers } or nil,
     updater = { type = "kSGD", momentum = 0.9, learning_rate = { type = "kFixed", base_lr = o.base_lr } },
     neuralnet = net(),

@@ -8,6 +8,8 @@
 #   one        singa-tui, one process, no cluster (bench/dist_net.lua MODEL 0 1)
 #   allreduce  data-parallel: a worker and a server in each process, the batch split
 #              (bench/dist_net.lua MODEL 2 1 ... batch 2)
+#   allreduce-fp16, allreduce-topk  the same with cluster.compress = "fp16", or top-k 1% with
+#              error feedback (... batch 2 fp16|topk)
 #   feature    the net cut on the features across the 2 processes (... feature 2)
 #   ddp        PyTorch DDP, 2 processes, each half of the global batch
 # Links (as root, each run's processes in network namespaces this script makes and removes):
@@ -28,7 +30,7 @@
 #   BENCH_QUICK=1                           smoke run: 1 round, few steps (numbers not meaningful)
 #   BENCH_NET_MODELS="bigmlp lenet"
 #   BENCH_NET_LINKS="loopback 1gbit"
-#   BENCH_NET_CONFIGS="one allreduce feature ddp"
+#   BENCH_NET_CONFIGS="one allreduce allreduce-fp16 allreduce-topk feature ddp"
 #   BENCH_NET_STEPS                         timed steps of every run (default: per model and link)
 #   BENCH_WAIT_IDLE=0                       wait up to this many seconds for idle CPUs per round
 #   SINGA_TUI, PYTHON (/usr/bin/python3, which has Debian's torch)
@@ -44,7 +46,7 @@ bench_start singa-bench-net
 py=${PYTHON:-/usr/bin/python3}
 models=${BENCH_NET_MODELS:-"bigmlp lenet"}
 links=${BENCH_NET_LINKS:-"loopback 1gbit"}
-configs=${BENCH_NET_CONFIGS:-"one allreduce feature ddp"}
+configs=${BENCH_NET_CONFIGS:-"one allreduce allreduce-fp16 allreduce-topk feature ddp"}
 if [ "${BENCH_QUICK:-0}" = 1 ]; then rounds=${BENCH_ROUNDS:-1} warm=1; else rounds=${BENCH_ROUNDS:-3} warm=3; fi
 
 steps_of() { # MODEL LINK
@@ -132,13 +134,14 @@ measure() {
     rm -f "$tmp/wire"
     case $c in
     one) get "$name" images_per_sec "$tui" -e "$lua" "$m" 0 1 "$s" "$warm" ;;
-    allreduce | feature)
-        scheme=batch
+    allreduce | allreduce-* | feature)
+        scheme=batch compress=none
         [ "$c" = feature ] && scheme=feature
+        case $c in allreduce-*) compress=${c#allreduce-} ;; esac
         if [ $root = 1 ]; then
-            get "$name" images_per_sec pair "$link" singa "$lua" "$m" 2 1 "$s" "$warm" 1 "$scheme" 2
+            get "$name" images_per_sec pair "$link" singa "$lua" "$m" 2 1 "$s" "$warm" 1 "$scheme" 2 "$compress"
         else
-            get "$name" images_per_sec "$tui" --procs 2 -e "$lua" "$m" 2 1 "$s" "$warm" 1 "$scheme" 2
+            get "$name" images_per_sec "$tui" --procs 2 -e "$lua" "$m" 2 1 "$s" "$warm" 1 "$scheme" 2 "$compress"
             # singa-tui's own count: rank 0's messages to and from the other process, per timed step.
             [ -s "$tmp/$name.result" ] && tr ' ' '\n' <"$tmp/$name.result" | sed -n 's/^wire_bytes=//p' >>"$tmp/$name.wire"
         fi
@@ -191,11 +194,11 @@ for round in $(seq 1 "$rounds"); do
 done
 cleanup_ns
 
-printf '\n%-7s %-9s %-10s %10s %7s %7s %13s   %s\n' model link config images/s "x one" "x DDP" "wire MB/step" "(images/s of every round)"
+printf '\n%-7s %-9s %-14s %10s %7s %7s %13s   %s\n' model link config images/s "x one" "x DDP" "wire MB/step" "(images/s of every round)"
 for m in $models; do
     one=$(median "$tmp/$m.one")
     case " $configs " in *" one "*)
-        printf '%-7s %-9s %-10s %10s %7s %7s %13s   %s\n' "$m" - one "$one" 1.00 - - "$(all "$m.one")" ;;
+        printf '%-7s %-9s %-14s %10s %7s %7s %13s   %s\n' "$m" - one "$one" 1.00 - - "$(all "$m.one")" ;;
     esac
     for link in $active_links; do
         ddp=$(median "$tmp/$m.$link.ddp")
@@ -205,7 +208,7 @@ for m in $models; do
             v=$(median "$tmp/$n")
             wire=-
             [ -s "$tmp/$n.wire" ] && wire=$(median_fmt="%.0f" median "$tmp/$n.wire" | awk '{ if ($1 == "-") print "-"; else printf "%.2f\n", $1 / 1e6 }')
-            printf '%-7s %-9s %-10s %10s %7s %7s %13s   %s\n' "$m" "$link" "$c" "$v" "$(ratio "$v" "$one")" \
+            printf '%-7s %-9s %-14s %10s %7s %7s %13s   %s\n' "$m" "$link" "$c" "$v" "$(ratio "$v" "$one")" \
                 "$(ratio "$v" "$ddp")" "$wire" "$(all "$n")"
         done
     done

@@ -12,6 +12,14 @@
 
 #pragma GCC visibility push(default) /* exported: libsinga is built hidden */
 
+/* cluster.compress: how values travel between processes (never within one). */
+typedef enum { SINGA_COMPRESS_NONE, SINGA_COMPRESS_FP16, SINGA_COMPRESS_BF16, SINGA_COMPRESS_TOPK } singa_compress_kind;
+typedef struct singa_compress {
+    singa_compress_kind kind;
+    double topk;         /* SINGA_COMPRESS_TOPK: the share of each slice's values sent, in (0, 1] */
+    bool error_feedback; /* top-k: the sender keeps what it did not send and adds it to the next */
+} singa_compress;
+
 typedef struct singa_cluster {
     int nworker_groups, nserver_groups;
     int nworkers_per_group, nservers_per_group;
@@ -37,6 +45,7 @@ typedef struct singa_cluster {
     /* cluster.staleness: no worker group starts step t + staleness + 1 before every live group
      * has finished step t (-1: unbounded). */
     int staleness;
+    singa_compress compress;
 } singa_cluster;
 
 /* Reads and checks `cluster` (NULL: one worker, one server); an impossible topology is refused

@@ -124,6 +124,7 @@ typedef enum singa_field_type {
     SINGA_FIELD_NUMS,   /* a number or a list of numbers */
     SINGA_FIELD_FUNC,   /* a function of the host program */
     SINGA_FIELD_TABLE_OR_FUNC, /* a table (checked by its owner) or a function */
+    SINGA_FIELD_STR_OR_TABLE,  /* a string or a table (checked by its owner) */
 } singa_field_type;
 
 typedef struct singa_field {

@@ -277,6 +277,7 @@ static const char *type_want(singa_field_type t)
         [SINGA_FIELD_NUMS] = "a number or a list of numbers",
         [SINGA_FIELD_FUNC] = "a function",
         [SINGA_FIELD_TABLE_OR_FUNC] = "a table or a function",
+        [SINGA_FIELD_STR_OR_TABLE] = "a string or a table",
     };
     return want[t];
 }
@@ -304,6 +305,8 @@ static bool type_ok(const singa_conf *v, singa_field_type t)
         return v->kind == SINGA_CONF_FUNC;
     case SINGA_FIELD_TABLE_OR_FUNC:
         return v->kind == SINGA_CONF_TABLE || v->kind == SINGA_CONF_FUNC;
+    case SINGA_FIELD_STR_OR_TABLE:
+        return v->kind == SINGA_CONF_STR || v->kind == SINGA_CONF_TABLE;
     }
     return false;
 }

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "runtime/compress.h"
 #include "runtime/runtime.h"
 #include "runtime/bridge.h"
 
@@ -76,17 +77,19 @@ static int fail_zmq(singa_err *err, const char *what, const char *where)
     return singa_err_set(err, "%s %s: %s", what, where, zmq_strerror(zmq_errno()));
 }
 
-/* Frames never exceed the largest slice's values, the largest blob a bridge from another process
- * carries here, the list of endpoints and keys or a heartbeat's traffic, plus what CURVE adds on
+/* Frames never exceed the largest slice's values (or their encoding: top-k of more than half takes
+ * more), the largest blob a bridge from another process carries here, the list of endpoints and keys or a heartbeat's traffic, plus what CURVE adds on
  * the wire (the limit applies to wire frames). */
 static int64_t max_frame(const rt_ctx *rt)
 {
     size_t most = (sizeof(endpoint) + sizeof(key)) * (size_t)rt->nprocs;
     if (most < MSG_HEARTBEAT_MAX)
         most = MSG_HEARTBEAT_MAX;
-    for (int k = 0; k < rt->nslices; k++)
-        if (rt->slices[k].len * sizeof(float) > most)
-            most = rt->slices[k].len * sizeof(float);
+    for (int k = 0; k < rt->nslices; k++) {
+        size_t n = rt->slices[k].len, packed = rt_compress_bytes(&rt->c->compress, n);
+        most = n * sizeof(float) > most ? n * sizeof(float) : most;
+        most = packed > most ? packed : most;
+    }
     for (int i = 0; i < rt->nworkers; i++) {
         const singa_parts *parts = singa_job_train_net(rt->workers[i].job)->parts;
         if (parts && singa_parts_inbound_bytes(parts) > most)

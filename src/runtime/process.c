@@ -92,6 +92,105 @@ int rt_sender_of(const rt_ctx *rt, int group, int id)
     return id;
 }
 
+bool rt_compress_values(const rt_ctx *rt, int type, int proc)
+{
+    singa_compress_kind k = rt->c->compress.kind;
+    return type == MSG_UPDATE_REPLY && proc != rt->rank && (k == SINGA_COMPRESS_FP16 || k == SINGA_COMPRESS_BF16);
+}
+
+int rt_compress_buffers(const rt_ctx *rt, float **unpacked, uint8_t **packed)
+{
+    size_t n = 1;
+    for (int k = 0; k < rt->nslices; k++)
+        n = rt->slices[k].len > n ? rt->slices[k].len : n;
+    *unpacked = malloc(n * sizeof **unpacked);
+    *packed = malloc(8 * n); /* the most any kind takes: top-k of all */
+    return *unpacked && *packed ? 0 : -1;
+}
+
+/* The worker of group g that checkpoints the process's residuals: its first here. */
+static bool keeps_residuals(const rt_ctx *rt, int g, int id)
+{
+    return rt_worker_proc(rt, g, id) == rt->rank && (id == 0 || rt_worker_proc(rt, g, id - 1) != rt->rank);
+}
+
+static void residual_name(char *buf, size_t len, int slice)
+{
+    snprintf(buf, len, "residual/%d", slice);
+}
+
+int rt_residuals_setup(rt_ctx *rt, singa_err *err)
+{
+    const singa_cluster *c = rt->c;
+    if (!c->compress.error_feedback)
+        return 0;
+    const singa_ckpt_set *set = rt->resumed;
+    bool same = set && memcmp(set->topology, rt->topology, sizeof rt->topology) == 0;
+    int loaded = 0, dropped = 0;
+    if (!(rt->residual = calloc((size_t)c->nworker_groups, sizeof *rt->residual)))
+        return singa_err_set(err, "out of memory");
+    for (int g = 0; g < c->nworker_groups; g++) {
+        int id = 0;
+        while (id < c->nworkers_per_group && !keeps_residuals(rt, g, id))
+            id++;
+        if (id == c->nworkers_per_group)
+            continue;
+        if (!(rt->residual[g] = calloc((size_t)rt->nslices, sizeof *rt->residual[g])))
+            return singa_err_set(err, "out of memory");
+        const singa_ckpt *state = NULL;
+        for (size_t i = 0; set && i < set->nworkers; i++)
+            if (set->workers[i].group == g && set->workers[i].id == id)
+                state = &set->workers[i].state;
+        for (int k = 0; k < rt->nslices; k++) {
+            const rt_slice *sl = &rt->slices[k];
+            if (rt_server_proc(rt, singa_cluster_server_group(c, g), sl->server) == rt->rank)
+                continue;
+            if (!(rt->residual[g][k] = calloc(sl->len, sizeof(float))))
+                return singa_err_set(err, "out of memory");
+            char name[32];
+            residual_name(name, sizeof name, k);
+            const singa_ckpt_entry *e = state ? singa_ckpt_find(state, name) : NULL;
+            if (e && same && e->bytes == sl->len * sizeof(float)) {
+                memcpy(rt->residual[g][k], e->data, e->bytes);
+                loaded++;
+            } else if (set) {
+                dropped++;
+            }
+        }
+    }
+    if (dropped)
+        rt_log(rt, "compress: %d error-feedback residual%s of %s not resumed (%s): they start from zero", dropped,
+               dropped == 1 ? "" : "s", set->where, same ? "missing" : "another topology wrote it");
+    else if (loaded)
+        rt_log(rt, "compress: %d error-feedback residual%s resumed", loaded, loaded == 1 ? "" : "s");
+    return 0;
+}
+
+void rt_residuals_free(rt_ctx *rt)
+{
+    for (int g = 0; rt->residual && g < rt->c->nworker_groups; g++) {
+        for (int k = 0; rt->residual[g] && k < rt->nslices; k++)
+            free(rt->residual[g][k]);
+        free(rt->residual[g]);
+    }
+    free(rt->residual);
+    rt->residual = NULL;
+}
+
+int rt_residuals_add(const rt_ctx *rt, int group, int id, singa_ckpt *c, singa_err *err)
+{
+    if (!rt->residual || !rt->residual[group] || !keeps_residuals(rt, group, id))
+        return 0;
+    for (int k = 0; k < rt->nslices; k++) {
+        char name[32];
+        int len = (int)rt->slices[k].len;
+        residual_name(name, sizeof name, k);
+        if (rt->residual[group][k] && singa_ckpt_add(c, name, SINGA_CKPT_F32, 1, &len, rt->residual[group][k], err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 int rt_server_proc(const rt_ctx *rt, int group, int id)
 {
     return singa_cluster_server_proc(rt->c, group, id, rt->nprocs);
@@ -727,6 +826,7 @@ static int add_servers(rt_ctx *rt, singa_err *err)
 static void free_rt(rt_ctx *rt, singa_job *lead)
 {
     rt_history_free(rt);
+    rt_residuals_free(rt);
     for (int i = 0; i < rt->nworkers; i++) { /* borrowed values are views: any order will do */
         rt_worker *w = &rt->workers[i];
         if (w->job != lead)
@@ -923,8 +1023,8 @@ int singa_runtime_run(singa_job *job, const singa_job_hooks *hooks, singa_trace 
     atomic_init(&rt.busy, 0);
     atomic_init(&rt.progress, 0);
     if (open_log(&rt, err) < 0 || make_slices(&rt, job, err) < 0 || rejoin_check(&rt, err) < 0 ||
-        ckpt_setup(&rt, job, err) < 0 ||
-        add_workers(&rt, job, err) < 0 || share_replicas(&rt, err) < 0 || add_servers(&rt, err) < 0 ||
+        ckpt_setup(&rt, job, err) < 0 || add_workers(&rt, job, err) < 0 || share_replicas(&rt, err) < 0 ||
+        rt_residuals_setup(&rt, err) < 0 || add_servers(&rt, err) < 0 ||
         rt_history_setup(&rt, err) < 0 || rt_stub_create(&rt, err) < 0)
         goto out;
     if (rt.history) { /* for the workspace's log only: it changes no result */

@@ -161,6 +161,10 @@ struct rt_ctx {
     singa_ckpt_set *resumed; /* NULL: a fresh start */
     int rejoined_at;         /* SINGA_REJOIN, once admitted: the step its groups go on from (else -1) */
     rt_history *history; /* NULL unless the workers write into the servers' history */
+    /* cluster.compress top-k with error feedback: per worker group with workers here, per slice
+     * whose server is in another process, what the stub has not sent yet (else NULL); the stub
+     * writes it as it sends, and the group's first worker here checkpoints it between steps. */
+    float ***residual;
     /* What this process's heartbeats say of its threads (peers.c): how many workers and servers
      * are busy (neither waiting for a message nor ended), and a count of their steps forward
      * (messages taken, layers passed), so the others can tell a process stuck in a computation
@@ -268,6 +272,17 @@ bool rt_sends(const rt_ctx *rt, int group, int id);
 int rt_senders(const rt_ctx *rt, int group);
 int rt_sender_of(const rt_ctx *rt, int group, int id);
 int rt_server_proc(const rt_ctx *rt, int group, int id);
+/* cluster.compress: whether a server's answer of `type` to process `proc` carries its values
+ * encoded (fp16 and bf16 updates' answers: top-k is for gradients, and a get's values stay exact,
+ * as they end in the job's result); and the buffers an end that encodes or decodes needs (*unpacked
+ * the floats of the longest slice, *packed its longest encoding; freed by the caller either way). */
+bool rt_compress_values(const rt_ctx *rt, int type, int proc);
+/* The residuals (zero, or the resumed checkpoint's when its topology is the job's), before the
+ * resumed set is dropped; the entries "residual/<slice>" worker (group, id) adds to its file. */
+int rt_residuals_setup(rt_ctx *rt, singa_err *err);
+void rt_residuals_free(rt_ctx *rt);
+int rt_residuals_add(const rt_ctx *rt, int group, int id, singa_ckpt *c, singa_err *err);
+int rt_compress_buffers(const rt_ctx *rt, float **unpacked, uint8_t **packed);
 /* An identity on the stub's router: "w<group>.<id>", "s<group>.<id>". */
 void rt_identity(char *buf, size_t len, int kind, int group, int id);
 /* A worker's or server's socket to the stub, which it has greeted; NULL (the runtime failed,

@@ -43,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/compress.h"
 #include "runtime/protocol.h"
 #include "runtime/runtime.h"
 #include "singa/checkpoint.h"
@@ -103,6 +104,9 @@ struct rt_server {
     int last_step;            /* the job's last step (the host may stop a group before) */
     bool reader_done;         /* the worker group reading values in place trained its last step */
     int published;            /* the last step whose rate it handed the workers (history.c) */
+    /* cluster.compress: an update from another process decoded, an answer to one encoded. */
+    float *unpacked;
+    uint8_t *packed;
 };
 
 size_t rt_server_size(void) { return sizeof(rt_server); }
@@ -190,6 +194,9 @@ int rt_server_create(rt_ctx *rt, rt_server *s, int group, int id, singa_err *err
                 return singa_err_set(err, "out of memory");
         s->local[k] = s->nsl++;
     }
+    if (c->compress.kind != SINGA_COMPRESS_NONE &&
+        rt_compress_buffers(rt, &s->unpacked, &s->packed) < 0)
+        return singa_err_set(err, "out of memory");
     return singa_updater_create_ex(&s->upd, singa_conf_get(rt->conf, "updater"), &s->store,
                                    SINGA_UPDATER_SEPARATE_GRAD, err);
 }
@@ -309,6 +316,8 @@ void rt_server_free(rt_server *s)
         free(x->delta);
     }
     singa_params_free(&s->store);
+    free(s->unpacked);
+    free(s->packed);
     free(s->sl);
     free(s->local);
 }
@@ -344,6 +353,12 @@ static void answer(rt_server *s, srv_slice *x, int type, int g, int p, int versi
     bool values = !(p == rt->rank && x->shared_group == g);
     if (values)
         m.flags |= MSG_F_VALUES;
+    if (values && len && rt_compress_values(rt, type, p)) {
+        m.flags |= MSG_F_PACKED;
+        rt_compress_encode(&rt->c->compress, x->data + at, len, NULL, NULL, s->packed);
+        rt_send(s->sock, &m, s->packed, rt_compress_bytes(&rt->c->compress, len));
+        return;
+    }
     if (values && len && s->lend)
         m.loan = &x->lent;
     rt_send(s->sock, &m, values && len ? x->data + at : NULL, values ? len * sizeof(float) : 0);
@@ -542,7 +557,10 @@ static int on_update(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payloa
     pending *p = &x->pend[g - s->first_group];
     if (m->flags & MSG_F_PTR)
         grad = (const float *)(uintptr_t)m->ptr;
-    else if ((m->flags & MSG_F_VALUES) && zmq_msg_size(payload) == len * sizeof(float))
+    else if ((m->flags & MSG_F_PACKED) && s->unpacked &&
+             rt_compress_decode(&rt->c->compress, zmq_msg_data(payload), zmq_msg_size(payload), s->unpacked, len) == 0)
+        grad = s->unpacked;
+    else if ((m->flags & MSG_F_VALUES) && !(m->flags & MSG_F_PACKED) && zmq_msg_size(payload) == len * sizeof(float))
         grad = zmq_msg_data(payload);
     else
         return 1;

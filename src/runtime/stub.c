@@ -44,6 +44,7 @@
 #include <string.h>
 
 #include "runtime/bridge.h"
+#include "runtime/compress.h"
 #include "runtime/protocol.h"
 #include "runtime/runtime.h"
 
@@ -87,6 +88,9 @@ struct rt_stub {
     int ckpt_step;
     uint8_t *ckpt;         /* stub_ckpt */
     rt_bound *bound;       /* cluster.staleness: the steps the groups finished (NULL: unbounded) */
+    /* cluster.compress: an update to another process encoded, an answer from one decoded. */
+    float *unpacked;
+    uint8_t *packed;
 };
 
 int rt_stub_create(rt_ctx *rt, singa_err *err)
@@ -110,6 +114,8 @@ int rt_stub_create(rt_ctx *rt, singa_err *err)
             !(sg->slices_left = calloc(n, sizeof *sg->slices_left)) || !(sg->span = calloc(n, sizeof *sg->span)))
             goto oom;
     }
+    if (rt->c->compress.kind != SINGA_COMPRESS_NONE && rt_compress_buffers(rt, &s->unpacked, &s->packed) < 0)
+        goto oom;
     for (int i = 0; i < rt->nworkers; i++) { /* a cut group has one here, the one that sends */
         const rt_worker *w = &rt->workers[i];
         const singa_parts *parts = singa_job_train_net(w->job)->parts;
@@ -153,6 +159,8 @@ void rt_stub_free(rt_stub *s)
         free(s->groups[g].slices_left);
         free(s->groups[g].span);
     }
+    free(s->unpacked);
+    free(s->packed);
     free(s->groups);
     free(s->proc_done);
     free(s->flush_live);
@@ -182,6 +190,8 @@ static void peer_name(char *buf, size_t len, const msg_addr *a, int rank)
 static size_t carried(const rt_ctx *rt, const msg *m, size_t nbytes)
 {
     size_t values = 0;
+    if (m->flags & MSG_F_PACKED)
+        return MSG_HEADER_BYTES + nbytes;
     if (m->src.kind == ENT_WORKER && m->type == MSG_UPDATE && (m->flags & MSG_F_PTR))
         values = m->param >= 0 && m->param < rt->nparams ? rt->params[m->param].size : 0; /* the whole gradient */
     else if (m->flags & MSG_F_PTR)
@@ -309,6 +319,14 @@ static void get_all(rt_stub *s, int g, stub_fetch why)
 static void send_slice(rt_stub *s, msg *m, float *values, size_t len, msg_loan *loan)
 {
     bool here = m->dst.proc == s->rt->rank;
+    const singa_compress *c = &s->rt->c->compress;
+    if (!here && len && m->type == MSG_UPDATE && c->kind != SINGA_COMPRESS_NONE) { /* encoded, then copied */
+        float *const *residual = s->rt->residual ? s->rt->residual[m->src.group] : NULL;
+        m->flags |= MSG_F_VALUES | MSG_F_PACKED;
+        rt_compress_encode(c, values, len, residual ? residual[m->slice] + m->offset : NULL, s->unpacked, s->packed);
+        route(s, m, s->packed, rt_compress_bytes(c, len));
+        return;
+    }
     m->flags |= here ? MSG_F_PTR : MSG_F_VALUES;
     m->ptr = here ? (uint64_t)(uintptr_t)values : 0;
     m->loan = here || !len ? NULL : loan;
@@ -342,10 +360,19 @@ static void start(rt_stub *s)
 static int take_values(rt_stub *s, int g, const msg *m, zmq_msg_t *payload)
 {
     const rt_slice *sl = &s->rt->slices[m->slice];
+    const singa_compress *c = &s->rt->c->compress;
+    const float *values = zmq_msg_data(payload);
     if (!(m->flags & MSG_F_VALUES))
         return 0;
-    if (m->offset > sl->len || m->len > sl->len - m->offset || zmq_msg_size(payload) != m->len * sizeof(float))
+    if (m->offset > sl->len || m->len > sl->len - m->offset)
         return -1;
+    if (m->flags & MSG_F_PACKED) {
+        if (!s->unpacked || rt_compress_decode(c, zmq_msg_data(payload), zmq_msg_size(payload), s->unpacked, m->len) < 0)
+            return -1;
+        values = s->unpacked;
+    } else if (zmq_msg_size(payload) != m->len * sizeof(float)) {
+        return -1;
+    }
     size_t a = sl->offset + m->offset, b = a + m->len;
     if (s->rt->c->shard_params) {
         const size_t *span = s->groups[g].span[sl->param];
@@ -353,8 +380,8 @@ static int take_values(rt_stub *s, int g, const msg *m, zmq_msg_t *payload)
         b = b < span[1] ? b : span[1];
     }
     if (a < b) /* an empty payload's data may be NULL */
-        memcpy(replica_at(s->rt, g, sl) + (a - sl->offset),
-               (const float *)zmq_msg_data(payload) + (a - sl->offset - m->offset), (b - a) * sizeof(float));
+        memcpy(replica_at(s->rt, g, sl) + (a - sl->offset), values + (a - sl->offset - m->offset),
+               (b - a) * sizeof(float));
     return 0;
 }
 

@@ -411,6 +411,8 @@ static int save_parts(rt_worker *w, int step, int parts, singa_err *err)
     if (parts & CKPT_STATE) {
         int rc = singa_job_ckpt_fill(w->job, &c, step, err);
         if (rc == 0)
+            rc = rt_residuals_add(w->rt, w->group, w->id, &c, err);
+        if (rc == 0)
             rc = rt_ckpt_write(w->rt, &c, SINGA_CKPT_WORKER, w->group, w->id, err);
         singa_ckpt_free(&c, 0);
         if (rc < 0)

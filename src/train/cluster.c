@@ -1,6 +1,7 @@
 /* The topology's fields, its rules and SINGA's placement of threads in processes; the rank and
  * size a launcher gave this process, and an elastic job's topology fitted to that size. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,8 +19,43 @@ const singa_field singa_cluster_fields[] = {
     {"join_timeout", SINGA_FIELD_NUM},        {"curve", SINGA_FIELD_TABLE},
     {"shard_params", SINGA_FIELD_BOOL},       {"elastic", SINGA_FIELD_TABLE},
     {"monitor", SINGA_FIELD_TABLE},          {"staleness", SINGA_FIELD_INT},
+    {"compress", SINGA_FIELD_STR_OR_TABLE},
     {NULL, 0},
 };
+
+static const singa_field compress_fields[] = {
+    {"topk", SINGA_FIELD_NUM},
+    {"error_feedback", SINGA_FIELD_BOOL},
+    {NULL, 0},
+};
+
+/* cluster.compress: "fp16", "bf16" or { topk = ratio, error_feedback = bool }; absent: none. */
+static int read_compress(singa_compress *c, const singa_conf *conf, singa_err *err)
+{
+    static const char *const names[] = {"fp16", "bf16"};
+    *c = (singa_compress){SINGA_COMPRESS_NONE, 0, false};
+    if (!conf)
+        return 0;
+    if (conf->kind == SINGA_CONF_STR) {
+        for (int i = 0; i < 2; i++)
+            if (strcmp(conf->str, names[i]) == 0) {
+                c->kind = i == 0 ? SINGA_COMPRESS_FP16 : SINGA_COMPRESS_BF16;
+                return 0;
+            }
+        return singa_err_set(err, "cluster: field 'compress' must be \"fp16\", \"bf16\" or { topk = ratio, "
+                                  "error_feedback = true|false }, got \"%.40s\"", conf->str);
+    }
+    const singa_field *const schemas[] = {compress_fields, NULL};
+    if (singa_conf_check(conf, schemas, "cluster.compress", err) < 0)
+        return -1;
+    c->kind = SINGA_COMPRESS_TOPK;
+    c->topk = singa_conf_num(conf, "topk", NAN);
+    c->error_feedback = singa_conf_bool(conf, "error_feedback", false);
+    if (!(c->topk > 0 && c->topk <= 1))
+        return singa_err_set(err, "cluster.compress: field 'topk' (the share of values sent) must be in (0, 1], "
+                                  "got %g", c->topk);
+    return 0;
+}
 
 static const singa_field elastic_fields[] = {
     {"min", SINGA_FIELD_INT},
@@ -289,7 +325,7 @@ int singa_cluster_read(singa_cluster *c, const singa_conf *conf, singa_err *err)
                                   "(every server group serves the same number of worker groups)",
                              c->nworker_groups, c->nserver_groups);
     c->shard_params = singa_conf_bool(conf, "shard_params", false);
-    if (read_staleness(c, conf, err) < 0)
+    if (read_staleness(c, conf, err) < 0 || read_compress(&c->compress, singa_conf_get(conf, "compress"), err) < 0)
         return -1;
     if (place(c, err) < 0 || read_elastic(c, singa_conf_get(conf, "elastic"), err) < 0)
         return -1;

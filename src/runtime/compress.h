@@ -1,0 +1,41 @@
+/* The codec of cluster.compress (compress.c): how a slice's floats travel between processes.
+ * Pure functions on caller buffers; the stub and the servers call them on the legs that leave
+ * their process, never inside one.
+ *
+ * fp16 and bf16: 2 bytes a value, little-endian, rounded to nearest even.  fp16 keeps
+ * subnormals (down to 2^-24, below that 0), turns what is beyond its range (>= 65520) into an
+ * infinity of the same sign and any NaN into a quiet NaN; bf16 keeps float32's range, so only
+ * NaNs change (to a quiet NaN of the same sign).
+ *
+ * top-k: the k = max(1, ceil(ratio * n)) values of largest magnitude (ties: the lowest indices),
+ * each as a little-endian uint32 index and float32 value; the rest counts as zero.  With a
+ * residual, what is selected is gradient + residual, and the residual keeps what was not sent
+ * (error feedback), so over steps the values sent plus the residual add up to the gradients. */
+#ifndef SINGA_RUNTIME_COMPRESS_H
+#define SINGA_RUNTIME_COMPRESS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "singa/cluster.h"
+
+/* Values top-k sends of n. */
+size_t rt_compress_topk_count(double ratio, size_t n);
+/* Bytes n values take on the wire under c (kind SINGA_COMPRESS_NONE: 4 n). */
+size_t rt_compress_bytes(const singa_compress *c, size_t n);
+
+uint16_t rt_compress_fp16(float f);
+float rt_compress_from_fp16(uint16_t h);
+uint16_t rt_compress_bf16(float f);
+float rt_compress_from_bf16(uint16_t h);
+
+/* Encodes x[0, n) into out (rt_compress_bytes(c, n) bytes).  For top-k, residual (n floats,
+ * or NULL without error feedback) is added first and keeps what is not sent; `scratch` holds n
+ * floats (NULL for the other kinds). */
+void rt_compress_encode(const singa_compress *c, const float *x, size_t n, float *residual, float *scratch,
+                        uint8_t *out);
+/* Decodes nbytes of in into x[0, n); -1 when they are not what c makes of n values (a wrong
+ * size, an index out of range or repeated order). */
+int rt_compress_decode(const singa_compress *c, const uint8_t *in, size_t nbytes, float *x, size_t n);
+
+#endif

@@ -1,0 +1,103 @@
+# cluster.compress over 2 AllReduce processes: off, a job's params are those of the same job in
+# one process, where nothing is compressed even when asked (bit for bit), and so are those of top-k
+# of every value; fp16, bf16 and top-k with
+# error feedback train (the loss falls) with fewer bytes per step on the link between the
+# processes (the traffic rows of singa.stats); a top-k + error feedback checkpoint resumes with
+# its residuals to the params of the run that went on.  Prints TAP.
+
+: "${SINGA_TUI:?SINGA_TUI is not set}"
+tmp=t/8701-compress-procs.tmp
+rm -rf "$tmp" && mkdir -p "$tmp" || exit 1
+tmp=$(cd "$tmp" && pwd)
+. "$top_srcdir/t/tap.sh"
+. "$top_srcdir/t/procs.sh"
+trap kill_ours EXIT
+
+cat >"$tmp/job.lua" <<'EOF'
+-- job.lua PROCS COMPRESS OUT STEPS [CKDIR FREQ fresh|resume]: AllReduce over 2 workers in PROCS
+-- processes with cluster.compress COMPRESS (none, fp16, bf16, topk: 1% + error feedback, all:
+-- top-k of every value, whose frames are twice the values'); rank
+-- 0 writes the params to OUT and to OUT.bytes "bytes_update"/"bytes_reply" lines: what one step
+-- sends to the other process's server and receives from it.
+local singa = require "singa"
+local td = require "testdata"
+local procs, mode, out, steps = tonumber(arg[1]), arg[2], arg[3], tonumber(arg[4])
+local dir = out:match("^(.*)/")
+local compress = ({ none = nil, fp16 = "fp16", bf16 = "bf16",
+                    topk = { topk = 0.01, error_feedback = true }, all = { topk = 1 } })[mode]
+local r = singa.train{
+  name = "compress", seed = 7, train_steps = steps, disp_freq = 1,
+  checkpoint_path = arg[5], checkpoint_freq = tonumber(arg[6]), resume = arg[7] == "resume",
+  cluster = singa.cluster.allreduce{ workers = 2, procs = procs, compress = compress },
+  updater = { type = "kSGD", momentum = 0.9, learning_rate = { type = "kFixed", base_lr = 0.05 } },
+  neuralnet = td.mlp(dir .. "/data/images-idx3-ubyte", dir .. "/data/labels-idx1-ubyte"),
+}
+if singa.rank() == 0 and r.params then
+  local f = assert(io.open(out, "w"))
+  td.write_params(f, r.params)
+  f:close()
+  f = assert(io.open(out .. ".bytes", "w"))
+  local up, reply = 0, 0
+  for _, row in ipairs(r.stats.traffic) do
+    if row.peer:match("%(rank 1%)") and row.type == "update" then up = up + row.bytes_sent end
+    if row.peer:match("%(rank 1%)") and row.type == "update-reply" then reply = reply + row.bytes_received end
+  end
+  f:write(string.format("bytes_update %d\nbytes_reply %d\n", up // steps, reply // steps))
+  f:close()
+end
+EOF
+
+# run NAME PROCS COMPRESS STEPS [CKDIR FREQ fresh|resume]: NAME.txt, NAME.csv, NAME.out
+run() {
+    r_name=$1 r_procs=$2
+    shift 2
+    p=
+    [ "$r_procs" -gt 1 ] && p="--procs $r_procs"
+    timeout 120 "$SINGA_TUI" $p --metrics "$tmp/$r_name.csv" -e "$tmp/job.lua" "$r_procs" "$1" "$tmp/$r_name.txt" \
+        "$2" ${3:+"$3" "$4" "$5"} >"$tmp/$r_name.out" 2>&1
+}
+field() { awk -v k="$2" '$1 == k { print $2 }' "$tmp/$1.txt.bytes"; }
+# falls NAME: the last step's train loss below the first's.
+falls() {
+    awk -F, '$2 == "train" { if (!n++) first = $4; last = $4 } END {
+        printf "# train loss %.4g -> %.4g\n", first, last; exit !(n > 1 && last < first) }' "$tmp/$1.csv"
+}
+# fewer NAME REF RATIO: NAME's update bytes per step at most RATIO of REF's.
+fewer() {
+    a=$(field "$1" bytes_update) b=$(field "$2" bytes_update)
+    echo "# $1: $a bytes of updates per step to the other process, $2: $b"
+    awk -v a="$a" -v b="$b" -v r="$3" 'BEGIN { exit !(a > 0 && b > 0 && a <= r * b) }'
+}
+
+gen_data
+
+run one 1 none 10
+report $? "one process, uncompressed: 10 steps" "$tmp/one.out"
+run one_fp16 1 fp16 10 && cmp -s "$tmp/one.txt" "$tmp/one_fp16.txt"
+report $? "one process with compress = fp16: the same params bit for bit (nothing leaves the process)" "$tmp/one_fp16.out"
+run off 2 none 10 && params_close "$tmp/off.txt" "$tmp/one.txt"
+report $? "2 processes, uncompressed: the params of the one-process run" "$tmp/off.out"
+
+run all 2 all 10 && params_close "$tmp/all.txt" "$tmp/off.txt"
+report $? "2 processes, top-k of every value (frames larger than the values'): the uncompressed params" "$tmp/all.out"
+run fp16 2 fp16 10 && falls fp16 && fewer fp16 off 0.55
+report $? "2 processes, fp16: trains with half the update bytes" "$tmp/fp16.out"
+a=$(field fp16 bytes_reply) b=$(field off bytes_reply)
+echo "# values back per step: fp16 $a bytes, uncompressed $b"
+awk -v a="$a" -v b="$b" 'BEGIN { exit !(a > 0 && a <= 0.55 * b) }'
+report $? "fp16: the values sent back take half the bytes too"
+run bf16 2 bf16 10 && falls bf16 && fewer bf16 off 0.55
+report $? "2 processes, bf16: trains with half the update bytes" "$tmp/bf16.out"
+run topk 2 topk 10 && falls topk && fewer topk off 0.1
+report $? "2 processes, top-k 1% + error feedback: trains with a tenth of the update bytes" "$tmp/topk.out"
+
+# A checkpoint of step 5 resumed to step 10, against the run that went on.
+run tk_a 2 topk 5 "$tmp/ck" 5 fresh && ls "$tmp/ck" | grep -q . &&
+    run tk_b 2 topk 10 "$tmp/ck" 5 resume && grep -q "error-feedback residual.* resumed" "$tmp/tk_b.out" "$tmp"/ws*/* 2>/dev/null
+report $? "top-k + error feedback: a checkpoint of step 5 resumes with its residuals" "$tmp/tk_b.out"
+d=$(timeout 30 "$SINGA_TUI" -e "$top_srcdir/t/paramdiff.lua" "$tmp/tk_b.txt" "$tmp/topk.txt" 2>&1)
+echo "# relative difference $d"
+awk -v d="$d" 'BEGIN { exit !(d + 0 == d && d < 1e-6) }'
+report $? "resumed, the params of the run that went on (1e-6)"
+
+done_testing
