@@ -12,46 +12,10 @@
 #include <unistd.h>
 
 #include "singa/singa.h"
+#include "jobconf.h"
 #include "tap.h"
 
 #define DIR "t/6010-job-control.tmp"
-
-static void write_be32(FILE *f, unsigned v)
-{
-    unsigned char b[4] = {(unsigned char)(v >> 24), (unsigned char)(v >> 16), (unsigned char)(v >> 8), (unsigned char)v};
-    fwrite(b, 1, 4, f);
-}
-
-/* 64 images of 4x4 pixels in 4 classes, each class bright in its own row. */
-static void write_data(void)
-{
-    FILE *im = fopen(DIR "/images", "wb"), *lb = fopen(DIR "/labels", "wb");
-    const unsigned head[] = {0x803, 64, 4, 4};
-    for (int i = 0; i < 4; i++)
-        write_be32(im, head[i]);
-    write_be32(lb, 0x801);
-    write_be32(lb, 64);
-    for (int i = 0; i < 64; i++) {
-        fputc(i % 4, lb);
-        for (int p = 0; p < 16; p++)
-            fputc(p / 4 == i % 4 ? 200 : (p * 37 + i * 11) % 60, im);
-    }
-    fclose(im);
-    fclose(lb);
-}
-
-static singa_conf *str(const char *s) { return singa_conf_new_str(s); }
-static singa_conf *num(double v) { return singa_conf_new_num(v); }
-
-static singa_conf *layer(const char *name, const char *type, const char *src)
-{
-    singa_conf *l = singa_conf_new(SINGA_CONF_TABLE);
-    singa_conf_add(l, "name", str(name));
-    singa_conf_add(l, "type", str(type));
-    if (src)
-        singa_conf_add(l, "srclayer", str(src));
-    return l;
-}
 
 static singa_conf *job_conf(int steps, bool ckpt, bool dist)
 {
@@ -189,7 +153,7 @@ int main(void)
 {
     if (system("rm -rf " DIR " && mkdir -p " DIR) != 0)
         return 1;
-    write_data();
+    write_data(DIR);
     singa_job_control ctl;
     singa_result res;
 

@@ -596,6 +596,20 @@ static int l_summary(lua_State *L)
     return 2;
 }
 
+/* Named integers as fields of the table on top of the stack. */
+typedef struct named_int {
+    const char *name;
+    lua_Integer v;
+} named_int;
+
+static void set_integers(lua_State *L, const named_int *f, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        lua_pushinteger(L, f[k].v);
+        lua_setfield(L, -2, f[k].name);
+    }
+}
+
 /* The workers' step times (singa/stats.h) as the field workers of singa.stats(): { {rank, host,
  * group, id, steps, window, compute, send, wait, bridge, work, step, straggler, share}, ... }. */
 static void push_workers(lua_State *L, const singa_stats *st)
@@ -607,14 +621,11 @@ static void push_workers(lua_State *L, const singa_stats *st)
     for (int i = 0; i < n; i++) {
         const singa_worker_time *w = &rows[i];
         lua_createtable(L, 0, 14);
-        const struct { const char *name; lua_Integer v; } ints[] = {
+        const named_int ints[] = {
             {"rank", w->rank}, {"group", w->group}, {"id", w->id}, {"steps", (lua_Integer)w->steps},
             {"window", w->window},
         };
-        for (size_t k = 0; k < sizeof ints / sizeof *ints; k++) {
-            lua_pushinteger(L, ints[k].v);
-            lua_setfield(L, -2, ints[k].name);
-        }
+        set_integers(L, ints, sizeof ints / sizeof *ints);
         const struct { const char *name; double v; } nums[] = {
             {"compute", w->compute}, {"send", w->send}, {"wait", w->wait}, {"bridge", w->bridge},
             {"work", w->work},       {"step", w->step}, {"share", w->share},
@@ -645,13 +656,10 @@ static void push_links(lua_State *L, const singa_stats *st)
     for (int i = 0; i < n; i++) {
         const singa_link *l = &rows[i];
         lua_createtable(L, 0, 6);
-        const struct { const char *name; lua_Integer v; } counts[] = {
+        const named_int counts[] = {
             {"rank", l->rank}, {"peer", l->peer}, {"bytes_sent", (lua_Integer)l->bytes_sent},
             {"bytes_received", (lua_Integer)l->bytes_received}, {"steps", (lua_Integer)l->steps}};
-        for (size_t k = 0; k < sizeof counts / sizeof *counts; k++) {
-            lua_pushinteger(L, counts[k].v);
-            lua_setfield(L, -2, counts[k].name);
-        }
+        set_integers(L, counts, sizeof counts / sizeof *counts);
         if (l->steps) {
             lua_pushnumber(L, (double)(l->bytes_sent + l->bytes_received) / (double)l->steps);
             lua_setfield(L, -2, "bytes_per_step");
@@ -679,15 +687,12 @@ static void push_stats(lua_State *L, const singa_stats *st)
         lua_setfield(L, -2, "type");
         lua_pushstring(L, r->peer);
         lua_setfield(L, -2, "peer");
-        const struct { const char *name; lua_Integer v; } counts[] = {
+        const named_int counts[] = {
             {"sent", (lua_Integer)r->sent},             {"received", (lua_Integer)r->received},
             {"bytes_sent", (lua_Integer)r->bytes_sent}, {"bytes_received", (lua_Integer)r->bytes_received},
             {"pending", (lua_Integer)r->pending},       {"rank", r->rank},
         };
-        for (size_t k = 0; k < sizeof counts / sizeof *counts; k++) {
-            lua_pushinteger(L, counts[k].v);
-            lua_setfield(L, -2, counts[k].name);
-        }
+        set_integers(L, counts, sizeof counts / sizeof *counts);
         lua_pushnumber(L, r->wait_seconds);
         lua_setfield(L, -2, "wait");
         lua_rawseti(L, -2, i + 1);
