@@ -257,8 +257,9 @@ static int take_join(rt_peers *p, bool *joined, bool *bad, singa_err *err)
         memcpy(text, zmq_msg_data(&payload), n);
         text[n] = 0;
         singa_err why;
-        int r = m.step < 0 ? check_join(p, id, text, joined, &why)
-                           : singa_err_set(&why, "a process asked to rejoin (SINGA_REJOIN) a job that is only starting");
+        int r = check_join(p, id, text, joined, &why); /* garbage is dropped before a rejoin is refused */
+        if (r >= 0 && m.step >= 0)
+            r = singa_err_set(&why, "rank %d asked to rejoin (SINGA_REJOIN) a job that is only starting", r);
         counts = r != -2;
         if (r >= 0) {
             joined[r] = true;
