@@ -357,8 +357,8 @@ static int resume_accept(void *ud, const singa_ckpt_set *s, singa_err *err)
 }
 
 /* A process started again to rejoin an asynchronous job (SINGA_REJOIN) must be one the job goes
- * on without: neither rank 0 (launch.c) nor one whose loss ends the job, nor one holding servers,
- * whose slices would start from stale values while the others' went on. */
+ * on without: neither rank 0 (launch.c) nor one whose loss ends the job.  Servers it holds serve
+ * its own groups alone (Hogwild): they fetch the newest values before its workers start (server.c). */
 static int rejoin_check(rt_ctx *rt, singa_err *err)
 {
     char role[160];
@@ -371,11 +371,6 @@ static int rejoin_check(rt_ctx *rt, singa_err *err)
     if (rt_loss_ends_job(rt, rt->rank))
         return singa_err_set(err, "SINGA_REJOIN: rank %d (%s) holds what other processes need: its loss ended the job, "
                                   "so it cannot rejoin", rt->rank, role);
-    for (int g = 0; g < rt->c->nserver_groups; g++)
-        for (int j = 0; j < rt->c->nservers_per_group; j++)
-            if (rt_server_proc(rt, g, j) == rt->rank)
-                return singa_err_set(err, "SINGA_REJOIN: rank %d (%s) holds servers, which would start from stale "
-                                          "values: only a process of workers alone rejoins", rt->rank, role);
     return 0;
 }
 

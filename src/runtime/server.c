@@ -37,7 +37,9 @@
  * index, offset, length and version) and "shape/<name>" (the param's) for each of its slices, and
  * answers.  Resumed, it takes its slices from the whole model (ckpt_set.h) before any thread
  * starts, whatever topology wrote it, and a put marks the slice ready without taking its values.  A
- * server group's sync state is not kept: it starts afresh from the values loaded. */
+ * server group's sync state is not kept: it starts afresh from the values loaded.  A process
+ * that rejoins (SINGA_REJOIN) takes each slice's newest values from a live group instead
+ * (fetch_newest). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,6 +85,7 @@ typedef struct srv_slice {
     float *delta;       /* master: deltas received and not yet added */
     uint64_t delta_from; /* master: server groups to answer */
     uint64_t flushed_from; /* flush master: groups whose final delta is added */
+    int fetch_due;      /* SINGA_REJOIN: live groups' answers still due (fetch_newest) */
 } srv_slice;
 
 struct rt_server {
@@ -597,6 +600,41 @@ static int on_update(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payloa
     return 0;
 }
 
+/* The values are in: every GET waiting for them is answered. */
+static void serve_asked(rt_server *s, srv_slice *x)
+{
+    x->ready = true;
+    for (int i = 0; i < x->nasked; i++)
+        answer(s, x, MSG_GET_REPLY, x->asked[i].group, x->asked[i].proc, x->version, 0,
+               s->rt->slices[x->slice].len, 0);
+    free(x->asked);
+    x->asked = NULL;
+    x->nasked = 0;
+}
+
+/* SINGA_REJOIN: the checkpoint's values are stale, so before its workers start a slice asks a
+ * live server group in another process for the newest (a MSG_SYNC without values): its master,
+ * or, when the master is in this process, every other group, the first answer giving the values
+ * and each taking this master back into that group's sync rounds (answer_fetch). */
+static int fetch_newest(rt_server *s, srv_slice *x)
+{
+    const rt_ctx *rt = s->rt;
+    int nsg = rt->c->nserver_groups, master = x->slice % nsg;
+    bool mine = rt_server_proc(rt, master, s->id) == rt->rank;
+    for (int g = 0; g < nsg; g++) {
+        int p = rt_server_proc(rt, g, s->id);
+        if (p == rt->rank || (!mine && g != master))
+            continue;
+        msg m = {.type = MSG_SYNC, .src = self(s), .dst = {ENT_SERVER, (uint16_t)g, (uint16_t)s->id, (uint16_t)p},
+                 .slice = x->slice};
+        rt_send(s->sock, &m, NULL, 0);
+        x->fetch_due++;
+    }
+    if (!x->fetch_due)
+        serve_asked(s, x);
+    return 0;
+}
+
 /* The initial values: from a group here by address (nothing to copy when it is the very memory
  * this server updates), from another process as values. */
 static int on_put(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload)
@@ -613,12 +651,28 @@ static int on_put(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload)
         memcpy(x->data, (const float *)(uintptr_t)m->ptr, n * sizeof(float));
     if (s->rt->c->nserver_groups > 1 && !copy_of(x->data, &x->last, n)) /* deltas count from here */
         return -1;
-    x->ready = true;
-    for (int i = 0; i < x->nasked; i++)
-        answer(s, x, MSG_GET_REPLY, x->asked[i].group, x->asked[i].proc, x->version, 0, n, 0);
-    free(x->asked);
-    x->asked = NULL;
-    x->nasked = 0;
+    if (s->rt->launch.rejoin && s->rt->c->nserver_groups > 1)
+        return fetch_newest(s, x);
+    serve_asked(s, x);
+    return 0;
+}
+
+/* A group that rejoins asks for the newest values (fetch_newest): they leave at once, read while
+ * a reader here may read them in place.  When it is the slice's master, this group's sync with it
+ * starts afresh from them: a delta out to its lost incarnation, or an answer from it not yet
+ * merged, is dropped (the changes stay in value - last, so the next delta carries them). */
+static int answer_fetch(rt_server *s, srv_slice *x, int g)
+{
+    int nsg = s->rt->c->nserver_groups;
+    if (g == s->group || !x->ready)
+        return 1;
+    if (g == x->slice % nsg) {
+        if (!copy_of(x->data, &x->last, s->rt->slices[x->slice].len))
+            return -1;
+        x->sync = SYNC_IDLE;
+        x->since = 0;
+    }
+    answer_deltas(s, x, 1ull << g);
     return 0;
 }
 
@@ -626,6 +680,8 @@ static int on_sync(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload)
 {
     size_t n = s->rt->slices[x->slice].len;
     const float *v = zmq_msg_data(payload);
+    if (m->type == MSG_SYNC && !(m->flags & MSG_F_VALUES) && m->src.group < s->rt->c->nserver_groups)
+        return answer_fetch(s, x, m->src.group);
     if (!(m->flags & MSG_F_VALUES) || zmq_msg_size(payload) != n * sizeof(float) ||
         m->src.group >= s->rt->c->nserver_groups)
         return 1;
@@ -644,6 +700,15 @@ static int on_sync(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload)
         for (size_t i = 0; i < n; i++)
             x->delta[i] += v[i];
         x->delta_from |= 1ull << m->src.group;
+        return 0;
+    }
+    if (x->fetch_due > 0) { /* fetch_newest's: the first answer gives the values */
+        x->fetch_due--;
+        if (!x->ready) {
+            memcpy(x->data, v, n * sizeof(float));
+            memcpy(x->last, v, n * sizeof(float));
+            serve_asked(s, x);
+        }
         return 0;
     }
     if (s->flush != SRV_SERVING) /* the final delta counted everything since the snapshot */
