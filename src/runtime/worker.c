@@ -518,9 +518,10 @@ void *rt_worker_main(void *arg)
                         .before_eval = lead && rt->cut && rt_senders(rt, 0) > 1 ? before_eval : NULL, .save = save,
                         .finish = finish};
     w->step_sent = singa_job_step(w->job); /* the others' metrics of it may come before the READY */
-    w->floor = rt->resume_step - 1;
+    w->floor = -1; /* floors may come before the READY; resume_step is final only with it (a rejoin sets it) */
     w->ckpt_done = -1;
     if (wait_for(w, MSG_READY, &one, &w->err) == 0) {
+        w->floor = w->floor > rt->resume_step - 1 ? w->floor : rt->resume_step - 1;
         for (int k = 0; k < rt->nparams; k++)
             if (!w->params[k]->nsharers) /* history.c takes only params without sharers */
                 singa_param_set_sink(w->params[k], rt->params[k].hist ? &to_history : &to_stub, w);
