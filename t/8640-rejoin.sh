@@ -42,8 +42,6 @@ port=$(free_port)
 export SINGA_COORDINATOR=tcp://127.0.0.1:$port SINGA_SIZE=3 SLOW_SO="$PWD/t/plugins/.libs/slow.so"
 # rank R OUT [MODE [STEPS]]: one process of the job, as --procs starts it.
 rank() { SINGA_RANK=$1 timeout 120 "$SINGA_TUI" -e "$tmp/job.lua" "${3:-downpour}" "${4:-1500}" >"$2" 2>&1; }
-# Polls (up to 30 s) until the command succeeds.
-until_ok() { for _ in $(seq 300); do "$@" && return 0; sleep 0.05; done; return 1; }
 
 rank 0 "$tmp/r0.out" & r0=$!
 rank 1 "$tmp/r1.out" & r1=$!

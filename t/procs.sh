@@ -15,6 +15,8 @@ rank_pid() {
         tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "SINGA_RANK=$1" && echo "$p"
     done
 }
+# Polls (up to 30 s) until the command succeeds.
+until_ok() { for _ in $(seq 300); do "$@" && return 0; sleep 0.05; done; return 1; }
 # A tcp port of the loopback that nothing listens on now.
 free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
