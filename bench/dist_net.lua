@@ -17,7 +17,9 @@
 --   PROCS    1 (default), or WORKERS: singa.cluster.allreduce{ workers = WORKERS, procs = PROCS }
 --            (run under singa-tui --procs PROCS; SERVERS is then ignored)
 --   COMPRESS none (default), fp16, bf16 or topk (1% with error feedback): cluster.compress
--- Prints: RESULT images_per_sec=<n> seconds=<s> steps=<n> workers=<n> threads=<n> servers=<n> scheme=<s>
+-- Prints (images/s and seconds of the timed steps, those after the first: r.images_per_sec of a
+-- display window over them):
+--   RESULT images_per_sec=<n> seconds=<s> steps=<n> workers=<n> threads=<n> servers=<n> scheme=<s>
 --   bridge_bytes=<n> param_bytes=<n>: per step, what the bridges between a cut net's workers
 --   carried (features and gradients, as counted in r.stats), and the gradients sent to the
 --   servers and values got back (each param once per worker that sends its own gradient: every
@@ -59,7 +61,8 @@ local steps, warmup, servers = int_arg(4, 150, 1), int_arg(5, 5, 0), int_arg(6, 
 local scheme = arg[7] or "batch"
 local procs = int_arg(8, 1, 1)
 if procs > 1 and procs ~= workers then error("PROCS must be 1 or WORKERS", 0) end
-local compresses = { none = false, fp16 = "fp16", bf16 = "bf16", topk = { topk = 0.01, error_feedback = true } }
+local compresses = { none = false, fp16 = "fp16", bf16 = "bf16", topk = { topk = 0.01, error_feedback = true },
+  topk8 = { topk = 0.01, error_feedback = true, values = "int8" } }
 local compress = compresses[arg[9] or "none"]
 if compress == nil then error("unknown COMPRESS '" .. arg[9] .. "' (none, fp16, bf16, topk)", 0) end
 if scheme ~= "batch" and scheme ~= "feature" and scheme ~= "hybrid" then
@@ -76,9 +79,12 @@ local function net()
   return { partition_dim = scheme ~= "batch" and 1 or nil, layer = layers }
 end
 
+-- The timed job trains one step more than it times: its display window fires at step 0 (the first
+-- step, which waits for the initial values) and then at `n`, timing steps 1..n, as the DDP
+-- reference times its loop after its warm-up; the final exchange of values is not timed either.
 local function job(n)
   return {
-    name = o.name .. "-dist", seed = 1, train_steps = n, disp_freq = 0, test_steps = 0,
+    name = o.name .. "-dist", seed = 1, train_steps = n + 1, disp_freq = n, test_steps = 0,
     num_openblas_threads = threads,
     cluster = procs > 1 and singa.cluster.allreduce { workers = workers, procs = procs, compress = compress or nil }
       or workers > 0 and singa.cluster.sandblaster { workers = workers, servers = servers } or nil,
@@ -100,5 +106,5 @@ for _, p in pairs(r.params) do floats = floats + p:numel() end
 local senders = workers == 0 and 0 or scheme == "batch" and workers or 1
 print(string.format("RESULT images_per_sec=%.0f seconds=%.3f steps=%d workers=%d threads=%d servers=%d scheme=%s "
                     .. "bridge_bytes=%.0f param_bytes=%.0f wire_bytes=%.0f",
-                    o.batch * r.steps / r.seconds, r.seconds, r.steps, workers, threads, workers > 0 and servers or 0,
+                    r.images_per_sec, o.batch * steps / r.images_per_sec, steps, workers, threads, workers > 0 and servers or 0,
                     scheme, bridge / r.steps, senders * 2 * 4 * floats, wire / r.steps))

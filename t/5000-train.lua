@@ -45,6 +45,13 @@ local sgd = train{ updater = "kSGD" }
 tap.ok(sgd.test.accuracy and sgd.test.accuracy > 0.9, string.format("kSGD + momentum: test accuracy %.3f > 0.9", sgd.test.accuracy or -1))
 tap.ok(sgd.train.loss and sgd.train.loss < 0.5, string.format("kSGD + momentum: train loss %.3f < 0.5", sgd.train.loss or -1))
 tap.is(sgd.steps, 200, "kSGD: 200 steps")
+-- The last display window's speed: its 50 steps' time only (no tests), about the whole run's.
+local whole = sgd.steps * 32 / sgd.seconds
+tap.ok(sgd.images_per_sec and sgd.images_per_sec > 0.5 * whole,
+       string.format("r.images_per_sec %.0f, the whole run %.0f", sgd.images_per_sec or -1, whole))
+local j = job{ steps = 3 }
+j.disp_freq = 0
+tap.ok(singa.train(j).images_per_sec == nil, "no display window, no r.images_per_sec")
 local plain = train{ updater = "kSGD", momentum = 0, lr = 0.2 }
 tap.ok(plain.test.accuracy and plain.test.accuracy > 0.9, string.format("plain kSGD: test accuracy %.3f > 0.9", plain.test.accuracy or -1))
 local nag = train{ updater = "kNesterov" }

@@ -58,6 +58,7 @@ typedef struct singa_result {
     int steps;
     double seconds;
     singa_metrics train, test, validation; /* the last display window and the last runs */
+    double images_per_sec; /* the last display window's (0 when none fired): steps' time only */
     bool has_test, has_validation;
     bool stopped_early;   /* on_validation returned "stop" (steps: the step it stopped before) */
     /* checkpoint_keep_best: the best checkpoint so far (best_step < 0: none yet) */

@@ -820,6 +820,10 @@ static int l_train(lua_State *L)
     lua_setfield(L, -2, "steps");
     lua_pushnumber(L, res.seconds);
     lua_setfield(L, -2, "seconds");
+    if (res.images_per_sec > 0) {
+        lua_pushnumber(L, res.images_per_sec);
+        lua_setfield(L, -2, "images_per_sec");
+    }
     push_metrics(L, &res.train, "train");
     if (res.has_test)
         push_metrics(L, &res.test, "test");

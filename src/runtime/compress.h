@@ -10,7 +10,13 @@
  * top-k: the k = max(1, ceil(ratio * n)) values of largest magnitude (ties: the lowest indices),
  * each as a little-endian uint32 index and float32 value; the rest counts as zero.  With a
  * residual, what is selected is gradient + residual, and the residual keeps what was not sent
- * (error feedback), so over steps the values sent plus the residual add up to the gradients. */
+ * (error feedback), so over steps the values sent plus the residual add up to the gradients.
+ * The servers' values go back in compress.values: fp16 or bf16 (top-k's default is fp16, as
+ * the values are dense), NONE (float32) or int8: the change from what the receiving process
+ * holds (the server keeps a copy of it, its base), in blocks of 256 values, each a little-endian
+ * float32 scale (the largest change over 127) and 256 int8 steps of it.  What rounding leaves
+ * stays in the difference to the base, so it goes with the next answer: the receiver's copy
+ * trails the server's values by at most half a step, never drifts. */
 #ifndef SINGA_RUNTIME_COMPRESS_H
 #define SINGA_RUNTIME_COMPRESS_H
 
@@ -18,6 +24,12 @@
 #include <stdint.h>
 
 #include "singa/cluster.h"
+
+/* The codec of the values servers send back to another process's workers. */
+static inline singa_compress rt_compress_of_values(const singa_compress *c)
+{
+    return (singa_compress){c->values, 0, false, c->values};
+}
 
 /* Values top-k sends of n. */
 size_t rt_compress_topk_count(double ratio, size_t n);
@@ -28,6 +40,12 @@ uint16_t rt_compress_fp16(float f);
 float rt_compress_from_fp16(uint16_t h);
 uint16_t rt_compress_bf16(float f);
 float rt_compress_from_bf16(uint16_t h);
+
+/* int8: encodes values - base (n each) into out and moves base by what decodes of it (scratch:
+ * n floats), as the receiver's rt_compress_decode and rt_compress_add will move its copy. */
+void rt_compress_delta(const float *values, float *base, size_t n, float *scratch, uint8_t *out);
+/* x += delta, one add per value (the same on both ends, so base and copy stay equal bits). */
+void rt_compress_add(float *x, const float *delta, size_t n);
 
 /* Encodes x[0, n) into out (rt_compress_bytes(c, n) bytes).  For top-k, residual (n floats,
  * or NULL without error feedback) is added first and keeps what is not sent; `scratch` holds n

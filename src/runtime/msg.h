@@ -108,9 +108,11 @@ enum { MSG_HEADER_BYTES = 56, MSG_MAGIC = 0x31474e53 /* "SNG1" */ };
  * replies to it, so every process of a group stops at the same step.  MSG_F_CKPT: likewise, the
  * host asked for a checkpoint at the start of the next step (rt_ckpt_at).  A server passes on in
  * its answers the ones any contribution carried (MSG_F_STEP). */
-/* MSG_F_PACKED: the values are encoded as cluster.compress says (runtime/compress.h). */
+/* MSG_F_PACKED: the values are encoded as cluster.compress says (runtime/compress.h).
+ * MSG_F_EXACT: an update whose answer starts a step with a checkpoint: the values go back whole,
+ * whatever cluster.compress says, so that a resume from it goes on as the run did. */
 enum { MSG_F_VALUES = 1, MSG_F_PTR = 2, MSG_F_LAST = 4, MSG_F_CKPT = 8, MSG_F_STEP = MSG_F_LAST | MSG_F_CKPT,
-       MSG_F_PACKED = 16 };
+       MSG_F_PACKED = 16, MSG_F_EXACT = 32 };
 
 /* A buffer lent to ZeroMQ: how many frames sent from it ZeroMQ still holds.  Zeroed memory is a
  * loan with nothing out. */

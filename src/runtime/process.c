@@ -94,8 +94,7 @@ int rt_sender_of(const rt_ctx *rt, int group, int id)
 
 bool rt_compress_values(const rt_ctx *rt, int type, int proc)
 {
-    singa_compress_kind k = rt->c->compress.kind;
-    return type == MSG_UPDATE_REPLY && proc != rt->rank && (k == SINGA_COMPRESS_FP16 || k == SINGA_COMPRESS_BF16);
+    return type == MSG_UPDATE_REPLY && proc != rt->rank && rt->c->compress.values != SINGA_COMPRESS_NONE;
 }
 
 int rt_compress_buffers(const rt_ctx *rt, float **unpacked, uint8_t **packed)

@@ -273,8 +273,8 @@ int rt_senders(const rt_ctx *rt, int group);
 int rt_sender_of(const rt_ctx *rt, int group, int id);
 int rt_server_proc(const rt_ctx *rt, int group, int id);
 /* cluster.compress: whether a server's answer of `type` to process `proc` carries its values
- * encoded (fp16 and bf16 updates' answers: top-k is for gradients, and a get's values stay exact,
- * as they end in the job's result); and the buffers an end that encodes or decodes needs (*unpacked
+ * encoded (updates' answers, in compress.values: top-k is for gradients, and a get's values stay
+ * exact, as they end in the job's result); and the buffers an end that encodes or decodes needs (*unpacked
  * the floats of the longest slice, *packed its longest encoding; freed by the caller either way). */
 bool rt_compress_values(const rt_ctx *rt, int type, int proc);
 /* The residuals (zero, or the resumed checkpoint's when its topology is the job's), before the

@@ -86,6 +86,8 @@ typedef struct srv_slice {
     uint64_t delta_from; /* master: server groups to answer */
     uint64_t flushed_from; /* flush master: groups whose final delta is added */
     int fetch_due;      /* SINGA_REJOIN: live groups' answers still due (fetch_newest) */
+    float **base;       /* compress values = "int8": per process, what its workers hold ... */
+    bool *based;        /* ... once an answer of the whole slice, exact, set it */
 } srv_slice;
 
 struct rt_server {
@@ -317,6 +319,10 @@ void rt_server_free(rt_server *s)
         free(x->snap);
         free(x->master);
         free(x->delta);
+        for (int p = 0; x->base && p < s->rt->nprocs; p++)
+            free(x->base[p]);
+        free(x->base);
+        free(x->based);
     }
     singa_params_free(&s->store);
     free(s->unpacked);
@@ -337,6 +343,25 @@ static void fail(rt_server *s, const singa_err *err)
     rt_send(s->sock, &m, err->msg, strlen(err->msg));
 }
 
+/* values = "int8": process p's base for slice x, made at its first use (NULL: out of memory, when
+ * the values go exact). */
+static float *base_of(rt_server *s, srv_slice *x, int p)
+{
+    int n = s->rt->nprocs;
+    if (!x->base) {
+        x->base = calloc((size_t)n, sizeof *x->base);
+        x->based = calloc((size_t)n, sizeof *x->based);
+        if (!x->base || !x->based) {
+            free(x->base), free(x->based);
+            x->base = NULL, x->based = NULL;
+            return NULL;
+        }
+    }
+    if (!x->base[p])
+        x->base[p] = malloc(s->rt->slices[x->slice].len * sizeof(float));
+    return x->base[p];
+}
+
 /* Answers the stub of process p for group g: values [at, at + len) unless it reads this very
  * memory.
  *
@@ -354,13 +379,23 @@ static void answer(rt_server *s, srv_slice *x, int type, int g, int p, int versi
              .dst = {ENT_STUB, (uint16_t)g, 0, (uint16_t)p}, .slice = x->slice, .step = version, .offset = at,
              .len = len};
     bool values = !(p == rt->rank && x->shared_group == g);
+    singa_compress v = rt_compress_of_values(&rt->c->compress);
+    bool deltas = v.kind == SINGA_COMPRESS_INT8;
+    float *base = values && len && p != rt->rank && deltas ? base_of(s, x, p) : NULL;
     if (values)
         m.flags |= MSG_F_VALUES;
-    if (values && len && rt_compress_values(rt, type, p)) {
+    if (values && len && rt_compress_values(rt, type, p) && !(flags & MSG_F_EXACT) && (!deltas || (base && x->based[p]))) {
         m.flags |= MSG_F_PACKED;
-        rt_compress_encode(&rt->c->compress, x->data + at, len, NULL, NULL, s->packed);
-        rt_send(s->sock, &m, s->packed, rt_compress_bytes(&rt->c->compress, len));
+        if (deltas)
+            rt_compress_delta(x->data + at, base + at, len, s->unpacked, s->packed);
+        else
+            rt_compress_encode(&v, x->data + at, len, NULL, NULL, s->packed);
+        rt_send(s->sock, &m, s->packed, rt_compress_bytes(&v, len));
         return;
+    }
+    if (base) { /* exact values: the base is what they are */
+        memcpy(base + at, x->data + at, len * sizeof(float));
+        x->based[p] |= at == 0 && len == rt->slices[x->slice].len;
     }
     if (values && len && s->lend)
         m.loan = &x->lent;
@@ -583,7 +618,7 @@ static int on_update(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payloa
     if (add_contribution(p, n, grad, at, len, lives) < 0)
         return singa_err_set(err, "server %d.%d: out of memory", s->group, s->id);
     p->count += (int)m->count;
-    p->flags |= m->flags & MSG_F_STEP;
+    p->flags |= m->flags & (MSG_F_STEP | MSG_F_EXACT);
     if (p->count < need)
         return 0;
     p->count = 0;

@@ -360,14 +360,14 @@ static void start(rt_stub *s)
 static int take_values(rt_stub *s, int g, const msg *m, zmq_msg_t *payload)
 {
     const rt_slice *sl = &s->rt->slices[m->slice];
-    const singa_compress *c = &s->rt->c->compress;
+    singa_compress c = rt_compress_of_values(&s->rt->c->compress);
     const float *values = zmq_msg_data(payload);
     if (!(m->flags & MSG_F_VALUES))
         return 0;
     if (m->offset > sl->len || m->len > sl->len - m->offset)
         return -1;
     if (m->flags & MSG_F_PACKED) {
-        if (!s->unpacked || rt_compress_decode(c, zmq_msg_data(payload), zmq_msg_size(payload), s->unpacked, m->len) < 0)
+        if (!s->unpacked || rt_compress_decode(&c, zmq_msg_data(payload), zmq_msg_size(payload), s->unpacked, m->len) < 0)
             return -1;
         values = s->unpacked;
     } else if (zmq_msg_size(payload) != m->len * sizeof(float)) {
@@ -379,18 +379,26 @@ static int take_values(rt_stub *s, int g, const msg *m, zmq_msg_t *payload)
         a = a > span[0] ? a : span[0];
         b = b < span[1] ? b : span[1];
     }
-    if (a < b) /* an empty payload's data may be NULL */
-        memcpy(replica_at(s->rt, g, sl) + (a - sl->offset), values + (a - sl->offset - m->offset),
-               (b - a) * sizeof(float));
+    if (a >= b) /* an empty payload's data may be NULL */
+        return 0;
+    float *to = replica_at(s->rt, g, sl) + (a - sl->offset);
+    const float *from = values + (a - sl->offset - m->offset);
+    if ((m->flags & MSG_F_PACKED) && c.kind == SINGA_COMPRESS_INT8) /* changes to what it holds */
+        rt_compress_add(to, from, b - a);
+    else
+        memcpy(to, from, (b - a) * sizeof(float));
     return 0;
 }
 
 /* What group g's updates of `step` tell the other processes: it is the group's last, or the
- * host asked for a checkpoint at the start of the next. */
+ * host asked for a checkpoint at the start of the next; and the servers: a checkpoint starts the
+ * next step, so the values go back exact. */
 static uint8_t step_flags(const rt_ctx *rt, int g, int step)
 {
-    bool ckpt = rt->c->nworker_groups == 1 && rt_ckpt_due(rt, step + 1); /* several: on_ckpt_word */
-    return (rt_last_step(rt, g, step) ? MSG_F_LAST : 0) | (ckpt ? MSG_F_CKPT : 0);
+    bool asked = rt_ckpt_due(rt, step + 1);
+    bool ckpt = rt->c->nworker_groups == 1 && asked; /* several: on_ckpt_word */
+    bool exact = asked || (rt->nworkers && singa_job_ckpt_fires(rt->workers[0].job, step + 1));
+    return (rt_last_step(rt, g, step) ? MSG_F_LAST : 0) | (ckpt ? MSG_F_CKPT : 0) | (exact ? MSG_F_EXACT : 0);
 }
 
 /* A local worker's gradient of param k: summed with the others of its group here; once all are

@@ -26,24 +26,31 @@ const singa_field singa_cluster_fields[] = {
 static const singa_field compress_fields[] = {
     {"topk", SINGA_FIELD_NUM},
     {"error_feedback", SINGA_FIELD_BOOL},
+    {"values", SINGA_FIELD_STR},
     {NULL, 0},
 };
 
-/* cluster.compress: "fp16", "bf16" or { topk = ratio, error_feedback = bool }; absent: none. */
+/* cluster.compress: "fp16", "bf16" or { topk = ratio, error_feedback = bool, values = "fp16" |
+ * "bf16" | "int8" | "fp32" }; absent: none.  Top-k's values come back in fp16 unless told
+ * otherwise: they are dense, and the servers keep them whole. */
 static int read_compress(singa_compress *c, const singa_conf *conf, singa_err *err)
 {
-    static const char *const names[] = {"fp16", "bf16"};
-    *c = (singa_compress){SINGA_COMPRESS_NONE, 0, false};
+    static const char *const names[] = {"fp16", "bf16", "int8", "fp32"};
+    static const singa_compress_kind kinds[] = {SINGA_COMPRESS_FP16, SINGA_COMPRESS_BF16, SINGA_COMPRESS_INT8,
+                                                SINGA_COMPRESS_NONE};
+    *c = (singa_compress){SINGA_COMPRESS_NONE, 0, false, SINGA_COMPRESS_NONE};
     if (!conf)
         return 0;
     if (conf->kind == SINGA_CONF_STR) {
         for (int i = 0; i < 2; i++)
             if (strcmp(conf->str, names[i]) == 0) {
-                c->kind = i == 0 ? SINGA_COMPRESS_FP16 : SINGA_COMPRESS_BF16;
+                c->kind = c->values = kinds[i];
                 return 0;
             }
         return singa_err_set(err, "cluster: field 'compress' must be \"fp16\", \"bf16\" or { topk = ratio, "
-                                  "error_feedback = true|false }, got \"%.40s\"", conf->str);
+                                  "error_feedback = true|false, values = \"fp16\"|\"bf16\"|\"int8\"|\"fp32\" }, "
+                                  "got \"%.40s\"",
+                             conf->str);
     }
     const singa_field *const schemas[] = {compress_fields, NULL};
     if (singa_conf_check(conf, schemas, "cluster.compress", err) < 0)
@@ -54,6 +61,23 @@ static int read_compress(singa_compress *c, const singa_conf *conf, singa_err *e
     if (!(c->topk > 0 && c->topk <= 1))
         return singa_err_set(err, "cluster.compress: field 'topk' (the share of values sent) must be in (0, 1], "
                                   "got %g", c->topk);
+    const char *values = singa_conf_str(conf, "values", "fp16");
+    for (int i = 0; i < 4; i++)
+        if (strcmp(values, names[i]) == 0) {
+            c->values = kinds[i];
+            return 0;
+        }
+    return singa_err_set(err, "cluster.compress: field 'values' (how the values come back) must be \"fp16\", "
+                              "\"bf16\", \"int8\" or \"fp32\", got \"%.40s\"", values);
+}
+
+/* values = "int8" sends each process the change from what it holds, which only a synchronous
+ * job's answers (every one taken, in order) keep in step. */
+static int check_compress(const singa_cluster *c, singa_err *err)
+{
+    if (c->compress.values == SINGA_COMPRESS_INT8 && c->nworker_groups > 1)
+        return singa_err_set(err, "cluster.compress: values = \"int8\" (changes to what each process holds) needs "
+                                  "a synchronous job of one worker group; this one has %d", c->nworker_groups);
     return 0;
 }
 
@@ -325,7 +349,8 @@ int singa_cluster_read(singa_cluster *c, const singa_conf *conf, singa_err *err)
                                   "(every server group serves the same number of worker groups)",
                              c->nworker_groups, c->nserver_groups);
     c->shard_params = singa_conf_bool(conf, "shard_params", false);
-    if (read_staleness(c, conf, err) < 0 || read_compress(&c->compress, singa_conf_get(conf, "compress"), err) < 0)
+    if (read_staleness(c, conf, err) < 0 || read_compress(&c->compress, singa_conf_get(conf, "compress"), err) < 0 ||
+        check_compress(c, err) < 0)
         return -1;
     if (place(c, err) < 0 || read_elastic(c, singa_conf_get(conf, "elastic"), err) < 0)
         return -1;

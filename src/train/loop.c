@@ -239,6 +239,7 @@ static void report(run *r, int s, double te)
         hooks->record(hooks->ud, &rec);
     }
     r->res->train = job->window.metrics;
+    r->res->images_per_sec = (double)batch * job->window_timed / job->window_seconds;
     memset(&job->window, 0, sizeof job->window);
     job->window_seconds = 0;
     job->window_timed = 0;
