@@ -149,6 +149,13 @@ void singa_param_set_sink(singa_param *p, const singa_grad_sink *sink, void *ud)
     s->sink_ud = ud;
 }
 
+int singa_param_want(singa_param *p, singa_err *err)
+{
+    singa_param *whole = p->owner ? p->owner : p;
+    const singa_param_state *s = singa_param_state_of(whole);
+    return s->sink && s->sink->want ? s->sink->want(s->sink_ud, whole, err) : 0;
+}
+
 /* The blocks p's gradient is written in turn, or 0 when it is not written in turns. */
 static int turn_parts(const singa_param_state *s)
 {

@@ -23,6 +23,9 @@ typedef struct singa_grad_sink {
     /* NULL, or: called before (begin) and after a layer writes part `part` of p's gradient;
      * it may wait and set grad_alpha/grad_beta, so several threads add into one buffer in turns. */
     void (*turn)(void *ud, singa_param *p, int part, bool begin);
+    /* NULL, or: called before a forward pass reads p's values (its layer's turn); it may wait
+     * until they are this step's (distributed, SINGA's Collect per layer).  < 0: the reason in err. */
+    int (*want)(void *ud, singa_param *p, singa_err *err);
 } singa_grad_sink;
 
 typedef struct singa_param_state {
@@ -71,6 +74,8 @@ static inline singa_param *singa_param_whole(singa_param *p)
 
 /* Where p's gradient goes from now on (NULL: nowhere); ud is given to the sink's functions. */
 void singa_param_set_sink(singa_param *p, const singa_grad_sink *sink, void *ud);
+/* Before a forward pass reads p (or the param whose value it shares): its sink's want, if any. */
+int singa_param_want(singa_param *p, singa_err *err);
 /* A view of whole w named "<w>@<index>" for layer `layer`: all of w, or on the features the
  * rows (axis 0) or columns (axis 1) [at, at + n) (a range of a vector).  NULL when out of memory. */
 singa_param *singa_param_view_new(singa_param *w, const char *layer, int index, int axis, int at, int n);

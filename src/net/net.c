@@ -572,6 +572,9 @@ int singa_net_forward_layers(singa_net *net, singa_err *err)
         singa_layer *l = net->layers[i];
         if (net->parts && singa_parts_wait(net->parts, net, i, false, err) < 0)
             return -1;
+        for (int k = 0; k < l->nparams; k++)
+            if (singa_param_want(l->params[k], err) < 0)
+                return -1;
         double t0 = net->profile || net->trace ? seconds() : 0;
         singa_running before = singa_running_enter(l, "forward", NULL);
         int rc = l->type->forward(l, net->phase, err);

@@ -543,7 +543,8 @@ static int worker_params(rt_ctx *rt, rt_worker *w, singa_err *err)
 {
     singa_params *ps = singa_job_params(w->job);
     if (!(w->params = calloc((size_t)rt->nparams, sizeof *w->params)) ||
-        !(w->sent = calloc((size_t)rt->nparams, sizeof *w->sent)))
+        !(w->sent = calloc((size_t)rt->nparams, sizeof *w->sent)) ||
+        !(w->stale = calloc((size_t)rt->nparams, sizeof *w->stale)))
         return singa_err_set(err, "out of memory");
     if (singa_updater_create(&w->rates, singa_conf_get(rt->conf, "updater"), NULL, err) < 0)
         return -1;
@@ -827,6 +828,7 @@ static void free_rt(rt_ctx *rt, singa_job *lead)
             singa_job_free(w->job);
         free(w->params);
         free(w->sent);
+        free(w->stale);
         singa_updater_free(w->rates);
     }
     for (int i = 0; i < rt->nservers; i++)

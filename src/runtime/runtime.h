@@ -81,6 +81,10 @@ typedef struct rt_worker {
     singa_param **params; /* the job's distributed params, by index */
     singa_updater *rates; /* the job's schedule alone, for its records: the servers update */
     bool *sent;           /* this step's update is on its way */
+    bool *stale;          /* its update left, its answer is not in yet ... */
+    int nstale;           /* ... for so many params */
+    bool lazy;            /* the forward pass waits per layer for its values (SINGA's Collect) */
+    double waited;        /* the step's wait for values so far */
     void *sock;
     pthread_t thread;
     singa_job_hooks hooks; /* the runtime's, serialised */

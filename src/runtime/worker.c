@@ -1,8 +1,10 @@
 /* A worker: its job's training loop against the runtime's exchange (train/train.h), messages in
  * place of the local updater.  Each param's gradient leaves for the stub as soon as the backward
  * pass reports it final (layers compute a source's gradient before their params', so nothing
- * reads the value after that), the rest after the pass; then the worker waits until every param
- * is fresh (SINGA's Collect). */
+ * reads the value after that), the rest after the pass.  Then SINGA's Collect: the next forward
+ * pass waits, layer by layer, for the values that layer reads, so it begins while later layers'
+ * values are still on their way.  A cut net's parts (which read views of the params) and params
+ * added in turns wait for every value before the next step instead. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +27,8 @@ static void send_update(rt_worker *w, int k)
              .dst = {ENT_STUB, (uint16_t)w->group, 0, (uint16_t)w->rt->rank}, .param = k, .step = w->step_sent,
              .count = 1, .ptr = (uint64_t)(uintptr_t)p->grad.data};
     double t = rt_now(), sent;
+    w->stale[k] = true;
+    w->nstale++;
     rt_send(w->sock, &m, NULL, 0);
     sent = rt_now();
     w->sending += sent - t;
@@ -60,7 +64,10 @@ static void grad_turn(void *ud, singa_param *p, int part, bool begin)
         rt_history_pass(w->rt, k, part, w->id);
 }
 
-/* Where a worker's gradients go: to the stub once final; into the history in turns too. */
+/* Where a worker's gradients go: to the stub once final (the values then awaited per layer, or
+ * all at once); into the history in turns too. */
+static int want_values(void *ud, singa_param *p, singa_err *err);
+static const singa_grad_sink to_stub_lazy = {.ready = grad_ready, .want = want_values};
 static const singa_grad_sink to_stub = {.ready = grad_ready};
 static const singa_grad_sink to_history = {.ready = grad_ready, .turn = grad_turn};
 
@@ -119,10 +126,20 @@ static int awaited(rt_worker *w, const msg *m, zmq_msg_t *payload, singa_err *er
     return 1;
 }
 
+/* A param's answer, whatever the worker waits for then. */
+static int on_fresh(rt_worker *w, const msg *m, zmq_msg_t *payload, singa_err *err)
+{
+    if (m->param < w->rt->nparams && w->stale[m->param]) {
+        w->stale[m->param] = false;
+        w->nstale--;
+    }
+    return 1;
+}
+
 /* The worker's protocol: what its stub sends it (any other type is ignored). */
 static worker_handler *const on_message[MSG_NTYPES] = {
     [MSG_READY] = awaited,          /* the params are in place (start, a test, the end) */
-    [MSG_UPDATE_REPLY] = awaited,   /* a param is fresh */
+    [MSG_UPDATE_REPLY] = on_fresh,  /* a param is fresh */
     [MSG_CKPT_REPLY] = awaited,     /* worker 0.0: a server's shard is written, or lost */
     [MSG_STOP] = on_stop,
     [MSG_GROUP_STEP] = on_floor,    /* cluster.staleness: every live group finished this step */
@@ -162,6 +179,38 @@ static int wait_for(rt_worker *w, int type, int *n, singa_err *err)
     return 0;
 }
 
+/* Waits until at most `left` params are stale (param k fresh, when k >= 0) and the metrics due
+ * are in: the time is the step's wait for values. */
+static int collect(rt_worker *w, int k, int left, singa_err *err)
+{
+    double t0 = rt_now();
+    int rc = 0;
+    while (rc == 0 && ((k >= 0 && w->stale[k]) || w->nstale > left || w->metrics_due > 0)) {
+        msg m;
+        zmq_msg_t payload;
+        rc = receive(w, &m, &payload, err);
+        zmq_msg_close(&payload);
+    }
+    double t1 = rt_now();
+    w->waited += t1 - t0;
+    if (t1 - t0 > 1e-5)
+        singa_trace_span(w->trace, "wait", "wait for values", t0, t1);
+    return rc;
+}
+
+static int collect_all(rt_worker *w, singa_err *err)
+{
+    return collect(w, -1, 0, err);
+}
+
+/* The sink's want: param p's values of this step, before its layer's forward pass reads them. */
+static int want_values(void *ud, singa_param *p, singa_err *err)
+{
+    rt_worker *w = ud;
+    int k = param_index(w, p);
+    return k >= 0 && w->stale[k] ? collect(w, k, w->nstale, err) : 0;
+}
+
 /* Before the gradients leave: the others send their metrics to the leader, which will wait for
  * those not in yet. */
 static void exchange_metrics(rt_worker *w, int step)
@@ -184,12 +233,15 @@ static void exchange_metrics(rt_worker *w, int step)
 }
 
 /* After the backward pass: gradients of params that share their value (an unrolled layer's
- * copies) are averaged into the owner's and sent with the rest; then every param's answer. */
+ * copies) are averaged into the owner's and sent with the rest; then every param's answer, or,
+ * per layer, only the first: the answers carry the step's flags (the group stops, a checkpoint
+ * was asked for), which the next step's checks must see. */
 static int after_backward(void *ud, int step, singa_err *err)
 {
     rt_worker *w = ud;
     singa_params *ps = singa_job_params(w->job);
-    double passes = rt_now() - w->step_began - w->sending; /* the sends during backward are not compute */
+    /* Neither the sends during backward nor the waits during forward are compute. */
+    double passes = rt_now() - w->step_began - w->sending - w->waited;
     exchange_metrics(w, step);
     for (int k = 0; k < w->rt->nparams; k++) {
         if (w->sent[k])
@@ -210,16 +262,13 @@ static int after_backward(void *ud, int step, singa_err *err)
         }
         send_update(w, k);
     }
-    int left = w->rt->nparams;
-    double t0 = rt_now();
-    int rc = wait_for(w, MSG_UPDATE_REPLY, &left, err);
+    int rc = collect(w, -1, w->lazy && w->nstale ? w->nstale - 1 : 0, err);
     w->collecting = false;
-    double t1 = rt_now(), waited = t1 - t0;
-    singa_trace_span(w->trace, "wait", "wait for values", t0, t1);
     char peer[32];
     snprintf(peer, sizeof peer, "worker %d.%d", w->group, w->id);
-    singa_stats_count(w->rt->stats, msg_type_name(MSG_UPDATE_REPLY), peer, true, 0, 0, waited);
-    singa_stats_step(w->rt->stats, w->group, w->id, passes, w->sending, waited);
+    singa_stats_count(w->rt->stats, msg_type_name(MSG_UPDATE_REPLY), peer, true, 0, 0, w->waited);
+    singa_stats_step(w->rt->stats, w->group, w->id, passes, w->sending, w->waited);
+    w->waited = 0;
     memset(w->sent, 0, (size_t)w->rt->nparams * sizeof *w->sent);
     w->step_sent = step + 1;
     return rc;
@@ -346,12 +395,16 @@ static int after_training(rt_worker *w, singa_err *err)
     return w->group == 0 && w->id == 0 ? wait_for(w, MSG_READY, &one, err) : 0;
 }
 
-/* Worker 0.0, before a test during training: a process holding part of a cut group's net gets
- * back only the values of its part (stub.c), so the rest is fetched for the test. */
+/* Before a test during training: every value of the last step; and worker 0.0 of a cut group,
+ * whose process gets back only the values of its part (stub.c), fetches the rest. */
 static int before_eval(void *ud, singa_err *err)
 {
     rt_worker *w = ud;
     int one = 1;
+    if (collect_all(w, err) < 0)
+        return -1;
+    if (!(w->group == 0 && w->id == 0 && w->rt->cut && rt_senders(w->rt, 0) > 1))
+        return 0;
     msg m = {.type = MSG_GET, .src = self(w), .dst = {ENT_STUB, 0, 0, (uint16_t)w->rt->rank}};
     rt_send(w->sock, &m, NULL, 0);
     return wait_for(w, MSG_READY, &one, err);
@@ -449,6 +502,8 @@ static int save(void *ud, int step, singa_err *err)
 {
     rt_worker *w = ud;
     int at = host_ckpt_owed(w, step);
+    if (collect_all(w, err) < 0) /* the stub's residuals of the step are final */
+        return -1;
     if (at >= 0) {
         w->ckpt_done = at;
         if (at < step && w->id == 0)
@@ -467,6 +522,8 @@ static int save(void *ud, int step, singa_err *err)
 static int finish(void *ud, int step, singa_err *err)
 {
     rt_worker *w = ud;
+    if (collect_all(w, err) < 0)
+        return -1;
     if (step >= 0 && save_parts(w, step, CKPT_STATE, err) < 0)
         return -1;
     if (after_training(w, err) < 0)
@@ -511,20 +568,22 @@ void *rt_worker_main(void *arg)
     char track[32];
     snprintf(track, sizeof track, "worker %d.%d", w->group, w->id);
     w->trace = singa_job_set_trace(w->job, rt->trace, track);
-    bool lead = w->group == 0 && w->id == 0;
     singa_exchange x = {.ud = w, .before_backward = before_backward, .after_backward = after_backward, .lr = lr,
                         .set_lr_scale = set_lr_scale, .stop = stop, .checkpoint_asked = checkpoint_asked,
                         .checkpoint_due = checkpoint_due,
-                        .before_eval = lead && rt->cut && rt_senders(rt, 0) > 1 ? before_eval : NULL, .save = save,
+                        .before_eval = before_eval, .save = save,
                         .finish = finish};
     w->step_sent = singa_job_step(w->job); /* the others' metrics of it may come before the READY */
     w->floor = -1; /* floors may come before the READY; resume_step is final only with it (a rejoin sets it) */
     w->ckpt_done = -1;
     if (wait_for(w, MSG_READY, &one, &w->err) == 0) {
         w->floor = w->floor > rt->resume_step - 1 ? w->floor : rt->resume_step - 1;
+        w->lazy = !rt->cut;
+        for (int k = 0; k < rt->nparams; k++)
+            w->lazy &= !rt->params[k].hist;
         for (int k = 0; k < rt->nparams; k++)
             if (!w->params[k]->nsharers) /* history.c takes only params without sharers */
-                singa_param_set_sink(w->params[k], rt->params[k].hist ? &to_history : &to_stub, w);
+                singa_param_set_sink(w->params[k], rt->params[k].hist ? &to_history : w->lazy ? &to_stub_lazy : &to_stub, w);
         w->rc = singa_job_loop(w->job, &w->hooks, &x, &w->res, &w->err);
         for (int k = 0; k < rt->nparams; k++) /* the script's job outlives this worker */
             singa_param_set_sink(w->params[k], NULL, NULL);
