@@ -8,8 +8,9 @@
 #   one        singa-tui, one process, no cluster (bench/dist_net.lua MODEL 0 1)
 #   allreduce  data-parallel: a worker and a server in each process, the batch split
 #              (bench/dist_net.lua MODEL 2 1 ... batch 2)
-#   allreduce-fp16, allreduce-topk  the same with cluster.compress = "fp16", or top-k 1% with
-#              error feedback (... batch 2 fp16|topk)
+#   allreduce-fp16, allreduce-topk, allreduce-topk8  the same with cluster.compress = "fp16", or
+#              top-k 1% with error feedback and the values back in fp16, or as int8 changes
+#              (... batch 2 fp16|topk|topk8)
 #   feature    the net cut on the features across the 2 processes (... feature 2)
 #   ddp        PyTorch DDP, 2 processes, each half of the global batch
 # Links (as root, each run's processes in network namespaces this script makes and removes):
@@ -20,7 +21,9 @@
 # Without root, loopback runs in this namespace (wire bytes then come from singa-tui's own
 # counters, none for DDP) and 1gbit is skipped with a message.
 #
-# Printed per model, link and configuration: images/s (median over rounds), the ratio to one
+# Printed per model, link and configuration: images/s (median over rounds; of the timed loop, as
+# the DDP reference times its loop after its warm-up: singa-tui's display window over the timed
+# steps, all but the job's first, which waits for the initial values), the ratio to one
 # process and to DDP on the same link, and the wire bytes per step: what the link's interfaces
 # carried over the whole run (setup and warm-up included, TCP/IP headers included) divided by the
 # steps run.  Every round runs each configuration once, the order reversed every other round.
@@ -30,7 +33,7 @@
 #   BENCH_QUICK=1                           smoke run: 1 round, few steps (numbers not meaningful)
 #   BENCH_NET_MODELS="bigmlp lenet"
 #   BENCH_NET_LINKS="loopback 1gbit"
-#   BENCH_NET_CONFIGS="one allreduce allreduce-fp16 allreduce-topk feature ddp"
+#   BENCH_NET_CONFIGS="one allreduce allreduce-fp16 allreduce-topk allreduce-topk8 feature ddp"
 #   BENCH_NET_STEPS                         timed steps of every run (default: per model and link)
 #   BENCH_WAIT_IDLE=0                       wait up to this many seconds for idle CPUs per round
 #   SINGA_TUI, PYTHON (/usr/bin/python3, which has Debian's torch)
@@ -46,7 +49,7 @@ bench_start singa-bench-net
 py=${PYTHON:-/usr/bin/python3}
 models=${BENCH_NET_MODELS:-"bigmlp lenet"}
 links=${BENCH_NET_LINKS:-"loopback 1gbit"}
-configs=${BENCH_NET_CONFIGS:-"one allreduce allreduce-fp16 allreduce-topk feature ddp"}
+configs=${BENCH_NET_CONFIGS:-"one allreduce allreduce-fp16 allreduce-topk allreduce-topk8 feature ddp"}
 if [ "${BENCH_QUICK:-0}" = 1 ]; then rounds=${BENCH_ROUNDS:-1} warm=1; else rounds=${BENCH_ROUNDS:-3} warm=3; fi
 
 steps_of() { # MODEL LINK
@@ -154,9 +157,12 @@ measure() {
         fi
         ;;
     esac
-    # Two jobs run (warm-up and timed) for singa-tui, one loop of warm-up + timed steps for DDP.
+    # Two jobs run for singa-tui (warm-up, and the timed steps after a first), one loop of warm-up
+    # and timed steps for DDP.
+    n=$((s + warm))
+    [ "$c" = ddp ] || n=$((n + 1))
     if [ -s "$tmp/wire" ] && [ -s "$tmp/$name.result" ]; then
-        awk -v b="$(cat "$tmp/wire")" -v n=$((s + warm)) 'BEGIN { printf "%.0f\n", b / n }' >>"$tmp/$name.wire"
+        awk -v b="$(cat "$tmp/wire")" -v n=$n 'BEGIN { printf "%.0f\n", b / n }' >>"$tmp/$name.wire"
     fi
 }
 
