@@ -356,23 +356,19 @@ static void start(rt_stub *s)
 }
 
 /* A value reply for group g: copies its values (those of [offset, offset + len) of the slice)
- * unless they are already in place; sharded, only those of the elements its workers here hold. */
+ * unless they are already in place; sharded, only those of the elements its workers here hold.
+ * Halves decode straight into place; int8 changes (in blocks) are decoded whole, then added. */
 static int take_values(rt_stub *s, int g, const msg *m, zmq_msg_t *payload)
 {
     const rt_slice *sl = &s->rt->slices[m->slice];
     singa_compress c = rt_compress_of_values(&s->rt->c->compress);
-    const float *values = zmq_msg_data(payload);
+    const uint8_t *in = zmq_msg_data(payload);
+    bool packed = m->flags & MSG_F_PACKED;
     if (!(m->flags & MSG_F_VALUES))
         return 0;
-    if (m->offset > sl->len || m->len > sl->len - m->offset)
+    if (m->offset > sl->len || m->len > sl->len - m->offset ||
+        zmq_msg_size(payload) != (packed ? rt_compress_bytes(&c, m->len) : m->len * sizeof(float)))
         return -1;
-    if (m->flags & MSG_F_PACKED) {
-        if (!s->unpacked || rt_compress_decode(&c, zmq_msg_data(payload), zmq_msg_size(payload), s->unpacked, m->len) < 0)
-            return -1;
-        values = s->unpacked;
-    } else if (zmq_msg_size(payload) != m->len * sizeof(float)) {
-        return -1;
-    }
     size_t a = sl->offset + m->offset, b = a + m->len;
     if (s->rt->c->shard_params) {
         const size_t *span = s->groups[g].span[sl->param];
@@ -382,11 +378,16 @@ static int take_values(rt_stub *s, int g, const msg *m, zmq_msg_t *payload)
     if (a >= b) /* an empty payload's data may be NULL */
         return 0;
     float *to = replica_at(s->rt, g, sl) + (a - sl->offset);
-    const float *from = values + (a - sl->offset - m->offset);
-    if ((m->flags & MSG_F_PACKED) && c.kind == SINGA_COMPRESS_INT8) /* changes to what it holds */
-        rt_compress_add(to, from, b - a);
-    else
-        memcpy(to, from, (b - a) * sizeof(float));
+    size_t skip = a - sl->offset - m->offset, n = b - a;
+    if (!packed) {
+        memcpy(to, (const float *)(const void *)in + skip, n * sizeof(float));
+        return 0;
+    }
+    if (c.kind != SINGA_COMPRESS_INT8)
+        return rt_compress_decode(&c, in + rt_compress_bytes(&c, skip), rt_compress_bytes(&c, n), to, n);
+    if (!s->unpacked || rt_compress_decode(&c, in, zmq_msg_size(payload), s->unpacked, m->len) < 0)
+        return -1;
+    rt_compress_add(to, s->unpacked + skip, n); /* changes to what it holds */
     return 0;
 }
 
