@@ -121,12 +121,10 @@ static float kth_largest(float *a, size_t n, size_t k)
 /* fp16 slices a vector at a time where the CPU converts (F16C: the same rounding, ranges and
  * NaNs as the scalar code, which does the rest). */
 #ifdef HAVE_F16C_PATH
+/* A load of what libgcc read at startup, so every thread may ask. */
 static bool has_f16c(void)
 {
-    static int known = -1;
-    if (known < 0)
-        known = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
-    return known;
+    return __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
 }
 
 __attribute__((target("avx,f16c"))) static size_t fp16_encode_f16c(const float *x, size_t n, uint8_t *out)
