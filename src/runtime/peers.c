@@ -366,8 +366,9 @@ static int check_coordinator(rt_peers *p, double *since, singa_err *err)
     return 0;
 }
 
-/* Rank r rejoined at ep: a new connection to it, and it counts as alive and new. */
-static int revive(rt_peers *p, int r, singa_err *err)
+/* Rank r rejoined at ep: a new connection to it, and it counts as alive and new.  step: the one
+ * its groups go on from, at rank 0, which counts the rejoin (else -1). */
+static int revive(rt_peers *p, int r, int step, singa_err *err)
 {
     if (p->dealer[r]) {
         zmq_socket_monitor(p->dealer[r], NULL, 0);
@@ -379,8 +380,10 @@ static int revive(rt_peers *p, int r, singa_err *err)
     p->closed[r] = p->still[r] = 0;
     p->progress[r] = 0;
     p->seen[r] = rt_now();
-    singa_stats_rejoined(p->rt->stats, r);
-    return connect_to(p, r, err);
+    if (connect_to(p, r, err) < 0)
+        return -1;
+    singa_stats_rejoined(p->rt->stats, r, step);
+    return 0;
 }
 
 /* The coordinator's list of endpoints, keys and ids: takes the other ranks'; after the meeting
@@ -405,7 +408,7 @@ static int take_peers(rt_peers *p, const char *data, size_t len, bool known)
             snprintf(p->keys[got], sizeof(key), "%s", pub);
             snprintf(p->ids[got], sizeof(ident), "%s", id);
             singa_err err;
-            if (known && revive(p, got, &err) < 0)
+            if (known && revive(p, got, -1, &err) < 0)
                 rt_log(p->rt, "cannot reconnect to rank %d, which rejoined: %s", got, err.msg);
             else if (known)
                 rt_log(p->rt, "rank %d rejoined at %s", got, ep);
@@ -638,7 +641,7 @@ int rt_peers_joining(const rt_peers *p, int *step)
 
 int rt_peers_admit(rt_peers *p, singa_err *err)
 {
-    int rc = revive(p, p->joining, err) < 0 ? -1 : send_peers(p, err);
+    int rc = revive(p, p->joining, p->joining_step, err) < 0 ? -1 : send_peers(p, err);
     p->joining = -1;
     return rc;
 }
