@@ -384,7 +384,8 @@ static void draw_topology(tui_app *a, rect r)
         LINE(TUI_R_WARN, "%s", info->elastic[i]);
     const tui_rejoins *rj = &a->rejoins; /* an asynchronous job going on without lost processes */
     if (rj->lost[0])
-        LINE(TUI_R_ERROR, "%s %s lost: the job goes on", strchr(rj->lost, ',') ? "ranks" : "rank", rj->lost);
+        LINE(TUI_R_ERROR, "%s %s lost%s", strchr(rj->lost, ',') ? "ranks" : "rank", rj->lost,
+             a->status.job == TUI_JOB_TRAINING ? ": the job goes on" : "");
     if (rj->count)
         LINE(TUI_R_WARN, "rank %d rejoined at step %d (%d rejoin%s)", rj->rank, rj->step, rj->count,
              rj->count == 1 ? "" : "s");
