@@ -9,9 +9,10 @@
  * each fifth of the timeout, so a process silent for the whole timeout is dead (or stopped).
  * A killed process is known sooner: a monitor on each DEALER sees its connection close, and one
  * that does not come back within CLOSED_WAIT (ZeroMQ reconnects at once to a live peer) is a
- * dead process.  A process that rejoins a running job hears from the coordinator's list which
- * ranks are lost already, and counts them lost at once.  The same monitor lets a process that joins tell a coordinator's address where
+ * dead process.  The same monitor lets a process that joins tell a coordinator's address where
  * something else listens (its port was taken, so rank 0 could not start) from one not yet open.
+ * A process that rejoins a running job hears from the coordinator's list which ranks are lost
+ * already, and counts them lost at once.
  * A hung process still beats, so every heartbeat also says whether its workers and servers are
  * busy and how far they got: one busy without progress for the timeout, while this process had
  * nothing to do as long (it waited, for that one among others), is stuck in a computation and

@@ -680,10 +680,13 @@ static void fetch_newest(rt_server *s, srv_slice *x)
         return;
     }
     if (!ask) {
+        char whose[64] = "";
+        if (at != rt->rank)
+            snprintf(whose, sizeof whose, "its master, group %d (rank %d), and ", master, at);
         singa_err e;
         singa_err_set(&e, "server %d.%d (rank %d) rejoined, but no live server group holds slice %d for its newest "
-                          "values: its master, group %d (rank %d), and every other group's process are lost",
-                      s->group, s->id, rt->rank, x->slice, master, at);
+                          "values: %severy other group's process %s lost",
+                      s->group, s->id, rt->rank, x->slice, whose, whose[0] ? "are" : "is");
         fail(s, &e, true);
         return;
     }
