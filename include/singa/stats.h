@@ -2,7 +2,7 @@
  * and bytes sent and received, the requests still waiting for their reply, and how long workers
  * waited for fresh params.  Written by the runtime's threads, read at any time (by singa.stats()
  * and the workbench) through a snapshot.  Rank 0's also holds every other process's rows, as of
- * its last heartbeat (each row names its rank), and the ranks found dead. */
+ * its last heartbeat (each row names its rank), the ranks found dead and those that rejoined. */
 #ifndef SINGA_STATS_H
 #define SINGA_STATS_H
 
@@ -68,6 +68,9 @@ int singa_stats_workers(const singa_stats *s, singa_worker_time *rows, int max);
 int singa_stats_links(const singa_stats *s, singa_link *rows, int max);
 /* Whether process `rank` was found dead (silent for heartbeat_timeout). */
 bool singa_stats_rank_lost(const singa_stats *s, int rank);
+/* Rank 0: how many times a lost process rejoined the job (SINGA_REJOIN), and the newest rejoin's
+ * rank and the step its groups went on from (both -1 before the first). */
+int singa_stats_rejoins(const singa_stats *s, int *rank, int *step);
 
 #pragma GCC visibility pop
 

@@ -26,6 +26,7 @@ struct singa_stats {
     uint64_t dropped;
     int *lost;             /* ranks found dead */
     int nlost;
+    int rejoins, rejoin_rank, rejoin_step; /* rank 0: rejoins so far, and the newest */
     timed *workers;        /* this process's, then (rank 0) the others' */
     int nworkers, capworkers;
     uint64_t (*link)[2];   /* per peer process: bytes sent, received */
@@ -40,6 +41,7 @@ singa_stats *singa_stats_new(int rank)
         return NULL;
     pthread_mutex_init(&s->lock, NULL);
     atomic_init(&s->rank, rank);
+    s->rejoin_rank = s->rejoin_step = -1;
     if (gethostname(s->host, sizeof s->host - 1) < 0)
         snprintf(s->host, sizeof s->host, "localhost");
     return s;
@@ -185,7 +187,7 @@ void singa_stats_lost(singa_stats *s, int rank)
     pthread_mutex_unlock(&s->lock);
 }
 
-void singa_stats_rejoined(singa_stats *s, int rank)
+void singa_stats_rejoined(singa_stats *s, int rank, int step)
 {
     pthread_mutex_lock(&s->lock);
     int kept = 0;
@@ -193,7 +195,23 @@ void singa_stats_rejoined(singa_stats *s, int rank)
         if (s->lost[i] != rank)
             s->lost[kept++] = s->lost[i];
     s->nlost = kept;
+    if (step >= 0) {
+        s->rejoins++;
+        s->rejoin_rank = rank;
+        s->rejoin_step = step;
+    }
     pthread_mutex_unlock(&s->lock);
+}
+
+int singa_stats_rejoins(const singa_stats *s, int *rank, int *step)
+{
+    singa_stats *m = (singa_stats *)s;
+    pthread_mutex_lock(&m->lock);
+    int n = s->rejoins;
+    *rank = s->rejoin_rank;
+    *step = s->rejoin_step;
+    pthread_mutex_unlock(&m->lock);
+    return n;
 }
 
 bool singa_stats_rank_lost(const singa_stats *s, int rank)

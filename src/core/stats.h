@@ -19,8 +19,9 @@ int singa_stats_own(const singa_stats *s, singa_traffic *rows, int max);
 /* Replaces process `rank`'s rows with these. */
 void singa_stats_put(singa_stats *s, int rank, const singa_traffic *rows, int n);
 void singa_stats_lost(singa_stats *s, int rank);
-/* A lost rank rejoined the job: it counts as lost no more. */
-void singa_stats_rejoined(singa_stats *s, int rank);
+/* A lost rank rejoined the job: it counts as lost no more.  Rank 0, which admitted it, says the
+ * step its groups go on from and counts the rejoin; the others pass -1. */
+void singa_stats_rejoined(singa_stats *s, int rank, int step);
 /* Worker group.id of this process finished a step: its seconds of compute (the passes, bridge
  * waits included: they are taken out here), of sending and of waiting for values. */
 void singa_stats_step(singa_stats *s, int group, int id, double compute, double send, double wait);

@@ -35,7 +35,7 @@ const msg_kind msg_types[MSG_NTYPES] = {
     [MSG_DONE] = {"done"},
     [MSG_FINISHED] = {"finished"},
     [MSG_STOP] = {"stop", MSG_IX_NONE, MSG_ARG_LOST},
-    [MSG_ABORT] = {"abort"},
+    [MSG_ABORT] = {"abort", MSG_IX_NONE, MSG_ARG_LOST},
     [MSG_METRIC] = {"metric", MSG_IX_NONE, MSG_ARG_OF_STEP},
     [MSG_JOIN] = {"join"},
     [MSG_PEERS] = {"peers"},
@@ -50,6 +50,7 @@ const msg_kind msg_types[MSG_NTYPES] = {
     [MSG_WORKER_METRICS] = {"worker-metrics"},
     [MSG_FINAL_VALUES] = {"final-values", MSG_IX_SLICE},
     [MSG_GROUP_STEP] = {"group-step"},
+    [MSG_LOST] = {"lost"},
 };
 
 const char *msg_type_name(int type)

@@ -29,7 +29,7 @@
  *   done             W -> stub; stub => 0       -              -
  *   finished         W0.0 -> stub; 0 => stub    -              msg_result
  *   stop             stub -> W, S; stub => stub lost           text: why (none: a good end)
- *   abort            W, S, stub -> stub         -              text: why
+ *   abort            W, S, stub -> stub         lost           text: why (lost: this process alone ends)
  *   metric           W => 0                     of_step        msg_record
  *   join             stub => 0                  -              text (peers.c)
  *   peers            0 => stub                  -              text (peers.c)
@@ -48,6 +48,7 @@
  *   final-values     0 => stub                  slice          floats: the whole slice
  *   group-step       W -> stub => stub          -              - (src.group finished `step`)
  *                    stub -> W                  -              - (every live group finished `step`)
+ *   lost             stub -> S                  -              - (a process rejoined: one more is lost)
  *
  * Who may send each to the stub, and what it checks, is the stub's table (protocol.h). */
 #ifndef SINGA_RUNTIME_MSG_H
@@ -93,6 +94,7 @@ typedef enum {
     MSG_WORKER_METRICS, /* a worker's metrics of step `step` (its rows of the batch), to its group's leader */
     MSG_FINAL_VALUES,   /* rank 0's stub to the others before the end: a slice's final values */
     MSG_GROUP_STEP,     /* cluster.staleness: a group finished `step`; stub to worker: the floor */
+    MSG_LOST,           /* stub to its servers, in a process that rejoined: another process is lost */
     MSG_NTYPES
 } msg_type;
 
@@ -134,7 +136,8 @@ typedef struct msg {
     uint32_t count;  /* update to a server: gradient contributions summed into it */
     int32_t edge;    /* bridge-grad: the source of the layer whose gradient it is */
     bool lost;       /* checkpoint-reply: rank 0's stub answers for a server lost before it wrote;
-                      * stop: the job ends because a process was lost */
+                      * stop: the job ends because a process was lost; abort: a process that
+                      * rejoined fails for another's loss, alone */
     bool of_step;    /* metric: a step's record (else a result's) */
     uint64_t ptr;    /* MSG_F_PTR: a buffer of this process */
     /* A slice's elements [offset, offset + len): those an update to a server carries (the rest

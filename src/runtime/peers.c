@@ -11,6 +11,8 @@
  * that does not come back within CLOSED_WAIT (ZeroMQ reconnects at once to a live peer) is a
  * dead process.  The same monitor lets a process that joins tell a coordinator's address where
  * something else listens (its port was taken, so rank 0 could not start) from one not yet open.
+ * A process that rejoins a running job hears from the coordinator's list which ranks are lost
+ * already, and counts them lost at once.
  * A hung process still beats, so every heartbeat also says whether its workers and servers are
  * busy and how far they got: one busy without progress for the timeout, while this process had
  * nothing to do as long (it waited, for that one among others), is stuck in a computation and
@@ -59,6 +61,7 @@ struct rt_peers {
     void **monitor;      /* per rank: its DEALER's events (NULL for this process) */
     double *closed;      /* per rank: since when its connection is closed (0: open) */
     bool *dead;
+    bool *gone;          /* per rank: lost before this process rejoined, as rank 0's list said */
     double next_beat;
     unsigned connections; /* made so far: each monitor's inproc address is new */
     int joining;          /* rank 0: the rank whose rejoin the stub decides on (rt_peers_recv: 3) */
@@ -283,12 +286,13 @@ static int take_join(rt_peers *p, bool *joined, bool *bad, singa_err *err)
 static int send_peers(rt_peers *p, singa_err *err)
 {
     const rt_ctx *rt = p->rt;
-    size_t len = 0, cap = (sizeof(endpoint) + sizeof(key) + sizeof(ident)) * (size_t)rt->nprocs + 64;
+    size_t len = 0, cap = (sizeof(endpoint) + sizeof(key) + sizeof(ident) + 8) * (size_t)rt->nprocs + 64;
     char *list = malloc(cap);
     if (!list)
         return singa_err_set(err, "out of memory");
     for (int r = 0; r < rt->nprocs; r++)
-        len += (size_t)snprintf(list + len, cap - len, "%s %s %s\n", p->endpoints[r], p->keys[r], p->ids[r]);
+        len += (size_t)snprintf(list + len, cap - len, "%s %s %s%s\n", p->endpoints[r], p->keys[r], p->ids[r],
+                                p->dead[r] ? " lost" : "");
     len += (size_t)snprintf(list + len, cap - len, "clock %.9f\n", rt_now()); /* the others' traces align to it */
     /* At the meeting every process waits for the list at its DEALER to the coordinator; later only
      * one that rejoins does, and hears last: the others, whose stubs read their ROUTERs, know it
@@ -366,8 +370,9 @@ static int check_coordinator(rt_peers *p, double *since, singa_err *err)
     return 0;
 }
 
-/* Rank r rejoined at ep: a new connection to it, and it counts as alive and new. */
-static int revive(rt_peers *p, int r, singa_err *err)
+/* Rank r rejoined at ep: a new connection to it, and it counts as alive and new.  step: the one
+ * its groups go on from, at rank 0, which counts the rejoin (else -1). */
+static int revive(rt_peers *p, int r, int step, singa_err *err)
 {
     if (p->dealer[r]) {
         zmq_socket_monitor(p->dealer[r], NULL, 0);
@@ -375,12 +380,14 @@ static int revive(rt_peers *p, int r, singa_err *err)
         zmq_close(p->monitor[r]);
         p->dealer[r] = p->monitor[r] = NULL;
     }
-    p->dead[r] = false;
+    p->dead[r] = p->gone[r] = false;
     p->closed[r] = p->still[r] = 0;
     p->progress[r] = 0;
     p->seen[r] = rt_now();
-    singa_stats_rejoined(p->rt->stats, r);
-    return connect_to(p, r, err);
+    if (connect_to(p, r, err) < 0)
+        return -1;
+    singa_stats_rejoined(p->rt->stats, r, step);
+    return 0;
 }
 
 /* The coordinator's list of endpoints, keys and ids: takes the other ranks'; after the meeting
@@ -391,21 +398,27 @@ static int take_peers(rt_peers *p, const char *data, size_t len, bool known)
     int got = 0;
     for (size_t at = 0; got < p->rt->nprocs && at < len; got++) {
         const char *nl = memchr(data + at, '\n', len - at);
-        char line[sizeof(endpoint) + sizeof(key) + sizeof(ident) + 3], ep[sizeof(endpoint)], pub[sizeof(key)];
+        char line[sizeof(endpoint) + sizeof(key) + sizeof(ident) + 8], ep[sizeof(endpoint)], pub[sizeof(key)],
+            mark[8] = "";
         ident id;
         size_t l = nl ? (size_t)(nl - (data + at)) : 0;
         if (!nl || l == 0 || l >= sizeof line)
             break;
         snprintf(line, sizeof line, "%.*s", (int)l, data + at);
-        if (sscanf(line, "%127s %40s %31s", ep, pub, id) != 3 || !id_of(id, got))
+        if (sscanf(line, "%127s %40s %31s %7s", ep, pub, id, mark) < 3 || !id_of(id, got))
             break;
+        /* a process that rejoins is told the ranks lost: its servers ask no lost group for values */
+        if (!known && p->rt->launch.rejoin && strcmp(mark, "lost") == 0 && got != 0 && got != p->rt->rank) {
+            p->gone[got] = true;
+            singa_stats_lost(p->rt->stats, got);
+        }
         bool changed = strcmp(id, p->ids[got]) != 0;
         if (got != p->rt->rank && got != 0 && (!known || changed)) {
             snprintf(p->endpoints[got], sizeof(endpoint), "%s", ep);
             snprintf(p->keys[got], sizeof(key), "%s", pub);
             snprintf(p->ids[got], sizeof(ident), "%s", id);
             singa_err err;
-            if (known && revive(p, got, &err) < 0)
+            if (known && revive(p, got, -1, &err) < 0)
                 rt_log(p->rt, "cannot reconnect to rank %d, which rejoined: %s", got, err.msg);
             else if (known)
                 rt_log(p->rt, "rank %d rejoined at %s", got, ep);
@@ -497,7 +510,8 @@ int rt_peers_open(rt_ctx *rt, rt_peers **out, singa_err *err)
         !(p->keys = calloc(n, sizeof *p->keys)) || !(p->seen = calloc(n, sizeof *p->seen)) ||
         !(p->monitor = calloc(n, sizeof *p->monitor)) || !(p->closed = calloc(n, sizeof *p->closed)) ||
         !(p->progress = calloc(n, sizeof *p->progress)) || !(p->still = calloc(n, sizeof *p->still)) ||
-        !(p->dead = calloc(n, sizeof *p->dead)) || !(p->ids = calloc(n, sizeof *p->ids)))
+        !(p->dead = calloc(n, sizeof *p->dead)) || !(p->gone = calloc(n, sizeof *p->gone)) ||
+        !(p->ids = calloc(n, sizeof *p->ids)))
         return singa_err_set(err, "out of memory");
     p->rt = rt;
     p->joining = -1;
@@ -525,7 +539,7 @@ int rt_peers_open(rt_ctx *rt, rt_peers **out, singa_err *err)
     if ((rt->rank == 0 ? meet_as_coordinator(p, err) : meet_as_member(p, err)) < 0)
         return -1;
     for (int r = 0; r < rt->nprocs; r++)
-        if (r != rt->rank && !p->dealer[r] && connect_to(p, r, err) < 0)
+        if (r != rt->rank && !p->dealer[r] && !p->gone[r] && connect_to(p, r, err) < 0)
             return -1;
     double t = rt_now();
     for (int r = 0; r < rt->nprocs; r++)
@@ -561,6 +575,7 @@ void rt_peers_close(rt_peers *p)
     free(p->progress);
     free(p->still);
     free(p->dead);
+    free(p->gone);
     free(p->ids);
     free(p);
 }
@@ -638,7 +653,7 @@ int rt_peers_joining(const rt_peers *p, int *step)
 
 int rt_peers_admit(rt_peers *p, singa_err *err)
 {
-    int rc = revive(p, p->joining, err) < 0 ? -1 : send_peers(p, err);
+    int rc = revive(p, p->joining, p->joining_step, err) < 0 ? -1 : send_peers(p, err);
     p->joining = -1;
     return rc;
 }
@@ -749,7 +764,9 @@ int rt_peers_lost(rt_peers *p, rt_loss *why)
     for (int r = 0; r < p->rt->nprocs; r++) {
         if (r == p->rt->rank || p->dead[r])
             continue;
-        if (t - p->seen[r] > timeout)
+        if (p->gone[r])
+            *why = RT_LOST_BEFORE;
+        else if (t - p->seen[r] > timeout)
             *why = RT_LOST_SILENT;
         else if (p->closed[r] && t - p->closed[r] >= CLOSED_WAIT && !unread)
             *why = RT_LOST_CLOSED;
@@ -759,7 +776,8 @@ int rt_peers_lost(rt_peers *p, rt_loss *why)
         else
             continue;
         p->dead[r] = true;
-        singa_stats_lost(p->rt->stats, r);
+        if (!p->gone[r]) /* else counted when the list came */
+            singa_stats_lost(p->rt->stats, r);
         return r;
     }
     return -1;

@@ -229,7 +229,8 @@ double rt_peers_tick(rt_peers *p);
 /* Why a process is lost: silent for longer than heartbeat_timeout; its connection closed and did
  * not come back (it died); busy without progress for heartbeat_timeout while this process waited
  * as long (it hung). */
-typedef enum { RT_LOST_SILENT, RT_LOST_CLOSED, RT_LOST_HUNG } rt_loss;
+/* RT_LOST_BEFORE: a process that rejoins hears from rank 0 which ranks the job lost already. */
+typedef enum { RT_LOST_SILENT, RT_LOST_CLOSED, RT_LOST_HUNG, RT_LOST_BEFORE } rt_loss;
 /* A process newly found lost (marked dead), and why, or -1. */
 int rt_peers_lost(rt_peers *p, rt_loss *why);
 double rt_now(void);

@@ -85,7 +85,7 @@ typedef struct srv_slice {
     float *delta;       /* master: deltas received and not yet added */
     uint64_t delta_from; /* master: server groups to answer */
     uint64_t flushed_from; /* flush master: groups whose final delta is added */
-    int fetch_due;      /* SINGA_REJOIN: live groups' answers still due (fetch_newest) */
+    uint64_t fetch_asked; /* SINGA_REJOIN: the groups whose answer to fetch_newest is still due */
     float **base;       /* compress values = "int8": per process, what its workers hold ... */
     bool *based;        /* ... once an answer of the whole slice, exact, set it */
 } srv_slice;
@@ -336,10 +336,10 @@ static msg_addr self(const rt_server *s)
     return (msg_addr){ENT_SERVER, (uint16_t)s->group, (uint16_t)s->id, (uint16_t)s->rt->rank};
 }
 
-/* To this process's stub, which stops the job everywhere. */
-static void fail(rt_server *s, const singa_err *err)
+/* To this process's stub, which stops the job everywhere, or (alone) only this process. */
+static void fail(rt_server *s, const singa_err *err, bool alone)
 {
-    msg m = {.type = MSG_ABORT, .src = self(s), .dst = {ENT_STUB, 0, 0, (uint16_t)s->rt->rank}};
+    msg m = {.type = MSG_ABORT, .src = self(s), .dst = {ENT_STUB, 0, 0, (uint16_t)s->rt->rank}, .lost = alone};
     rt_send(s->sock, &m, err->msg, strlen(err->msg));
 }
 
@@ -647,27 +647,62 @@ static void serve_asked(rt_server *s, srv_slice *x)
     x->nasked = 0;
 }
 
-/* SINGA_REJOIN: the checkpoint's values are stale, so before its workers start a slice asks a
- * live server group in another process for the newest (a MSG_SYNC without values): its master,
- * or, when the master is in this process, every other group, the first answer giving the values
- * and each taking this master back into that group's sync rounds (answer_fetch). */
-static int fetch_newest(rt_server *s, srv_slice *x)
+/* The server groups in other processes that hold this server's slices and are not known lost. */
+static uint64_t live_groups(const rt_server *s, uint64_t *others)
 {
     const rt_ctx *rt = s->rt;
-    int nsg = rt->c->nserver_groups, master = x->slice % nsg;
-    bool mine = rt_server_proc(rt, master, s->id) == rt->rank;
-    for (int g = 0; g < nsg; g++) {
+    uint64_t live = 0;
+    *others = 0;
+    for (int g = 0; g < rt->c->nserver_groups; g++) {
         int p = rt_server_proc(rt, g, s->id);
-        if (p == rt->rank || (!mine && g != master))
+        if (p == rt->rank)
             continue;
-        msg m = {.type = MSG_SYNC, .src = self(s), .dst = {ENT_SERVER, (uint16_t)g, (uint16_t)s->id, (uint16_t)p},
-                 .slice = x->slice};
-        rt_send(s->sock, &m, NULL, 0);
-        x->fetch_due++;
+        *others |= 1ull << g;
+        if (!singa_stats_rank_lost(rt->stats, p))
+            live |= 1ull << g;
     }
-    if (!x->fetch_due)
+    return live;
+}
+
+/* SINGA_REJOIN: the checkpoint's values are stale, so before its workers start a slice asks a
+ * live server group in another process for the newest (a MSG_SYNC without values): its master,
+ * or, when the master is in this process or its process is known lost, every live group, the
+ * first answer giving the values and each taking this master back into that group's sync rounds
+ * (answer_fetch).  A group that is lost before it answers is asked no more (on_lost_word); with
+ * no live group left this process cannot go on, and ends alone. */
+static void fetch_newest(rt_server *s, srv_slice *x)
+{
+    const rt_ctx *rt = s->rt;
+    int nsg = rt->c->nserver_groups, master = x->slice % nsg, at = rt_server_proc(rt, master, s->id);
+    uint64_t others, ask = live_groups(s, &others);
+    if (!others) {
         serve_asked(s, x);
-    return 0;
+        return;
+    }
+    if (!ask) {
+        char whose[64] = "";
+        if (at != rt->rank)
+            snprintf(whose, sizeof whose, "its master, group %d (rank %d), and ", master, at);
+        singa_err e;
+        singa_err_set(&e, "server %d.%d (rank %d) rejoined, but no live server group holds slice %d for its newest "
+                          "values: %severy other group's process %s lost",
+                      s->group, s->id, rt->rank, x->slice, whose, whose[0] ? "are" : "is");
+        fail(s, &e, true);
+        return;
+    }
+    if (at != rt->rank && (ask >> master & 1))
+        ask = 1ull << master;
+    else if (at != rt->rank)
+        rt_log(s->rt, "server %d.%d: slice %d's master, group %d (rank %d), is lost: its newest values from the "
+                      "live groups instead", s->group, s->id, x->slice, master, at);
+    for (int g = 0; g < nsg; g++)
+        if (ask >> g & 1) {
+            msg m = {.type = MSG_SYNC, .src = self(s),
+                     .dst = {ENT_SERVER, (uint16_t)g, (uint16_t)s->id, (uint16_t)rt_server_proc(rt, g, s->id)},
+                     .slice = x->slice};
+            rt_send(s->sock, &m, NULL, 0);
+        }
+    x->fetch_asked = ask;
 }
 
 /* The initial values: from a group here by address (nothing to copy when it is the very memory
@@ -687,8 +722,9 @@ static int on_put(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload)
     if (s->rt->c->nserver_groups > 1 && !copy_of(x->data, &x->last, n)) /* deltas count from here */
         return -1;
     if (s->rt->launch.rejoin && s->rt->c->nserver_groups > 1)
-        return fetch_newest(s, x);
-    serve_asked(s, x);
+        fetch_newest(s, x);
+    else
+        serve_asked(s, x);
     return 0;
 }
 
@@ -737,8 +773,8 @@ static int on_sync(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload)
         x->delta_from |= 1ull << m->src.group;
         return 0;
     }
-    if (x->fetch_due > 0) { /* fetch_newest's: the first answer gives the values */
-        x->fetch_due--;
+    if (x->fetch_asked >> m->src.group & 1) { /* fetch_newest's: the first answer gives the values */
+        x->fetch_asked &= ~(1ull << m->src.group);
         if (!x->ready) {
             memcpy(x->data, v, n * sizeof(float));
             memcpy(x->last, v, n * sizeof(float));
@@ -891,6 +927,24 @@ static int on_sync_msg(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payl
     return on_sync(s, x, m, payload);
 }
 
+/* This process rejoined and its stub found another lost: a slice whose fetch now waits for lost
+ * groups alone asks the live ones. */
+static int on_lost_word(rt_server *s, srv_slice *unused, const msg *m, zmq_msg_t *payload, singa_err *err)
+{
+    if (m->src.proc != s->rt->rank)
+        return 1;
+    uint64_t others, live = live_groups(s, &others);
+    for (int i = 0; i < s->nsl; i++) {
+        srv_slice *x = &s->sl[i];
+        if (x->ready || !x->fetch_asked)
+            continue;
+        x->fetch_asked &= live;
+        if (!x->fetch_asked)
+            fetch_newest(s, x);
+    }
+    return 0;
+}
+
 /* The server's protocol: a message of `type` from one of `from` (RT_STUBS ...), carrying the
  * step every process starts from (`starts`), about one of its slices (`sliced`).  The first row
  * that matches takes it; one no row takes is dropped. */
@@ -909,6 +963,7 @@ static const srv_leg legs[] = {
     {MSG_FLUSH, RT_STUBS, false, false, on_flush_word},
     {MSG_FLUSH, RT_SERVERS, false, true, on_final_delta},
     {MSG_CKPT, RT_WORKERS, false, false, on_checkpoint},
+    {MSG_LOST, RT_STUBS, false, false, on_lost_word},
 };
 
 /* Every process starts from the step its checkpoint gave; they share checkpoint_path, so they
@@ -963,7 +1018,7 @@ void *rt_server_main(void *arg)
         }
         if (rc == 0 && !failed && handle(s, &m, &payload, &err) < 0) {
             failed = true; /* stays to drain until the stub stops everyone */
-            fail(s, &err);
+            fail(s, &err, false);
         }
         zmq_msg_close(&payload);
     }

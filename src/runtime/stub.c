@@ -34,6 +34,9 @@
  *   NONE --rank 0 enters FETCHING (group 0)-------> FINAL  READY to worker 0.0 alone
  *   any  --the last slice's reply-----------------> NONE
  *
+ * A process that rejoined (SINGA_REJOIN) tells its servers of every loss: a Hogwild server's fetch
+ * of the newest values (server.c) must not wait for a lost group.
+ *
  * Checkpoints: worker 0.0's request to every server passes through here like any message; rank
  * 0's stub notes which answers worker 0.0 waits for and answers itself (lost) for a server whose
  * process is lost, so an asynchronous job that goes on without it does not wait forever. */
@@ -253,6 +256,17 @@ static void bound_note(rt_stub *s, int g, int step)
             to_workers(s, h, m);
 }
 
+/* Sends m to every server here. */
+static void to_servers(rt_stub *s, msg m, const void *payload, size_t nbytes)
+{
+    for (int g = 0; g < s->rt->c->nserver_groups; g++)
+        for (int j = 0; j < s->rt->c->nservers_per_group; j++)
+            if (rt_server_proc(s->rt, g, j) == s->rt->rank) {
+                m.dst = server_addr(s->rt, g, j);
+                route(s, &m, payload, nbytes);
+            }
+}
+
 static void stop_all(rt_stub *s, const char *why)
 {
     msg m = {.type = MSG_STOP, .src = stub_addr(s, 0)};
@@ -265,12 +279,7 @@ static void stop_all(rt_stub *s, const char *why)
         if (why && parts) /* a worker may wait at a bridge, not at its socket */
             singa_parts_abort(parts, why);
     }
-    for (int g = 0; g < s->rt->c->nserver_groups; g++)
-        for (int j = 0; j < s->rt->c->nservers_per_group; j++)
-            if (rt_server_proc(s->rt, g, j) == s->rt->rank) {
-                m.dst = server_addr(s->rt, g, j);
-                route(s, &m, why, n);
-            }
+    to_servers(s, m, why, n);
     s->stop = true;
 }
 
@@ -663,6 +672,9 @@ static void on_lost(rt_stub *s, int r, rt_loss why)
         singa_err_set(&e, "rank %d (%s) at %s hung: busy for %g s (heartbeat_timeout) without progress while the "
                           "others waited (an endless loop, in a kLua updater or schedule?)",
                       r, role, rt_peers_endpoint(s->peers, r), rt->c->heartbeat_timeout);
+    else if (why == RT_LOST_BEFORE)
+        singa_err_set(&e, "rank %d (%s) at %s was lost before this process rejoined", r, role,
+                      rt_peers_endpoint(s->peers, r));
     else
         singa_err_set(&e, "rank %d (%s) at %s sent nothing for %g s (heartbeat_timeout): it died, hung or was stopped",
                       r, role, rt_peers_endpoint(s->peers, r), rt->c->heartbeat_timeout);
@@ -671,6 +683,8 @@ static void on_lost(rt_stub *s, int r, rt_loss why)
         return;
     }
     rt_log(rt, "%s; the job goes on without it", e.msg);
+    if (rt->launch.rejoin && rt->c->nserver_groups > 1) /* a server here may wait for r's values */
+        to_servers(s, (msg){.type = MSG_LOST, .src = stub_addr(s, 0)}, NULL, 0);
     for (int g = 0; s->bound && g < rt->c->nworker_groups; g++)
         if (rt_worker_proc(rt, g, 0) == r) { /* a lost group leaves the bound */
             rt_log(rt, "worker group %d leaves the staleness bound at step %d", g, rt_bound_done(s->bound, g));
@@ -888,11 +902,18 @@ static void on_hello(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
         local_done(s);
 }
 
+/* A thread here failed: the job ends everywhere, but for a process that rejoined and cannot go on
+ * for another's loss (lost): it alone ends, and the others go on without it. */
 static void on_abort(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
 {
     singa_err e;
     singa_err_set(&e, "%.*s", (int)zmq_msg_size(payload), (const char *)zmq_msg_data(payload));
-    fail_everywhere(s, &e, false);
+    if (!m->lost || !s->rt->launch.rejoin) {
+        fail_everywhere(s, &e, false);
+        return;
+    }
+    rt_fail(s->rt, &e);
+    stop_all(s, e.msg);
 }
 
 static void on_stop(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)

@@ -184,6 +184,7 @@ static void pump(tui_app *a)
         tui_traffic_update(&a->traffic, rows, kept, t);
         a->nnodes = tui_stats_topology(&a->script.stats, tui_script_node_state(&a->status, atomic_load(&a->script.control.paused)),
                                        a->nodes, TUI_MAX_NODES);
+        a->rejoins = tui_stats_rejoins(&a->script.stats);
         a->nworkers = tui_stats_workers(&a->script.stats, a->workers, TUI_MAX_WORKERS);
         a->nlinks = tui_stats_links(&a->script.stats, a->links, TUI_MAX_LINKS);
         a->stats_time = t;

@@ -62,6 +62,7 @@ typedef struct tui_app {
     uint64_t dropped;      /* messages the runtime dropped */
     tui_node nodes[TUI_MAX_NODES];
     int nnodes;            /* how many the job has (at most TUI_MAX_NODES kept) */
+    tui_rejoins rejoins;   /* its lost processes and rejoins */
     singa_worker_time workers[TUI_MAX_WORKERS]; /* their step times, stragglers flagged */
     int nworkers;          /* how many the job has (at most TUI_MAX_WORKERS kept) */
     singa_link links[TUI_MAX_LINKS]; /* rank 0's bytes to and from the other processes */

@@ -172,6 +172,8 @@ static void handle(tui_attach *c, const unsigned char *b, size_t len)
         int nlinks = st->nlinks < 0 ? 0 : st->nlinks < TUI_MAX_LINKS ? st->nlinks : TUI_MAX_LINKS;
         tui_stats_set(&s->stats, st->traffic, st->ntraffic, st->dropped, st->workers, nworkers, st->links, nlinks,
                       st->nodes, st->nnodes < nodes ? st->nnodes : nodes);
+        st->rejoins.lost[sizeof st->rejoins.lost - 1] = 0;
+        tui_stats_set_rejoins(&s->stats, &st->rejoins);
         free(st);
     } else if (type == TUI_REMOTE_HELLO && len == sizeof(tui_remote_hello)) { /* an answer to hello again */
         tui_remote_hello h;

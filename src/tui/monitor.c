@@ -129,6 +129,7 @@ static void send_state(tui_monitor *m, const peer *only)
         st->ntraffic = tui_stats_traffic(&m->script.stats, st->traffic, TUI_STATS_ROWS, &st->dropped);
         st->nworkers = tui_stats_workers(&m->script.stats, st->workers, TUI_MAX_WORKERS);
         st->nlinks = tui_stats_links(&m->script.stats, st->links, TUI_MAX_LINKS);
+        st->rejoins = tui_stats_rejoins(&m->script.stats);
         st->nnodes = tui_stats_topology(&m->script.stats, tui_script_node_state(&rs->st, rs->paused), st->nodes,
                                         TUI_MAX_NODES);
         size_t slen = offsetof(tui_remote_stats, nodes) + sizeof(tui_node) * (size_t)(st->nnodes < TUI_MAX_NODES ? st->nnodes : TUI_MAX_NODES);

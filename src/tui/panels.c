@@ -382,6 +382,13 @@ static void draw_topology(tui_app *a, rect r)
 #define LINE(r, ...) (n < MAXL ? (snprintf(l[n].text, sizeof l[n].text, __VA_ARGS__), l[n++].role = (r)) : 0)
     for (int i = 0; i < 2 && info->elastic[i][0]; i++)
         LINE(TUI_R_WARN, "%s", info->elastic[i]);
+    const tui_rejoins *rj = &a->rejoins; /* an asynchronous job going on without lost processes */
+    if (rj->lost[0])
+        LINE(TUI_R_ERROR, "%s %s lost%s", strchr(rj->lost, ',') ? "ranks" : "rank", rj->lost,
+             a->status.job == TUI_JOB_TRAINING ? ": the job goes on" : "");
+    if (rj->count)
+        LINE(TUI_R_WARN, "rank %d rejoined at step %d (%d rejoin%s)", rj->rank, rj->step, rj->count,
+             rj->count == 1 ? "" : "s");
     int kept = a->nnodes < TUI_MAX_NODES ? a->nnodes : TUI_MAX_NODES;
     for (int i = 0; i < kept; i++) { /* the nodes first: they matter most when room is short */
         const tui_node *nd = &a->nodes[i];

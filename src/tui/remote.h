@@ -27,7 +27,7 @@
 #include "tui/script.h"
 #include "tui/stats.h"
 
-#define TUI_REMOTE_VERSION 3
+#define TUI_REMOTE_VERSION 4
 #define TUI_REMOTE_LOG_REPLAY 1000 /* log lines a late workbench gets */
 
 typedef enum tui_remote_type {
@@ -66,6 +66,7 @@ typedef struct tui_remote_stats {
     singa_worker_time workers[TUI_MAX_WORKERS]; /* the Workers panel's rows */
     int32_t nlinks;
     singa_link links[TUI_MAX_LINKS];            /* the traffic panel's bytes a step */
+    tui_rejoins rejoins;                        /* the Topology panel's lost ranks and rejoins */
     tui_node nodes[TUI_MAX_NODES];             /* only the first nnodes travel */
 } tui_remote_stats;
 

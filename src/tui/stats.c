@@ -86,14 +86,27 @@ void tui_stats_attach(tui_stats *s, const singa_job *job)
     s->nlast_workers = 0;
     s->nlast_links = 0;
     s->last_dropped = 0;
+    s->rejoins = (tui_rejoins){0};
     lay_out(s, singa_job_cluster(job));
     pthread_mutex_unlock(&s->mu);
+}
+
+/* The live counters' lost ranks and rejoins.  Called locked. */
+static tui_rejoins read_rejoins(const singa_stats *st)
+{
+    tui_rejoins r = {0};
+    r.count = singa_stats_rejoins(st, &r.rank, &r.step);
+    for (int p = 1, n = nprocs(); p < n; p++)
+        if (singa_stats_rank_lost(st, p))
+            singa_appendf(r.lost, sizeof r.lost, "%s%d", r.lost[0] ? ", " : "", p);
+    return r;
 }
 
 void tui_stats_detach(tui_stats *s)
 {
     pthread_mutex_lock(&s->mu);
     if (s->live) {
+        s->rejoins = read_rejoins(s->live);
         s->nlast = snapshot(s->live, s->last, TUI_STATS_ROWS);
         s->last_dropped = singa_stats_dropped(s->live);
         s->nlast_workers = min(singa_stats_workers(s->live, s->last_workers, TUI_MAX_WORKERS), TUI_MAX_WORKERS);
@@ -155,6 +168,21 @@ int tui_stats_topology(tui_stats *s, tui_node_state state, tui_node *nodes, int 
     }
     pthread_mutex_unlock(&s->mu);
     return n;
+}
+
+tui_rejoins tui_stats_rejoins(tui_stats *s)
+{
+    pthread_mutex_lock(&s->mu);
+    tui_rejoins r = s->live ? read_rejoins(s->live) : s->rejoins;
+    pthread_mutex_unlock(&s->mu);
+    return r;
+}
+
+void tui_stats_set_rejoins(tui_stats *s, const tui_rejoins *r)
+{
+    pthread_mutex_lock(&s->mu);
+    s->rejoins = *r;
+    pthread_mutex_unlock(&s->mu);
 }
 
 void tui_stats_set(tui_stats *s, const tui_traffic_row *rows, int n, uint64_t dropped, const singa_worker_time *workers,

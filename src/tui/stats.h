@@ -42,6 +42,14 @@ typedef struct tui_node {
     tui_node_state state;
 } tui_node;
 
+/* An asynchronous job's lost processes and the rejoins of lost ones (SINGA_REJOIN), as rank 0
+ * knows them. */
+typedef struct tui_rejoins {
+    char lost[48];   /* the ranks lost now, "1" or "1, 2" ("" when none is) */
+    int count;       /* rejoins so far */
+    int rank, step;  /* the newest: the rank, and the step its groups went on from */
+} tui_rejoins;
+
 typedef struct tui_stats {
     pthread_mutex_t mu;       /* guards the fields below */
     bool has_job;             /* a job was attached (it may have ended since) */
@@ -56,6 +64,7 @@ typedef struct tui_stats {
     uint64_t last_dropped;
     tui_node nodes[TUI_MAX_NODES]; /* every worker and server, ordered by process */
     int nnodes;               /* how many there are (at most TUI_MAX_NODES kept) */
+    tui_rejoins rejoins;      /* an attached job's, or the job's last once it ended */
     bool remote;              /* an attached job's (tui_stats_set): its nodes keep their states */
 } tui_stats;
 
@@ -79,10 +88,15 @@ int tui_stats_traffic(tui_stats *s, tui_traffic_row *rows, int max, uint64_t *dr
  * there is no job yet).  The runtime keeps no state per thread, so every node shows the job's. */
 int tui_stats_topology(tui_stats *s, tui_node_state state, tui_node *nodes, int max);
 
+/* The job's lost processes and rejoins (all empty for a job without a runtime). */
+tui_rejoins tui_stats_rejoins(tui_stats *s);
+
 /* An attached workbench: the job's counters (n < 0: it has no distributed runtime), its
  * workers' step times, its links and its nodes with their states, as the job's monitor sent them. */
 void tui_stats_set(tui_stats *s, const tui_traffic_row *rows, int n, uint64_t dropped, const singa_worker_time *workers,
                    int nworkers, const singa_link *links, int nlinks, const tui_node *nodes, int nnodes);
+/* An attached workbench: the job's lost processes and rejoins, as its monitor sent them. */
+void tui_stats_set_rejoins(tui_stats *s, const tui_rejoins *r);
 
 const char *tui_node_state_name(tui_node_state s);
 
