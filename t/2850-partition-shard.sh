@@ -26,6 +26,9 @@ cat >"$tmp/job.lua" <<'LUA'
 local singa = require "singa"
 local data, hidden, steps, shard, ws, extra = arg[1], arg[2], tonumber(arg[3]), arg[4] == "true", arg[5], arg[6]
 local cluster = singa.cluster.allreduce{ workers = 2, procs = 2, shard_params = shard, workspace = ws }
+-- A 6144-wide net takes its processes a while to build under a sanitizer on a busy machine, all
+-- before they meet.
+cluster.join_timeout = 120
 if extra == "downpour" then
   cluster = singa.cluster.downpour{ groups = 2, procs = 3, shard_params = true }
 elseif extra == "separate" then
