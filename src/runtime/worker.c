@@ -68,6 +68,7 @@ static void grad_turn(void *ud, singa_param *p, int part, bool begin)
  * all at once); into the history in turns too. */
 static int want_values(void *ud, singa_param *p, singa_err *err);
 static const singa_grad_sink to_stub_lazy = {.ready = grad_ready, .want = want_values};
+static const singa_grad_sink wanted = {.want = want_values}; /* shared values: sent after the pass */
 static const singa_grad_sink to_stub = {.ready = grad_ready};
 static const singa_grad_sink to_history = {.ready = grad_ready, .turn = grad_turn};
 
@@ -581,9 +582,12 @@ void *rt_worker_main(void *arg)
         w->lazy = !rt->cut;
         for (int k = 0; k < rt->nparams; k++)
             w->lazy &= !rt->params[k].hist;
-        for (int k = 0; k < rt->nparams; k++)
-            if (!w->params[k]->nsharers) /* history.c takes only params without sharers */
-                singa_param_set_sink(w->params[k], rt->params[k].hist ? &to_history : w->lazy ? &to_stub_lazy : &to_stub, w);
+        for (int k = 0; k < rt->nparams; k++) {
+            const singa_grad_sink *sink = rt->params[k].hist ? &to_history : w->lazy ? &to_stub_lazy : &to_stub;
+            if (w->params[k]->nsharers) /* its copies add up the gradient until the pass ends */
+                sink = w->lazy ? &wanted : NULL;
+            singa_param_set_sink(w->params[k], sink, w);
+        }
         w->rc = singa_job_loop(w->job, &w->hooks, &x, &w->res, &w->err);
         for (int k = 0; k < rt->nparams; k++) /* the script's job outlives this worker */
             singa_param_set_sink(w->params[k], NULL, NULL);
