@@ -560,7 +560,8 @@ static int worker_params(rt_ctx *rt, rt_worker *w, singa_err *err)
     return 0;
 }
 
-/* Workers of a group in this process train on the first one's values. */
+/* Workers of a group in this process train on the first one's values: each param's, and its
+ * sharers' (an unrolled layer's copies view their owner's value, which is freed here). */
 static int share_replicas(rt_ctx *rt, singa_err *err)
 {
     int ngroups = rt->c->nworker_groups;
@@ -572,11 +573,15 @@ static int share_replicas(rt_ctx *rt, singa_err *err)
             rt->replica[w->group] = w->params;
             continue;
         }
+        singa_params *ps = singa_job_params(w->job);
         for (int k = 0; k < rt->nparams; k++) {
             singa_param *p = w->params[k], *r = rt->replica[w->group][k];
             singa_tensor_free(&p->data);
             p->data = r->data;
             p->data.owns = false;
+            for (int j = 0; j < ps->n; j++)
+                if (ps->items[j]->owner == p)
+                    ps->items[j]->data = p->data;
         }
     }
     return 0;
