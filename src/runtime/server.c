@@ -86,8 +86,8 @@ typedef struct srv_slice {
     uint64_t delta_from; /* master: server groups to answer */
     uint64_t flushed_from; /* flush master: groups whose final delta is added */
     uint64_t fetch_asked; /* SINGA_REJOIN: the groups whose answer to fetch_newest is still due */
-    float **base;       /* compress values = "int8": per process, what its workers hold ... */
-    bool *based;        /* ... once an answer of the whole slice, exact, set it */
+    float **base;       /* compress values = "int8": per process, what its workers hold (NULL until
+                         * an exact answer of the whole slice) */
 } srv_slice;
 
 struct rt_server {
@@ -322,7 +322,6 @@ void rt_server_free(rt_server *s)
         for (int p = 0; x->base && p < s->rt->nprocs; p++)
             free(x->base[p]);
         free(x->base);
-        free(x->based);
     }
     singa_params_free(&s->store);
     free(s->unpacked);
@@ -343,23 +342,15 @@ static void fail(rt_server *s, const singa_err *err, bool alone)
     rt_send(s->sock, &m, err->msg, strlen(err->msg));
 }
 
-/* values = "int8": process p's base for slice x, made at its first use (NULL: out of memory, when
- * the values go exact). */
-static float *base_of(rt_server *s, srv_slice *x, int p)
+/* values = "int8": process p's base for slice x, made when `make` (NULL: none yet, or out of
+ * memory, when the values go exact). */
+static float *base_of(rt_server *s, srv_slice *x, int p, bool make)
 {
-    int n = s->rt->nprocs;
-    if (!x->base) {
-        x->base = calloc((size_t)n, sizeof *x->base);
-        x->based = calloc((size_t)n, sizeof *x->based);
-        if (!x->base || !x->based) {
-            free(x->base), free(x->based);
-            x->base = NULL, x->based = NULL;
-            return NULL;
-        }
-    }
-    if (!x->base[p])
+    if (!x->base && make)
+        x->base = calloc((size_t)s->rt->nprocs, sizeof *x->base);
+    if (x->base && !x->base[p] && make)
         x->base[p] = malloc(s->rt->slices[x->slice].len * sizeof(float));
-    return x->base[p];
+    return x->base ? x->base[p] : NULL;
 }
 
 /* Answers the stub of process p for group g: values [at, at + len) unless it reads this very
@@ -380,11 +371,11 @@ static void answer(rt_server *s, srv_slice *x, int type, int g, int p, int versi
              .len = len};
     bool values = !(p == rt->rank && x->shared_group == g);
     singa_compress v = rt_compress_of_values(&rt->c->compress);
-    bool deltas = v.kind == SINGA_COMPRESS_INT8;
-    float *base = values && len && p != rt->rank && deltas ? base_of(s, x, p) : NULL;
+    bool deltas = v.kind == SINGA_COMPRESS_INT8 && values && len && p != rt->rank;
+    float *base = deltas ? base_of(s, x, p, false) : NULL;
     if (values)
         m.flags |= MSG_F_VALUES;
-    if (values && len && rt_compress_values(rt, type, p) && !(flags & MSG_F_EXACT) && (!deltas || (base && x->based[p]))) {
+    if (values && len && rt_compress_values(rt, type, p) && !(flags & MSG_F_EXACT) && (!deltas || base)) {
         m.flags |= MSG_F_PACKED;
         if (deltas)
             rt_compress_delta(x->data + at, base + at, len, s->unpacked, s->packed);
@@ -393,10 +384,8 @@ static void answer(rt_server *s, srv_slice *x, int type, int g, int p, int versi
         rt_send(s->sock, &m, s->packed, rt_compress_bytes(&v, len));
         return;
     }
-    if (base) { /* exact values: the base is what they are */
-        memcpy(base + at, x->data + at, len * sizeof(float));
-        x->based[p] |= at == 0 && len == rt->slices[x->slice].len;
-    }
+    if (deltas && (base || (at == 0 && len == rt->slices[x->slice].len && (base = base_of(s, x, p, true)))))
+        memcpy(base + at, x->data + at, len * sizeof(float)); /* exact values: the base is what they are */
     if (values && len && s->lend)
         m.loan = &x->lent;
     rt_send(s->sock, &m, values && len ? x->data + at : NULL, values ? len * sizeof(float) : 0);
