@@ -7,7 +7,7 @@
 tmp=t/8602-elastic-tui.tmp
 rm -rf "$tmp" && mkdir -p "$tmp" || exit 1
 . "$top_srcdir/t/tap.sh"
-TUI_TEST_SECONDS=${TUI_TEST_SECONDS:-60}
+TUI_TEST_SECONDS=${TUI_TEST_SECONDS:-200}
 . "$top_srcdir/t/tmux.sh"
 tmp_abs=$(cd "$tmp" && pwd)
 echo 'require("testdata").idx(arg[1], 480, 10, 12, 12, 4242)' >"$tmp/gen.lua"
@@ -26,9 +26,11 @@ wait_for 'elastic: 3 processes (min 2)' 30 && grep -q 'no restart yet (at most 3
     wait_for 'ckpt   step [1-9]' 30
 report $? "the Topology panel says the job is elastic, on 3 processes; a checkpoint is written" "$tmp/screen.txt"
 kill -9 "$(rank_pid 2)"
-wait_for 'restart 1 of 3: rank 2 lost' 30 && grep -q 'elastic: 2 processes (min 2)' "$tmp/screen.txt" && grep -q 'process 1 on ' "$tmp/screen.txt" &&
-    ! grep -q 'process 2 on ' "$tmp/screen.txt" &&
-    grep -q 'elastic restart 1 of 3: rank 2 lost, resuming step [1-9][0-9]* on 2 processes' "$tmp/screen.txt"
+# The log's line comes last (once the processes have met and read the checkpoint); under ASan on
+# a loaded machine the ranks take a while to end and start again.
+wait_for 'elastic restart 1 of 3: rank 2 lost, resuming step [1-9][0-9]* on 2 processes' 90 &&
+    grep -q 'restart 1 of 3: rank 2 lost' "$tmp/screen.txt" && grep -q 'elastic: 2 processes (min 2)' "$tmp/screen.txt" &&
+    grep -q 'process 1 on ' "$tmp/screen.txt" && ! grep -q 'process 2 on ' "$tmp/screen.txt"
 report $? "rank 2 killed: the workbench starts again on 2 processes, naming the restart and the rank lost" "$tmp/screen.txt"
 wait_for 'training  step' 20
 keys q y

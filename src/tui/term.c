@@ -3,12 +3,13 @@
  *
  * Restoring on signals: a handler may only use async-signal-safe calls, so endwin() is out.
  * tui_term_open computes the bytes that undo ncurses's modes (leave the alternate screen, show
- * the cursor, reset attributes, keypad off) and saves the terminal's modes; the handler writes
- * those bytes, sets the modes back with tcsetattr (both safe), says which signal it was on the
- * real stderr, calls the handler it replaced (singa-tui's report of which layer faulted), and
- * dies of the signal with its default action.  These, with the handlers they
- * replace (put back on close), are the program's only mutable globals, because a signal
- * handler gets no argument to find them through. */
+ * the cursor, reset attributes, keypad off) and saves the terminal's modes; the handler points
+ * ncurses's descriptor at /dev/null, writes those bytes, sets the modes back with tcsetattr,
+ * says which signal it was on the real stderr, calls the handler it replaced (singa-tui's report
+ * of which layer faulted), and dies of the signal with its default action.  These, with the
+ * handlers they replace (put back on close), are the program's only mutable globals, because a
+ * signal handler gets no argument to find them through. */
+#include <fcntl.h>
 #include <langinfo.h>
 #include <pthread.h>
 #include <locale.h>
@@ -31,13 +32,23 @@ static const int g_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGSEGV, SIGBU
 #define NSIGNALS (int)(sizeof g_signals / sizeof *g_signals)
 static struct sigaction g_old[NSIGNALS];
 
-/* Async-signal-safe: write and tcsetattr only. */
+/* Async-signal-safe: dup, open, write and tcsetattr only.  The other threads run on until the
+ * process ends, and exit() flushes ncurses's stream after this: so the descriptor ncurses writes
+ * to becomes /dev/null first, and the undo bytes go to the terminal through a duplicate, last. */
 static void undo_modes(void)
 {
-    if (g_tty_fd >= 0) {
-        ssize_t ignored = write(g_tty_fd, g_undo, g_undo_len);
+    if (g_tty_fd < 0)
+        return;
+    int tty = dup(g_tty_fd), null = open("/dev/null", O_WRONLY);
+    if (null >= 0) {
+        dup2(null, g_tty_fd);
+        close(null);
+    }
+    if (tty >= 0) {
+        ssize_t ignored = write(tty, g_undo, g_undo_len);
         (void)ignored;
-        tcsetattr(g_tty_fd, TCSAFLUSH, &g_modes);
+        tcsetattr(tty, TCSAFLUSH, &g_modes);
+        close(tty);
     }
 }
 
