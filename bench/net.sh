@@ -18,8 +18,9 @@
 #   1gbit      one process in each of two namespaces joined by a veth pair, each end shaped to
 #              1 Gbit/s by tbf (the kernel here has tbf, not netem), like two machines on
 #              gigabit Ethernet
-# Without root, loopback runs in this namespace (wire bytes then come from singa-tui's own
-# counters, none for DDP) and 1gbit is skipped with a message.
+# Without root, loopback runs in this namespace (no wire bytes for DDP then) and 1gbit is skipped
+# with a message.  On loopback singa-tui's processes talk over Unix sockets (src/runtime/peers.c),
+# so its wire bytes there are its own count of the bytes of the messages of a timed step.
 #
 # Printed per model, link and configuration: images/s (median over rounds; of the timed loop, as
 # the DDP reference times its loop after its warm-up: singa-tui's display window over the timed
@@ -145,7 +146,11 @@ measure() {
             get "$name" images_per_sec pair "$link" singa "$lua" "$m" 2 1 "$s" "$warm" 1 "$scheme" 2 "$compress"
         else
             get "$name" images_per_sec "$tui" --procs 2 -e "$lua" "$m" 2 1 "$s" "$warm" 1 "$scheme" 2 "$compress"
-            # singa-tui's own count: rank 0's messages to and from the other process, per timed step.
+        fi
+        # On one host singa-tui's processes talk over Unix sockets, which no interface counts:
+        # its own count then, rank 0's messages to and from the other process per timed step.
+        if [ "$link" = loopback ]; then
+            rm -f "$tmp/wire"
             [ -s "$tmp/$name.result" ] && tr ' ' '\n' <"$tmp/$name.result" | sed -n 's/^wire_bytes=//p' >>"$tmp/$name.wire"
         fi
         ;;
