@@ -190,7 +190,7 @@ else
 fi
 
 # fuzz_run MODE NAME [FUZZER OPTIONS]: trains MODE for 6000 steps in 3 processes while a stranger
-# sends every listening port 1000 bad messages (t/fuzz-peers); sets fuzz_ok (0: the fuzzer had
+# sends every listening port and Unix socket 1000 bad messages (t/fuzz-peers); sets fuzz_ok (0: the fuzzer had
 # sent them all while the job still ran), job_rc, and dropped (the messages rank 0 dropped and
 # counted).
 fuzz_run() {
@@ -226,7 +226,7 @@ fuzz_run() {
 # params it would have had.
 timeout 60 "$SINGA_TUI" -e "$tmp/job.lua" plain "$tmp/plain6k.txt" 6000 >"$tmp/plain6k.out" 2>&1
 fuzz_run sandblaster fuzzed
-report $fuzz_ok "the fuzzer sent 1000 bad messages to each of the 3 ports while the job ran" "$tmp/fuzzed.fuzz"
+report $fuzz_ok "the fuzzer sent 1000 bad messages to each of the 3 ports and their Unix sockets while the job ran" "$tmp/fuzzed.fuzz"
 [ $job_rc -eq 0 ] && [ "${dropped:-0}" -gt 0 ] && exact "$tmp/fuzzed.txt" "$tmp/plain6k.txt"
 report $? "the job lives, drops and counts them (${dropped:-?} at rank 0), and ends exact" "$tmp/fuzzed.out"
 awk '$1 == "traffic_ranks" { exit !($2 == 3) }' "$tmp/fuzzed.txt"

@@ -1,6 +1,7 @@
 /* A hostile client for t/8100-procs.sh: `fuzz-peers [--curve SERVER.pub CLIENT.key] N
- * ENDPOINT...` sends each endpoint (a stub listening for other processes) N bad messages of
- * every kind the runtime must survive: raw bytes that are not ZeroMQ at all, random frames,
+ * ENDPOINT...` sends each endpoint (a stub listening for other processes) and the Unix socket
+ * beside it (@singa-<host:port>, where processes of its host connect) N bad messages of every
+ * kind the runtime must survive: raw bytes that are not ZeroMQ at all, random frames,
  * headers with the right magic and random fields, messages claiming to come from a real rank
  * over a stranger's connection, truncated and extra frames, frames above the size limit, and
  * for every leg of the stub's table (runtime/protocol.h) that another process may send, that
@@ -13,7 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -66,24 +70,29 @@ static void fill(unsigned char *buf, size_t n)
         buf[i] = (unsigned char)rnd();
 }
 
-/* Bytes straight onto the tcp port: the ZeroMQ handshake must refuse them. */
-static int raw_garbage(const char *endpoint, int n)
+/* Bytes straight onto the tcp port, or onto the Unix socket beside it (abstract: a leading NUL):
+ * the ZeroMQ handshake must refuse them. */
+static int raw_garbage(const char *endpoint, int n, bool unix_socket)
 {
     const char *hostport = endpoint + strlen("tcp://");
     const char *colon = strrchr(hostport, ':');
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1))};
+    struct sockaddr_un u = {.sun_family = AF_UNIX};
     char host[64];
     snprintf(host, sizeof host, "%.*s", (int)(colon - hostport), hostport);
     if (inet_pton(AF_INET, host, &a.sin_addr) != 1)
         return 0;
+    int named = snprintf(u.sun_path + 1, sizeof u.sun_path - 1, "singa-%s", hostport);
+    struct sockaddr *to = unix_socket ? (struct sockaddr *)&u : (struct sockaddr *)&a;
+    socklen_t len = unix_socket ? (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)named) : sizeof a;
     int sent = 0;
     for (int i = 0; i < n; i++) {
-        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        int fd = socket(to->sa_family, SOCK_STREAM, 0);
         unsigned char buf[512];
         fill(buf, sizeof buf);
         if (i % 3 == 0) /* a ZMTP greeting's signature, then nonsense */
             memcpy(buf, "\xff\0\0\0\0\0\0\0\1\x7f", 10);
-        if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+        if (fd >= 0 && connect(fd, to, len) == 0 &&
             send(fd, buf, 1 + rnd() % sizeof buf, MSG_NOSIGNAL) > 0)
             sent++;
         if (fd >= 0)
@@ -230,22 +239,28 @@ int main(int argc, char **argv)
     /* Sent without a copy: copying 64 MB per endpoint took longer than some jobs run. */
     size_t big = 64u << 20;
     unsigned char *huge = calloc(1, big);
-    for (int e = 2; e < argc; e++) {
-        total += raw_garbage(argv[e], n / 10);
-        /* identities a real rank could have ("p1"), and not ("x", binary) */
-        const char *ids[] = {"p1", "p0", "stranger", "\x01\x02", "p99"};
-        const int claims[] = {1, 0, 2, 1, 99};
-        for (int c = 0; c < 5; c++) {
+    /* Each endpoint, then the Unix socket where the processes of its host reach it: N messages to
+     * the two. */
+    for (int e = 2; e < 2 * argc - 2; e++) {
+        bool unix_socket = e >= argc;
+        const char *tcp = argv[unix_socket ? e - argc + 2 : e];
+        char at[256];
+        snprintf(at, sizeof at, unix_socket ? "ipc://@singa-%s" : "%s", unix_socket ? tcp + strlen("tcp://") : tcp);
+        total += raw_garbage(tcp, n / 20, unix_socket);
+        /* identities a real rank could have (its meeting's "p1", its job's "p1+"), and not ("x", binary) */
+        const char *ids[] = {"p1", "p0+", "p1+", "stranger", "\x01\x02", "p99"};
+        const int claims[] = {1, 0, 1, 2, 1, 99};
+        for (int c = 0; c < 6; c++) {
             void *s = dealer(ctx, ids[c], 1000);
-            zmq_connect(s, argv[e]);
-            for (int i = 0; i < n / 5; i++, total++)
+            zmq_connect(s, at);
+            for (int i = 0; i < n / 12; i++, total++)
                 bad_message(s, (int)rnd(), claims[c]);
             zmq_close(s);
         }
         /* above the size limit: the connection is dropped */
         void *s = dealer(ctx, NULL, 2000);
         zmq_msg_t m;
-        zmq_connect(s, argv[e]);
+        zmq_connect(s, at);
         if (huge && zmq_msg_init_data(&m, huge, big, NULL, NULL) == 0) {
             if (zmq_msg_send(&m, s, ZMQ_DONTWAIT) >= 0)
                 total++;
@@ -254,7 +269,7 @@ int main(int argc, char **argv)
         }
         zmq_close(s);
     }
-    printf("sent %d bad messages to %d endpoints\n", total, argc - 2);
+    printf("sent %d bad messages to %d endpoints and their Unix sockets\n", total, argc - 2);
     fflush(stdout);
     zmq_ctx_term(ctx); /* waits for what is still queued, up to the lingers */
     free(huge);
