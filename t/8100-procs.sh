@@ -190,9 +190,9 @@ else
 fi
 
 # fuzz_run MODE NAME [FUZZER OPTIONS]: trains MODE for 6000 steps in 3 processes while a stranger
-# sends every listening port and Unix socket 1000 bad messages (t/fuzz-peers); sets fuzz_ok (0: the fuzzer had
-# sent them all while the job still ran), job_rc, and dropped (the messages rank 0 dropped and
-# counted).
+# sends every listening port and the Unix socket beside it 1000 bad messages (t/fuzz-peers); sets
+# fuzz_ok (0: the fuzzer had sent them all while the job still ran), job_rc, and dropped (the
+# messages rank 0 dropped and counted).
 fuzz_run() {
     fz_mode=$1 fz_name=$2
     shift 2
