@@ -54,12 +54,18 @@ past() {
     [ -n "$s" ] && [ "$s" -ge 100 ]
 }
 
+# start RUN: ranks 0, 1 and 2 of run RUN (pids in r0, r1, r2) at a coordinator port of their own,
+# until group 2 is past step 100.
+start() {
+    export SINGA_COORDINATOR=tcp://127.0.0.1:$(free_port)
+    rank 0 "$1" "$tmp/$1-r0.out"; r0=$pid
+    rank 1 "$1" "$tmp/$1-r1.out"; r1=$pid
+    rank 2 "$1" "$tmp/$1-r2.out"; r2=$pid
+    until_ok past "$1"
+}
+
 # 1. Rank 2 lost and rejoined: every group ends.
-export SINGA_COORDINATOR=tcp://127.0.0.1:$(free_port)
-rank 0 a "$tmp/a-r0.out"; r0=$pid
-rank 1 a "$tmp/a-r1.out"; r1=$pid
-rank 2 a "$tmp/a-r2.out"; r2=$pid
-until_ok past a
+start a
 report $? "a 3-process Hogwild job trains group 2 (rank 2) past step 100" "$tmp/a-r0.out"
 killed $r2
 until_ok grep -q 'rank 2 (.*) at tcp://.* the job goes on without it' "$tmp/a-r0.out"
@@ -76,11 +82,7 @@ awk '/rejoined at step/ { on = 1 } on && /^step [0-9]+ +train g2 / { last = $2 }
 report $? "the rejoined group 2 trains to the end" "$tmp/a-r0.out"
 
 # 2. Ranks 1 and 2 lost, rank 2 alone started again: slice 1's master (group 1) is lost.
-export SINGA_COORDINATOR=tcp://127.0.0.1:$(free_port)
-rank 0 b "$tmp/b-r0.out"; r0=$pid
-rank 1 b "$tmp/b-r1.out"; r1=$pid
-rank 2 b "$tmp/b-r2.out"; r2=$pid
-until_ok past b
+start b
 report $? "again: the job trains group 2 past step 100" "$tmp/b-r0.out"
 killed $r1 $r2
 until_ok grep -q 'rank 1 (.*) at tcp://.* the job goes on without it' "$tmp/b-r0.out" &&
@@ -102,11 +104,7 @@ report $? "its log says rank 1 was lost before, and slice 1's values came from t
 # 3. Rank 2 killed and rank 1 stopped (SIGSTOP) at once, rank 2 started again at once: rank 0
 # has not yet found rank 1 silent (heartbeat_timeout 6 s), so rank 2's slice 1 asks group 1, which
 # never answers; rank 2 finds it lost within the timeout and asks the live groups instead.
-export SINGA_COORDINATOR=tcp://127.0.0.1:$(free_port)
-rank 0 c "$tmp/c-r0.out"; r0=$pid
-rank 1 c "$tmp/c-r1.out"; r1=$pid
-rank 2 c "$tmp/c-r2.out"; r2=$pid
-until_ok past c
+start c
 report $? "a third run trains group 2 past step 100" "$tmp/c-r0.out"
 for p in $(descendants $r1); do kill -STOP "$p"; done
 killed $r2

@@ -29,7 +29,7 @@
  *   done             W -> stub; stub => 0       -              -
  *   finished         W0.0 -> stub; 0 => stub    -              msg_result
  *   stop             stub -> W, S; stub => stub lost           text: why (none: a good end)
- *   abort            W, S, stub -> stub         lost           text: why (lost: this process alone ends)
+ *   abort            W, S, stub -> stub         -              text: why
  *   metric           W => 0                     of_step        msg_record
  *   join             stub => 0                  -              text (peers.c)
  *   peers            0 => stub                  -              text (peers.c)
@@ -136,8 +136,7 @@ typedef struct msg {
     uint32_t count;  /* update to a server: gradient contributions summed into it */
     int32_t edge;    /* bridge-grad: the source of the layer whose gradient it is */
     bool lost;       /* checkpoint-reply: rank 0's stub answers for a server lost before it wrote;
-                      * stop: the job ends because a process was lost; abort: a process that
-                      * rejoined fails for another's loss, alone */
+                      * stop: the job ends because a process was lost */
     bool of_step;    /* metric: a step's record (else a result's) */
     uint64_t ptr;    /* MSG_F_PTR: a buffer of this process */
     /* A slice's elements [offset, offset + len): those an update to a server carries (the rest

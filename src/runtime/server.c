@@ -335,10 +335,10 @@ static msg_addr self(const rt_server *s)
     return (msg_addr){ENT_SERVER, (uint16_t)s->group, (uint16_t)s->id, (uint16_t)s->rt->rank};
 }
 
-/* To this process's stub, which stops the job everywhere, or (alone) only this process. */
-static void fail(rt_server *s, const singa_err *err, bool alone)
+/* To this process's stub, which stops the job everywhere. */
+static void fail(rt_server *s, const singa_err *err)
 {
-    msg m = {.type = MSG_ABORT, .src = self(s), .dst = {ENT_STUB, 0, 0, (uint16_t)s->rt->rank}, .lost = alone};
+    msg m = {.type = MSG_ABORT, .src = self(s), .dst = {ENT_STUB, 0, 0, (uint16_t)s->rt->rank}};
     rt_send(s->sock, &m, err->msg, strlen(err->msg));
 }
 
@@ -636,18 +636,17 @@ static void serve_asked(rt_server *s, srv_slice *x)
     x->nasked = 0;
 }
 
-/* The server groups in other processes that hold this server's slices and are not known lost. */
-static uint64_t live_groups(const rt_server *s, uint64_t *others)
+/* The server groups in other processes that hold this server's slices and are not known lost.
+ * Never none while the job runs: worker 0.0 is in rank 0, so the loss of a process holding a server
+ * of worker group 0's server group ends the job (rt_loss_ends_job); that group's servers are live
+ * and none is in a process that rejoined. */
+static uint64_t live_groups(const rt_server *s)
 {
     const rt_ctx *rt = s->rt;
     uint64_t live = 0;
-    *others = 0;
     for (int g = 0; g < rt->c->nserver_groups; g++) {
         int p = rt_server_proc(rt, g, s->id);
-        if (p == rt->rank)
-            continue;
-        *others |= 1ull << g;
-        if (!singa_stats_rank_lost(rt->stats, p))
+        if (p != rt->rank && !singa_stats_rank_lost(rt->stats, p))
             live |= 1ull << g;
     }
     return live;
@@ -657,28 +656,12 @@ static uint64_t live_groups(const rt_server *s, uint64_t *others)
  * live server group in another process for the newest (a MSG_SYNC without values): its master,
  * or, when the master is in this process or its process is known lost, every live group, the
  * first answer giving the values and each taking this master back into that group's sync rounds
- * (answer_fetch).  A group that is lost before it answers is asked no more (on_lost_word); with
- * no live group left this process cannot go on, and ends alone. */
+ * (answer_fetch).  A group that is lost before it answers is asked no more (on_lost_word). */
 static void fetch_newest(rt_server *s, srv_slice *x)
 {
     const rt_ctx *rt = s->rt;
     int nsg = rt->c->nserver_groups, master = x->slice % nsg, at = rt_server_proc(rt, master, s->id);
-    uint64_t others, ask = live_groups(s, &others);
-    if (!others) {
-        serve_asked(s, x);
-        return;
-    }
-    if (!ask) {
-        char whose[64] = "";
-        if (at != rt->rank)
-            snprintf(whose, sizeof whose, "its master, group %d (rank %d), and ", master, at);
-        singa_err e;
-        singa_err_set(&e, "server %d.%d (rank %d) rejoined, but no live server group holds slice %d for its newest "
-                          "values: %severy other group's process %s lost",
-                      s->group, s->id, rt->rank, x->slice, whose, whose[0] ? "are" : "is");
-        fail(s, &e, true);
-        return;
-    }
+    uint64_t ask = live_groups(s);
     if (at != rt->rank && (ask >> master & 1))
         ask = 1ull << master;
     else if (at != rt->rank)
@@ -922,7 +905,7 @@ static int on_lost_word(rt_server *s, srv_slice *unused, const msg *m, zmq_msg_t
 {
     if (m->src.proc != s->rt->rank)
         return 1;
-    uint64_t others, live = live_groups(s, &others);
+    uint64_t live = live_groups(s);
     for (int i = 0; i < s->nsl; i++) {
         srv_slice *x = &s->sl[i];
         if (x->ready || !x->fetch_asked)
@@ -1007,7 +990,7 @@ void *rt_server_main(void *arg)
         }
         if (rc == 0 && !failed && handle(s, &m, &payload, &err) < 0) {
             failed = true; /* stays to drain until the stub stops everyone */
-            fail(s, &err, false);
+            fail(s, &err);
         }
         zmq_msg_close(&payload);
     }

@@ -902,18 +902,11 @@ static void on_hello(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
         local_done(s);
 }
 
-/* A thread here failed: the job ends everywhere, but for a process that rejoined and cannot go on
- * for another's loss (lost): it alone ends, and the others go on without it. */
 static void on_abort(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
 {
     singa_err e;
     singa_err_set(&e, "%.*s", (int)zmq_msg_size(payload), (const char *)zmq_msg_data(payload));
-    if (!m->lost || !s->rt->launch.rejoin) {
-        fail_everywhere(s, &e, false);
-        return;
-    }
-    rt_fail(s->rt, &e);
-    stop_all(s, e.msg);
+    fail_everywhere(s, &e, false);
 }
 
 static void on_stop(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
