@@ -46,7 +46,9 @@ rank() { SINGA_RANK=$1 timeout 120 "$SINGA_TUI" -e "$tmp/job.lua" "${3:-downpour
 rank 0 "$tmp/r0.out" & r0=$!
 rank 1 "$tmp/r1.out" & r1=$!
 rank 2 "$tmp/r2.out" & r2=$!
-until_ok grep -q "step [0-9]* *train g1" "$tmp/r0.out"
+# A whole checkpoint first: a process that asks to rejoin resumes from one before it asks.
+until_ok grep -q "step [0-9]* *train g1" "$tmp/r0.out" &&
+    until_ok "$SINGA_TUI" --ckpt-info "$tmp/ckpt-downpour" >/dev/null 2>&1
 report $? "a 3-process Downpour job trains and checkpoints group 1 (rank 1)" "$tmp/r0.out"
 
 # not lost: refused, the job going on
