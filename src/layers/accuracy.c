@@ -22,19 +22,28 @@ bool singa_layer_topk_hit(const float *scores, int k, int label, int topk)
     return ahead < topk;
 }
 
-/* The input layer whose data set the labels in `from` come from: back through one-column layers
- * (connection layers a partitioned net puts in) to a kLabel, and from its source through the
- * layers that hand their source's labels on.  NULL when they come from elsewhere.  At most a
- * walk through every layer, should a back edge close a loop. */
+const singa_tensor *singa_layer_labels(const singa_layer *l)
+{
+    const singa_layer *src = l->src[1];
+    return src->aux.data ? &src->aux : &src->data;
+}
+
+/* The input layer whose data set the labels in `from` come from: from a layer that carries
+ * labels, or else back through one-column layers (connection layers a partitioned net puts in) to
+ * a kLabel and on to its source, through the layers that hand their source's labels on.  NULL when
+ * they come from elsewhere.  At most a walk through every layer, should a back edge close a loop. */
 static const singa_records *label_records(const singa_layer *from, const singa_layer **input)
 {
     const singa_layer *in = from;
     int left = from->net->nlayers;
-    while (in->type != &singa_label_layer && in->nsrc == 1 && singa_tensor_cols(&in->data) == 1 && left-- > 0)
+    if (!in->aux.data) {
+        while (in->type != &singa_label_layer && in->nsrc == 1 && singa_tensor_cols(&in->data) == 1 && left-- > 0)
+            in = in->src[0];
+        if (in->type != &singa_label_layer)
+            return NULL;
         in = in->src[0];
-    if (in->type != &singa_label_layer)
-        return NULL;
-    for (in = in->src[0]; in->nsrc == 1 && in->aux.data && left-- > 0;)
+    }
+    while (in->nsrc == 1 && in->aux.data && left-- > 0)
         in = in->src[0];
     *input = in;
     return singa_records_of(in);
@@ -42,7 +51,7 @@ static const singa_records *label_records(const singa_layer *from, const singa_l
 
 int singa_layer_check_labels(singa_layer *l, singa_err *err)
 {
-    const singa_tensor *x = &l->src[0]->data, *y = &l->src[1]->data;
+    const singa_tensor *x = &l->src[0]->data, *y = singa_layer_labels(l);
     char a[64], b[64];
     if (singa_tensor_rows(y) != singa_tensor_rows(x) || singa_tensor_cols(y) != 1)
         return singa_layer_err(l, err, "labels from '%s' have shape %s but predictions from '%s' have shape %s (want one label per row)",
@@ -83,9 +92,10 @@ static int forward(singa_layer *l, singa_phase phase, singa_err *err)
 {
     const accuracy_state *s = l->state;
     const singa_tensor *x = &l->src[0]->data;
+    const float *labels = singa_layer_labels(l)->data;
     int rows = singa_tensor_rows(x), k = singa_tensor_cols(x), correct = 0;
     for (int r = 0; r < rows; r++) {
-        int label = singa_layer_index(l, "label", l->src[1]->data.data[r], k, false, r, err);
+        int label = singa_layer_index(l, "label", labels[r], k, false, r, err);
         if (label < -1)
             return -1;
         bool hit = singa_layer_topk_hit(x->data + (size_t)r * (size_t)x->ld, k, label, s->topk);

@@ -63,9 +63,13 @@ double singa_softmax_row(float *p, const float *x, int k);
 /* Fewer than topk classes rank ahead of label: a higher score, an equal one at a lower index, or a
  * NaN; a NaN at label is a miss (accuracy.c; kSoftmaxLoss and kAccuracy). */
 bool singa_layer_topk_hit(const float *scores, int k, int label, int topk);
-/* src[1] holds one label per row of src[0], and when they come from an input layer's data set
- * (through kLabel) none of its labels is beyond src[0]'s classes; else an error naming both, or
- * the label's file and record. */
+/* The labels a layer that scores predictions (src[0]) reads from src[1]: the labels src[1]'s rows
+ * carry when it has them (an input layer, or a connection layer over one: SINGA v0.2-v0.3 named
+ * the data layer itself as the loss's source), else src[1]'s output (kLabel's). */
+const singa_tensor *singa_layer_labels(const singa_layer *l);
+/* The labels hold one per row of src[0], and when they come from an input layer's data set none
+ * of its labels is beyond src[0]'s classes; else an error naming both, or the label's file and
+ * record. */
 int singa_layer_check_labels(singa_layer *l, singa_err *err);
 /* v as an index in 0..n-1, or -1 when allow_none (onehot.c); else -2 with an error naming the row and v. */
 int singa_layer_index(const singa_layer *l, const char *what, float v, int n, bool allow_none, int row, singa_err *err);

@@ -1,5 +1,5 @@
-/* kSoftmaxLoss: softmax and cross-entropy against integer labels, averaged over the batch;
- * reports loss and top-k accuracy.  `scale` multiplies the gradient (SINGA's loss weight). */
+/* kSoftmaxLoss: softmax and cross-entropy against integer labels (a kLabel's, or those of the
+ * data layer named as its second source), averaged over the batch; reports loss and top-k accuracy.  `scale` multiplies the gradient (SINGA's loss weight). */
 #include "layers/layers.h"
 
 typedef struct softmax_state {
@@ -28,13 +28,14 @@ static int forward(singa_layer *l, singa_phase phase, singa_err *err)
 {
     softmax_state *s = l->state;
     const singa_tensor *x = &l->src[0]->data;
+    const float *labels = singa_layer_labels(l)->data;
     int rows = singa_tensor_rows(x), k = singa_tensor_cols(x);
     double loss = 0;
     int correct = 0;
     for (int r = 0; r < rows; r++) {
         const float *in = x->data + (size_t)r * (size_t)x->ld;
         float *p = l->data.data + (size_t)r * (size_t)k;
-        int label = singa_layer_index(l, "label", l->src[1]->data.data[r], k, false, r, err);
+        int label = singa_layer_index(l, "label", labels[r], k, false, r, err);
         if (label < -1)
             return -1;
         loss += singa_softmax_row(p, in, k) - in[label];
@@ -52,11 +53,12 @@ static void backward(singa_layer *l)
     if (!src->needs_grad)
         return;
     int rows = singa_tensor_rows(&l->data), k = singa_tensor_cols(&l->data);
+    const float *labels = singa_layer_labels(l)->data;
     float beta = singa_layer_grad_beta(src), g = s->scale / (float)singa_layer_batch(l);
     for (int r = 0; r < rows; r++) {
         const float *p = l->data.data + (size_t)r * (size_t)k;
         float *dx = src->grad.data + (size_t)r * (size_t)src->grad.ld;
-        int label = (int)l->src[1]->data.data[r];
+        int label = (int)labels[r];
         for (int c = 0; c < k; c++)
             dx[c] = beta * dx[c] + g * (p[c] - (c == label));
     }
