@@ -204,6 +204,11 @@ refuses({ "kStep", "change_freq" }, "kStep without change_freq", function(j) j.u
 refuses({ "updater", "momentum" }, "momentum 1 refused", function(j) j.updater.momentum = 1 end)
 refuses({ "updater", "unknown field 'momentun'", "did you mean 'momentum'" }, "misspelt updater field",
         function(j) j.updater.momentun = 0.9 end)
+refuses({ "updater: unknown field 'base_lr': it belongs in learning_rate", "learning_rate = { type = \"kFixed\", base_lr" },
+        "base_lr on the updater: says it belongs in learning_rate",
+        function(j) j.updater.learning_rate, j.updater.base_lr = nil, 0.01 end)
+refuses({ "updater: unknown field 'change_freq': it belongs in learning_rate" }, "a schedule's field on the updater",
+        function(j) j.updater.change_freq = 10 end)
 refuses({ "updater" }, "missing updater", function(j) j.updater = nil end)
 
 -- Cluster and the rest of the job

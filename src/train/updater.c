@@ -311,12 +311,25 @@ int singa_updater_create(singa_updater **out, const singa_conf *conf, singa_para
     return singa_updater_create_ex(out, conf, params, 0, err);
 }
 
+/* A schedule's field written on the updater itself (base_lr = 0.01 beside type = "kSGD") is
+ * refused saying where it belongs, which a "did you mean" among the updater's fields cannot. */
+static int misplaced_lr_field(const singa_conf *conf, singa_err *err)
+{
+    if (!conf || conf->kind != SINGA_CONF_TABLE)
+        return 0;
+    for (const singa_field *f = singa_lr_fields; f->name; f++)
+        if (strcmp(f->name, "type") != 0 && singa_conf_get(conf, f->name))
+            return singa_err_set(err, "updater: unknown field '%s': it belongs in learning_rate, e.g. learning_rate = "
+                                      "{ type = \"kFixed\", %s = ... }", f->name, f->name);
+    return 0;
+}
+
 int singa_updater_create_ex(singa_updater **out, const singa_conf *conf, singa_params *params,
                             unsigned flags, singa_err *err)
 {
     const singa_field *const us[] = {singa_updater_fields, NULL}, *const ls[] = {singa_lr_fields, NULL};
     *out = NULL;
-    if (singa_conf_check(conf, us, "updater", err) < 0)
+    if (misplaced_lr_field(conf, err) < 0 || singa_conf_check(conf, us, "updater", err) < 0)
         return -1;
     const singa_conf *lr = singa_conf_get(conf, "learning_rate");
     if (!lr)
