@@ -6,6 +6,7 @@ local singa = require "singa"
 local jobconf = require "singa.jobconf"
 local tap = require "tap"
 local td = require "testdata"
+local sh = require "shard"
 
 local dir = td.tmpdir("7020-import-versions")
 local n = 0
@@ -233,5 +234,30 @@ for _, text in ipairs { v3, v2, 'train_steps: 1 neuralnet { } updater { type: kS
   assert(load(out, "=converted", "t", env))()
   tap.is(ser(job), ser(singa.import_conf(path)), "the converted script of " .. path .. " trains the imported job")
 end
+
+-- The whole v0.3 conf above trains too, a few steps on small KVFiles (CIFAR-shaped records and
+-- v0.3's image_mean.bin), its loss reading the labels from the data layer as SINGA's did.
+local function records(path, n)
+  local list, seed = {}, 5
+  for i = 1, n do
+    local px = {}
+    for k = 1, 3 * 32 * 32 do
+      seed = (seed * 1103515245 + 12345) % 2147483648
+      px[k] = string.char((seed >> 16) % 256)
+    end
+    list[i] = { string.format("%05d", i - 1), sh.record { shape = { 3, 32, 32 }, label = (i - 1) % 10, pixel = table.concat(px) } }
+  end
+  sh.write("v03", dir .. "/" .. path, list)
+end
+records("train.bin", 64)
+records("test.bin", 20)
+local mean = {}
+for k = 1, 3072 do mean[k] = 127.5 end
+sh.write("v03", dir .. "/mean.bin", { { "mean", sh.record { shape = { 3, 32, 32 }, data = mean } } })
+local runnable = v3:gsub('"([%w/]+%.bin)"', '"' .. dir .. '/%1"'):gsub('"ws/v3/"', '"' .. dir .. '/ws"')
+  :gsub("train_steps: 100", "train_steps: 3 test_freq: 3 test_steps: 1")
+local ok, r = pcall(singa.train, singa.import_conf(write(runnable)))
+tap.ok(ok and r.steps == 3 and r.test and r.test.loss == r.test.loss,
+       "the v0.3 conf trains 3 steps and tests (2 worker groups of 2 workers; the loss's labels from 'data')", tostring(r))
 
 tap.done()

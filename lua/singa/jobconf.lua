@@ -282,9 +282,10 @@ end
 local Decoder = {}
 Decoder.__index = Decoder
 
+-- The conf's mistakes are the engine's errors: reported as file:line:column and the message.
 function Decoder:fail(node, fmt, ...)
   local where = string.format("%s:%d:%d: ", self.file, node.line or 1, node.column or node.col or 1)
-  error(where .. string.format(fmt, ...), 0)
+  core.conf_error(where .. string.format(fmt, ...))
 end
 
 -- Narrows the versions the conf can be to those that have this spelling.
@@ -664,6 +665,76 @@ end
 -- Entry points.
 --------------------------------------------------------------------------------------------
 
+-- Where the decoded message's fields are, by the name the job gives them: a *_conf message's
+-- fields as the layer's (flattened), srclayers as srclayer.
+local function field_lines(msg, into)
+  for _, f in ipairs(msg._fields) do
+    local name = f.name == "srclayers" and "srclayer" or f.name
+    if schema[f.spec.type] and f.name ~= "layer" then
+      field_lines(f.value, into)
+      into[name] = into[name] or f
+    elseif into[name] == nil then
+      into[name] = f
+    end
+  end
+  return into
+end
+
+-- Where the job's layers and sections are in the conf, for M.locate.
+local function origin(path, job)
+  local o = { file = path, layers = {}, sections = { job = { line = 1, col = 1, fields = field_lines(job, {}) } } }
+  for _, f in ipairs(job._fields) do
+    if f.name == "neuralnet" then
+      for _, lf in ipairs(f.value._fields) do
+        if lf.name == "layer" then
+          o.layers[#o.layers + 1] = { name = lf.value.name, line = lf.line, col = lf.col, fields = field_lines(lf.value, {}) }
+        end
+      end
+    end
+    if schema[f.spec.type] then o.sections[f.name] = { line = f.line, col = f.col, fields = field_lines(f.value, {}) } end
+  end
+  local u = job.updater
+  if u and u.learning_rate then
+    local lr = u.learning_rate
+    o.sections["updater.learning_rate"] = { line = lr.line, col = lr.column, fields = field_lines(lr, {}) }
+  end
+  return o
+end
+
+-- The layer of origin o an engine's message names ("layer 'data' ..."): of layers of that name
+-- (one per phase), the one whose string value (a file) the message quotes, and that field; else
+-- the first.
+local function named_layer(o, msg)
+  local name = msg:match "layer '([^']+)'"
+  if not name then return nil end
+  local base = name:gsub("#%d+$", ""):gsub("%[%d+%]$", "")
+  local first
+  for _, l in ipairs(o.layers) do
+    if l.name == name or l.name == base then
+      first = first or l
+      for k, f in pairs(l.fields) do
+        if k ~= "name" and type(f.value) == "string" and msg:find("'" .. f.value .. "'", 1, true) then return l, f end
+      end
+    end
+  end
+  return first
+end
+
+-- The engine's message about the job imported from a conf (origin o), prefixed with the conf's
+-- file:line:column of the layer, section or field it names (the file alone when none).
+function M.locate(o, msg)
+  local field = msg:match "field '([^']+)'"
+  local at, quoted = named_layer(o, msg)
+  if quoted and not field then return string.format("%s:%d:%d: %s", o.file, quoted.line, quoted.col, msg) end
+  if not at then
+    local sec = msg:match "^([%w_.]+):"
+    at = o.sections[sec] or o.sections.job
+  end
+  at = field and at.fields[field] or at
+  if at == o.sections.job and not field then return string.format("%s: %s", o.file, msg) end
+  return string.format("%s:%d:%d: %s", o.file, at.line, at.col, msg)
+end
+
 -- The ordered job and the version read: opts.version ("v0.1", "v0.2" or "v0.3") forces one.
 function M.read(path, opts)
   opts = opts or {}
@@ -676,8 +747,8 @@ function M.read(path, opts)
     for i, n in ipairs(VERSIONS) do if n == opts.version then ver = i end end
     if not ver then error(string.format("import_conf: unknown SINGA version '%s' (v0.1, v0.2 or v0.3)", opts.version), 2) end
     if not d.cands[ver] then
-      error(string.format("%s: the conf is not SINGA %s: %s (line %d) is SINGA %s only", path, opts.version,
-                          d.narrowed.what, d.narrowed.line, vnames(d.narrowed.v)), 0)
+      core.conf_error(string.format("%s: the conf is not SINGA %s: %s (line %d) is SINGA %s only", path,
+                                    opts.version, d.narrowed.what, d.narrowed.line, vnames(d.narrowed.v)))
     end
   else
     for i = 1, 3 do if d.cands[i] then ver = ver or i end end
@@ -685,7 +756,7 @@ function M.read(path, opts)
   for _, req in ipairs { "neuralnet", "updater", "train_steps" } do
     if job[req] == nil then d:fail(job, "job: field '%s' is required", req) end
   end
-  return map_job(d, job, ver), VERSIONS[ver]
+  return map_job(d, job, ver), VERSIONS[ver], origin(path, job)
 end
 
 local function plain(v)
@@ -703,6 +774,15 @@ end
 function M.import(path, opts)
   local job = M.read(path, opts)
   return plain(job)
+end
+
+-- singa-tui -e job.conf: trains the conf's job; the engine's errors name the conf's line.
+function M.run(path)
+  local job, _, o = M.read(path)
+  local ok, err = pcall(require("singa").train, plain(job))
+  if ok then return err end
+  if type(err) ~= "string" then error(err, 0) end -- a --test or --summary run's end, passed on
+  core.conf_error(M.locate(o, err))
 end
 
 local function literal(v)

@@ -66,26 +66,35 @@ static int l_suggest(lua_State *L)
     return 1;
 }
 
+/* singa.core.conf_error(msg): raises msg, which names the conf's file and line, as the engine's
+ * error (reported without a traceback through the importer). */
+static int l_conf_error(lua_State *L)
+{
+    luaL_checkstring(L, 1);
+    lua_settop(L, 1);
+    return lua_error(L);
+}
+
 void singa_lua_conf_open(lua_State *L)
 {
     static const luaL_Reg funcs[] = {
         {"read_pbtext", l_read_pbtext},
         {"suggest", l_suggest},
+        {"conf_error", l_conf_error},
         {NULL, NULL},
     };
     luaL_setfuncs(L, funcs, 0);
 }
 
-/* The chunk that runs a conf: singa.train(singa.import_conf(file)), the file an upvalue. */
+/* The chunk that runs a conf: singa.train(singa.import_conf(file)), the file an upvalue, by
+ * singa.jobconf.run, which names the conf's line in the engine's errors. */
 static int run_conf(lua_State *L)
 {
     lua_getglobal(L, "require");
-    lua_pushliteral(L, "singa");
+    lua_pushliteral(L, "singa.jobconf");
     lua_call(L, 1, 1);
-    lua_getfield(L, -1, "train");
-    lua_getfield(L, -2, "import_conf");
+    lua_getfield(L, -1, "run");
     lua_pushvalue(L, lua_upvalueindex(1));
-    lua_call(L, 1, 1);
     lua_call(L, 1, 0);
     return 0;
 }

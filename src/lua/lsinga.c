@@ -280,15 +280,49 @@ static const char finished_key = 0; /* its address is the error value that ends 
 
 int singa_lua_finished(lua_State *L, int idx) { return lua_touserdata(L, idx) == &finished_key; }
 
+/* The registry key of the set of singa.core's functions (the engine's). */
+static const char engine_key = 0;
+
+/* Whether the error being handled was raised by one of singa.core's functions: a job the engine
+ * refuses or a failure while it runs, whose message says all there is (with the caller's line). */
+static bool raised_by_engine(lua_State *L)
+{
+    lua_Debug ar;
+    if (!lua_getstack(L, 1, &ar) || !lua_getinfo(L, "f", &ar))
+        return false;
+    bool engine = lua_rawgetp(L, LUA_REGISTRYINDEX, &engine_key) == LUA_TTABLE && lua_iscfunction(L, -2) &&
+                  (lua_pushvalue(L, -2), lua_rawget(L, -2) == LUA_TBOOLEAN);
+    lua_settop(L, 1);
+    return engine;
+}
+
 int singa_lua_traceback(lua_State *L)
 {
     if (singa_lua_finished(L, 1))
         return 1;
     const char *msg = lua_tostring(L, 1);
+    if (msg && raised_by_engine(L))
+        return 1;
     if (!msg)
         msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
     luaL_traceback(L, L, msg, 1);
     return 1;
+}
+
+/* Marks every function of the module at the top of the stack as the engine's. */
+static void mark_engine(lua_State *L)
+{
+    lua_newtable(L);
+    lua_pushnil(L);
+    while (lua_next(L, -3)) {
+        if (lua_iscfunction(L, -1)) {
+            lua_pushboolean(L, 1);
+            lua_rawset(L, -4);
+        } else {
+            lua_pop(L, 1);
+        }
+    }
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &engine_key);
 }
 
 singa_conf *singa_lua_job_conf(lua_State *L, int idx, singa_registry **reg)
@@ -1146,5 +1180,6 @@ int luaopen_singa_core(lua_State *L)
         lua_rawseti(L, -2, i + 1);
     }
     lua_setfield(L, -2, "cluster_fields");
+    mark_engine(L);
     return 1;
 }

@@ -50,7 +50,8 @@ void singa_lua_set_opts(lua_State *L, singa_lua_opts *opts);
  * test_only mode (a success, not an error). */
 int singa_lua_finished(lua_State *L, int idx);
 /* A message handler for lua_pcall of a script: the error with a traceback, except a finished
- * script's marker (--test, --dot), which passes as it is. */
+ * script's marker (--test, --dot) and an error raised by singa.core's functions (a job refused,
+ * a failure while training: the message says what), which pass as they are. */
 int singa_lua_traceback(lua_State *L);
 /* The opts singa_lua_set_opts stored (all zero when none were). */
 const singa_lua_opts *singa_lua_get_opts(lua_State *L);
