@@ -731,7 +731,7 @@ function M.locate(o, msg)
     at = o.sections[sec] or o.sections.job
   end
   at = field and at.fields[field] or at
-  if at == o.sections.job and not field then return string.format("%s: %s", o.file, msg) end
+  if at == o.sections.job then return string.format("%s: %s", o.file, msg) end
   return string.format("%s:%d:%d: %s", o.file, at.line, at.col, msg)
 end
 
