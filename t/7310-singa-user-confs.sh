@@ -199,6 +199,17 @@ run -e "$tmp/missing.lua"
 no_trace "the converted script's missing data file: the script's line, no traceback" \
     "missing.lua:[0-9]*: layer 'data' (kRecordInput): file '$tmp/missing.bin'"
 
+# A job a Lua script gives that the engine refuses: the script's line of the call, no traceback;
+# an error of the script's own code keeps its traceback.
+sed 's|path = "|path = "nowhere/|' "$tmp/hand.lua" >"$tmp/refused.lua"
+run -e "$tmp/refused.lua"
+no_trace "a Lua job the engine refuses: the script's line, no traceback" \
+    "refused.lua:2: layer 'data' (kCSVInput): .*nowhere/"
+printf 'local singa = require "singa"\nlocal function f(t) return t.x end\nf(nil)\n' >"$tmp/own.lua"
+run -e "$tmp/own.lua"
+[ "$rc" -ne 0 ] && grep -q "own.lua:2: attempt to index a nil value" "$tmp/err" && grep -q 'stack traceback' "$tmp/err"
+report $? "an error in the script's own code keeps its traceback (status $rc)" "$tmp/err"
+
 # A runtime failure: rank 0 cannot listen on the coordinator's port.
 python3 -c 'import socket,time; s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(); print(s.getsockname()[1], flush=True); time.sleep(60)' >"$tmp/port" &
 holder=$!

@@ -290,8 +290,11 @@ static bool raised_by_engine(lua_State *L)
     lua_Debug ar;
     if (!lua_getstack(L, 1, &ar) || !lua_getinfo(L, "f", &ar))
         return false;
-    bool engine = lua_rawgetp(L, LUA_REGISTRYINDEX, &engine_key) == LUA_TTABLE && lua_iscfunction(L, -2) &&
-                  (lua_pushvalue(L, -2), lua_rawget(L, -2) == LUA_TBOOLEAN);
+    bool engine = false;
+    if (lua_iscfunction(L, -1) && lua_rawgetp(L, LUA_REGISTRYINDEX, &engine_key) == LUA_TTABLE) {
+        lua_pushvalue(L, -2);
+        engine = lua_rawget(L, -2) == LUA_TBOOLEAN;
+    }
     lua_settop(L, 1);
     return engine;
 }
