@@ -1,6 +1,7 @@
 /* singa-tui: runs Lua jobs.  `-e FILE` runs a script headless (unlike the `lua` program, where
  * -e runs a string); without -e, `singa-tui [FILE]` opens the interactive workbench (src/tui/).
- * Script errors are reported with file:line and a traceback.  `--test`
+ * Script errors are reported with file:line and a traceback, the engine's (singa.core's) with
+ * file:line alone (singa_lua_traceback).  `--test`
  * turns the script's singa.train into an evaluation of the job's newest checkpoint, after which
  * the script ends (with success). */
 #include <lauxlib.h>
