@@ -217,9 +217,12 @@ void tui_draw_plots(tui_app *a, tui_canvas *c, int x, int y, int w, int h, bool 
         v.metric = TUI_ACC;
         v.logy = false;
         tui_plot_draw(c, x, top, w, ph, &a->history, &v);
-    } else if (a->plots == TUI_PLOTS_BOTH && acc && ph >= 8) { /* 80x24 shows both, 4 rows each */
-        int lh = ph * 3 / 5;
+    } else if (a->plots == TUI_PLOTS_BOTH && acc && ph >= 8) {
+        /* Short (80x24), the loss leaves the steps to the accuracy below, to keep a row more. */
+        int lh = ph >= 10 ? ph * 3 / 5 : ph / 2;
+        v.no_steps = ph < 10;
         tui_plot_draw(c, x, top, w, lh, &a->history, &v);
+        v.no_steps = false;
         v.metric = TUI_ACC;
         v.logy = false;
         tui_plot_draw(c, x, top + lh, w, ph - lh, &a->history, &v);
