@@ -2,7 +2,7 @@
 # of output and its prompt, the Progress panel's last test step and learning rate whole, the
 # plot both loss and accuracy); a plugin skipped at start is reported in the Log panel; `?`
 # says what `w` writes; `--open` shows what a metrics file holds (its images/s) and leaves the
-# rest (learning rate, batch, updater) blank.  Run by `make check` with SINGA_TUI and
+# rest (learning rate, batch, updater) blank, reading a CSV's columns by name.  Run by `make check` with SINGA_TUI and
 # top_srcdir set; prints TAP.
 : "${SINGA_TUI:?SINGA_TUI is not set}"
 : "${top_srcdir:?top_srcdir is not set}"
@@ -66,6 +66,17 @@ grep -q 'speed  *[0-9][0-9.]*[kMG]*\( img\)*/s  *lr - *│$' "$tmp/screen.txt" &
 report $? "the Progress panel shows the file's images/s and no learning rate" "$tmp/screen.txt"
 grep -q 'job run: 3000 steps *│' "$tmp/screen.txt" && ! grep -q 'batch 0\|updater *│' "$tmp/screen.txt"
 report $? "the Topology panel says no batch 0 and no empty updater" "$tmp/screen.txt"
+keys q
+restored 0
+report $? "q leaves" "$tmp/screen.txt"
+
+# A CSV's columns are found by name; its seconds become the time.
+printf '%s\n' step,phase,group,loss,accuracy,seconds,images_per_sec 0,train,0,1.2,0.5,0.5, \
+    100,train,0,0.9,0.6,65.2,1234 100,test,0,0.95,0.55,66.0,0 >"$tmp/run.csv"
+start_tui -x 80 -y 24 -- --open run.csv
+wait_for 'a finished run' 20 && grep -q 'speed  1234 img/s  lr - *│$' "$tmp/screen.txt" &&
+    grep -q 'time   1:05  ETA - *│$' "$tmp/screen.txt"
+report $? "--open run.csv: images/s and seconds read by their header's names" "$tmp/screen.txt"
 keys q
 restored 0
 report $? "q leaves" "$tmp/screen.txt"
