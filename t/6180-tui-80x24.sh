@@ -2,8 +2,8 @@
 # of output and its prompt, the Progress panel's last test step and learning rate whole, the
 # plot both loss and accuracy); a plugin skipped at start is reported in the Log panel; `?`
 # says what `w` writes; `--open` shows what a metrics file holds (its images/s) and leaves the
-# rest (learning rate, batch, updater) blank, reading a CSV's columns by name.  Run by `make check` with SINGA_TUI and
-# top_srcdir set; prints TAP.
+# rest (learning rate, batch, updater) blank, reading a CSV's columns by name.  Run by
+# `make check` with SINGA_TUI and top_srcdir set; prints TAP.
 : "${SINGA_TUI:?SINGA_TUI is not set}"
 : "${top_srcdir:?top_srcdir is not set}"
 tmp=t/6180-tui-80x24.tmp
