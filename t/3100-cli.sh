@@ -124,13 +124,13 @@ print(string.format("final loss %.17g", r.train.loss))
 EOF
 run --metrics "$tmp/m.csv" -e "$tmp/job.lua" "$tmp/data"
 report $rc "a job run with --metrics FILE.csv succeeds" "$tmp/err"
-[ "$(head -n 1 "$tmp/m.csv")" = "step,phase,group,loss,accuracy,images_per_sec" ]
+[ "$(head -n 1 "$tmp/m.csv")" = "step,phase,group,loss,accuracy,images_per_sec,seconds" ]
 report $? "the CSV starts with its header" "$tmp/m.csv"
 [ "$(grep -c ',train,' "$tmp/m.csv")" -eq 4 ] && [ "$(grep -c ',test,' "$tmp/m.csv")" -eq 3 ] &&
     [ "$(wc -l <"$tmp/m.csv")" -eq 8 ]
 report $? "the CSV holds 4 train and 3 test records" "$tmp/m.csv"
-awk -F, 'NR > 1 && (NF != 6 || $1 !~ /^[0-9]+$/ || $4 !~ /^[0-9.e+-]+$/) { bad = 1 } END { exit bad }' "$tmp/m.csv"
-report $? "every CSV record has 6 fields, an integer step and a numeric loss" "$tmp/m.csv"
+awk -F, 'NR > 1 && (NF != 7 || $1 !~ /^[0-9]+$/ || $4 !~ /^[0-9.e+-]+$/) { bad = 1 } END { exit bad }' "$tmp/m.csv"
+report $? "every CSV record has 7 fields, an integer step and a numeric loss" "$tmp/m.csv"
 grep -q '^15,train,0,' "$tmp/m.csv" && grep -q '^20,test,0,' "$tmp/m.csv"
 report $? "the CSV records carry their steps" "$tmp/m.csv"
 if LC_ALL=C grep -q "$(printf '\033')" "$tmp/out"; then false; else true; fi

@@ -20,9 +20,10 @@ typedef struct singa_record {
     singa_phase phase;
     int group;
     const singa_metrics *metrics;
-    double images_per_sec; /* training records only */
+    double images_per_sec; /* training records only; NAN for the run's first step (a warm-up, timed alone) */
     double lr;
     double elapsed;        /* seconds since the run started */
+    double seconds;        /* wall-clock seconds since the host's training started: set by the host (lsinga) */
     int total_steps;       /* train_steps */
     double eta;            /* step records: seconds of training left at the current speed */
 } singa_record;

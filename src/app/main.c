@@ -287,7 +287,7 @@ int main(int argc, char **argv)
         size_t len = strlen(metrics);
         opts.metrics_csv = len > 4 && strcmp(metrics + len - 4, ".csv") == 0;
         if (opts.metrics_csv)
-            fputs("step,phase,group,loss,accuracy,images_per_sec\n", opts.metrics);
+            fputs("step,phase,group,loss,accuracy,images_per_sec,seconds\n", opts.metrics);
     }
     lua_State *L = luaL_newstate();
     if (!L) {

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "lua/lsinga.h"
 #include "lua/lplot.h"
@@ -68,11 +69,19 @@ static int raise(lua_State *L, const char *msg)
 
 /* ---- reporting while training ---- */
 
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
 typedef struct reporter {
     const singa_lua_opts *opts;
     int groups; /* worker groups: with several, each line says whose it is */
     const singa_stats *stats; /* a distributed job's: its workers' times go to the metrics file */
     double last_draw;
+    double t0;     /* when training started: records carry the seconds since */
     int line_open; /* a progress line is on screen */
 } reporter;
 
@@ -112,9 +121,39 @@ static void write_workers(FILE *f, int step, const singa_stats *stats)
     fputs("]}\n", f);
 }
 
-static void on_record(void *ud, const singa_record *r)
+/* A number of a metrics record: empty (CSV) or null (JSON) when not finite, so files stay parseable. */
+static void metric_text(char *buf, size_t len, double v, const char *fmt)
+{
+    buf[0] = 0;
+    if (isfinite(v))
+        snprintf(buf, len, fmt, v);
+}
+
+static void write_record(const reporter *rp, const singa_record *r, const char *phase, double loss, double acc)
+{
+    FILE *f = rp->opts->metrics;
+    char l_s[32], a_s[32], i_s[32], s_s[32];
+    metric_text(l_s, sizeof l_s, loss, "%.6g");
+    metric_text(a_s, sizeof a_s, acc, "%.6g");
+    metric_text(i_s, sizeof i_s, r->images_per_sec, "%.6g");
+    metric_text(s_s, sizeof s_s, r->seconds, "%.3f");
+    if (rp->opts->metrics_csv)
+        fprintf(f, "%d,%s,%d,%s,%s,%s,%s\n", r->step, phase, r->group, l_s, a_s, i_s, s_s);
+    else
+        fprintf(f, "{\"step\": %d, \"phase\": \"%s\", \"group\": %d, \"loss\": %s, \"accuracy\": %s, \"images_per_sec\": %s, "
+                   "\"seconds\": %s}\n",
+                r->step, phase, r->group, l_s[0] ? l_s : "null", a_s[0] ? a_s : "null", i_s[0] ? i_s : "null",
+                s_s[0] ? s_s : "null");
+}
+
+/* Records of every process arrive here one at a time (the runtime's lock), so the seconds,
+ * on this process's clock, never decrease in the file. */
+static void on_record(void *ud, const singa_record *rec)
 {
     reporter *rp = ud;
+    singa_record stamped = *rec;
+    stamped.seconds = now() - rp->t0;
+    const singa_record *r = &stamped;
     const singa_lua_host *host = rp->opts->host;
     if (host && host->hooks.record)
         host->hooks.record(host->hooks.ud, r);
@@ -126,23 +165,15 @@ static void on_record(void *ud, const singa_record *r)
     int n = snprintf(line, sizeof line, "step %-6d %-10s loss %.4f", r->step, who, loss);
     if (!isnan(acc))
         n += snprintf(line + n, sizeof line - (size_t)n, "  accuracy %.4f", acc);
+    if (r->phase == SINGA_PHASE_TRAIN && isfinite(r->images_per_sec))
+        n += snprintf(line + n, sizeof line - (size_t)n, "  %.0f images/s", r->images_per_sec);
     if (r->phase == SINGA_PHASE_TRAIN)
-        snprintf(line + n, sizeof line - (size_t)n, "  %.0f images/s  lr %.4g", r->images_per_sec, r->lr);
+        snprintf(line + n, sizeof line - (size_t)n, "  lr %.4g", r->lr);
     on_log(ud, line);
     FILE *f = rp->opts->metrics;
     if (!f)
         return;
-    /* Non-finite values become empty CSV cells or JSON null, so the files stay parseable. */
-    char l_s[32] = "", a_s[32] = "";
-    if (isfinite(loss))
-        snprintf(l_s, sizeof l_s, "%.6g", loss);
-    if (isfinite(acc))
-        snprintf(a_s, sizeof a_s, "%.6g", acc);
-    if (rp->opts->metrics_csv)
-        fprintf(f, "%d,%s,%d,%s,%s,%.6g\n", r->step, phase, r->group, l_s, a_s, r->images_per_sec);
-    else
-        fprintf(f, "{\"step\": %d, \"phase\": \"%s\", \"group\": %d, \"loss\": %s, \"accuracy\": %s, \"images_per_sec\": %.6g}\n",
-                r->step, phase, r->group, l_s[0] ? l_s : "null", a_s[0] ? a_s : "null", r->images_per_sec);
+    write_record(rp, r, phase, loss, acc);
     if (!rp->opts->metrics_csv && rp->stats && r->phase == SINGA_PHASE_TRAIN && r->group == 0)
         write_workers(f, r->step, rp->stats);
     fflush(f);
@@ -159,13 +190,16 @@ static void on_step(void *ud, const singa_record *r)
     rp->last_draw = r->elapsed;
     double loss = singa_metrics_avg(r->metrics, "loss", NAN);
     double acc = singa_metrics_avg(r->metrics, "accuracy", NAN);
-    char metrics[64] = "";
+    char metrics[96] = "";
     if (!isnan(loss))
         singa_appendf(metrics, sizeof metrics, "  loss %.4f", loss);
     if (!isnan(acc))
         singa_appendf(metrics, sizeof metrics, "  accuracy %.4f", acc);
-    printf("\r\x1b[K[%d/%d]%s  %.0f images/s  elapsed %.0fs  ETA %.0fs", r->step, r->total_steps,
-           metrics, r->images_per_sec, r->elapsed, r->eta);
+    if (isfinite(r->images_per_sec)) /* none after the warm-up step alone */
+        singa_appendf(metrics, sizeof metrics, "  %.0f images/s", r->images_per_sec);
+    printf("\r\x1b[K[%d/%d]%s  elapsed %.0fs", r->step, r->total_steps, metrics, r->elapsed);
+    if (isfinite(r->eta))
+        printf("  ETA %.0fs", r->eta);
     fflush(stdout);
     rp->line_open = 1;
 }
@@ -361,7 +395,7 @@ static singa_model *load_model(lua_State *L, const singa_job_hooks *hooks)
 /* singa.test(job) -> { test = {...}, step = n, checkpoint = file } */
 static int l_test(lua_State *L)
 {
-    reporter rp = {.opts = get_opts(L)};
+    reporter rp = {.opts = get_opts(L), .t0 = now()};
     singa_job_hooks hooks = {.ud = &rp, .record = on_record, .log = on_log};
     singa_model *m = load_model(L, &hooks);
     singa_metrics res;
@@ -824,6 +858,7 @@ static int l_train(lua_State *L)
         rc = singa_err_set(&err, "singa.train: the job was cancelled before it started");
     } else {
         hooks.control = host ? host->hooks.control : NULL; /* job_start may have set it (a job that listens) */
+        rp.t0 = now(); /* after the workbench's start (r) */
         rc = singa_job_run(job, &hooks, &res, &err);
     }
     if (host && host->job_end)

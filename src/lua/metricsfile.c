@@ -1,7 +1,8 @@
 /* A metrics file is what lsinga.c's on_record writes: either JSON lines, one flat object per
  * result ({"step": N, "phase": "train", "group": G, "loss": x, "accuracy": y, ...}) with, in a
  * distributed job, a line of the workers' step times among them (no "phase": not a result), or
- * CSV whose header begins step,phase,group,loss,accuracy.  Further fields are ignored, so newer
+ * CSV whose header begins step,phase,group,loss,accuracy.  images_per_sec and seconds are read
+ * when present (by name: a CSV's header says which columns they are); further fields are ignored, so newer
  * files still open; a missing loss or accuracy (a net without one), JSON null and an empty CSV
  * cell are NAN.  Lines may be of any length: the workers' line grows with the workers. */
 #include <ctype.h>
@@ -110,11 +111,44 @@ static int json_record(const char *line, size_t len, singa_metrics_record *r, co
         return *why = "\"loss\" is not a number", -1;
     if (json_number(line, "accuracy", &r->accuracy) < 0)
         return *why = "\"accuracy\" is not a number", -1;
+    if (json_number(line, "images_per_sec", &r->images_per_sec) < 0)
+        return *why = "\"images_per_sec\" is not a number", -1;
+    if (json_number(line, "seconds", &r->seconds) < 0)
+        return *why = "\"seconds\" is not a number", -1;
     return 1;
 }
 
+/* The columns of a CSV file that hold the optional fields (-1: none). */
+typedef struct csv_columns {
+    int images_per_sec, seconds;
+} csv_columns;
+
+static int column_named(const char *header, const char *name)
+{
+    size_t n = strlen(name);
+    const char *c = header;
+    for (int i = 0;; i++) {
+        if (strncmp(c, name, n) == 0 && (c[n] == ',' || !c[n]))
+            return i;
+        if (!(c = strchr(c, ',')))
+            return -1;
+        c++;
+    }
+}
+
+/* The number in column i (from 0) of a CSV line: NAN when empty or missing. */
+static int csv_number(const char *line, int i, double *out)
+{
+    *out = NAN;
+    const char *c = line;
+    for (int k = 0; k < i && c; k++)
+        c = strchr(c, ',') ? strchr(c, ',') + 1 : NULL;
+    const char *e;
+    return i < 0 || !c || (number(c, true, &e, out) == 0 && (!*e || *e == ',')) ? 0 : -1;
+}
+
 /* step,phase,group,loss,accuracy[,...]: as json_record. */
-static int csv_record(const char *line, singa_metrics_record *r, const char **why)
+static int csv_record(const char *line, const csv_columns *cols, singa_metrics_record *r, const char **why)
 {
     double step, group;
     const char *e;
@@ -129,6 +163,10 @@ static int csv_record(const char *line, singa_metrics_record *r, const char **wh
         return *why = "the loss is not a number", -1;
     if (number(e + 1, true, &e, &r->accuracy) < 0 || (*e && *e != ','))
         return *why = "the accuracy is not a number", -1;
+    if (csv_number(line, cols->images_per_sec, &r->images_per_sec) < 0)
+        return *why = "images_per_sec is not a number", -1;
+    if (csv_number(line, cols->seconds, &r->seconds) < 0)
+        return *why = "seconds is not a number", -1;
     return 1;
 }
 
@@ -142,6 +180,7 @@ int singa_metrics_file_read(const char *path, int (*record)(void *ud, const sing
     size_t cap = 0;
     ssize_t len;
     int no = 0, rc = 0, csv = -1, results = 0;
+    csv_columns cols = {-1, -1};
     while (rc == 0 && (len = getline(&line, &cap, f)) >= 0) {
         no++;
         while (len && isspace((unsigned char)line[len - 1]))
@@ -151,6 +190,7 @@ int singa_metrics_file_read(const char *path, int (*record)(void *ud, const sing
             continue;
         if (csv < 0 && strncmp(s, CSV_HEADER, strlen(CSV_HEADER)) == 0) {
             csv = 1;
+            cols = (csv_columns){column_named(s, "images_per_sec"), column_named(s, "seconds")};
             continue;
         }
         singa_metrics_record r;
@@ -158,7 +198,7 @@ int singa_metrics_file_read(const char *path, int (*record)(void *ud, const sing
         int got = -1;
         if (csv >= 0 || *s == '{') {
             csv = csv > 0;
-            got = csv ? csv_record(s, &r, &why) : json_record(s, (size_t)(line + len - s), &r, &why);
+            got = csv ? csv_record(s, &cols, &r, &why) : json_record(s, (size_t)(line + len - s), &r, &why);
         }
         if (got > 0 && record(ud, &r, &why) == 0)
             results++;

@@ -10,6 +10,7 @@ typedef struct singa_metrics_record {
     int step, group;
     singa_phase phase;
     double loss, accuracy; /* NAN: not reported */
+    double images_per_sec, seconds; /* NAN: not in the file (older files have no seconds) */
 } singa_metrics_record;
 
 /* Hands each result of path to record, in file order; record returns -1 with *why (a static

@@ -19,6 +19,7 @@ typedef struct run {
     const singa_exchange *x;
     singa_result *res;
     double t0, train_time; /* train_time: of the steps this run trained */
+    double warmup;         /* its first step's time: it allocates and fills caches, so no speed counts it */
     int start;
     int batch;     /* images a step: the group's, of which each of its workers with a whole copy reads its rows */
     int last_test; /* the step of the last test (-1: none) */
@@ -211,6 +212,10 @@ static int train_step(run *r, int s, double *te, singa_err *err)
     r->train_time += *te - ts;
     singa_metrics_merge(&job->window.metrics, &job->train->metrics);
     job->window.steps++;
+    if (s == r->start) {
+        r->warmup = *te - ts;
+        return 0;
+    }
     job->window_seconds += *te - ts;
     job->window_timed++;
     return 0;
@@ -222,8 +227,10 @@ static void report(run *r, int s, double te)
     singa_job *job = r->job;
     const singa_job_hooks *hooks = r->hooks;
     int batch = r->batch;
+    /* Speeds leave out the warm-up step; after it alone there is none (as Caffe's iteration 0). */
+    double window_ips = job->window_timed ? (double)batch * job->window_timed / job->window_seconds : NAN;
     if (hooks && hooks->step) {
-        double ips = (double)batch * (s + 1 - r->start) / r->train_time;
+        double ips = s > r->start ? (double)batch * (s - r->start) / (r->train_time - r->warmup) : NAN;
         singa_record rec = {.step = s + 1, .phase = SINGA_PHASE_TRAIN, .group = job->split.group,
                             .metrics = &job->window.metrics, .images_per_sec = ips, .lr = r->x->lr(r->x->ud, s),
                             .elapsed = te - r->t0, .total_steps = job->train_steps,
@@ -234,12 +241,12 @@ static void report(run *r, int s, double te)
         return;
     if (hooks && hooks->record) {
         singa_record rec = {.step = s, .phase = SINGA_PHASE_TRAIN, .group = job->split.group, .metrics = &job->window.metrics,
-                            .images_per_sec = (double)batch * job->window_timed / job->window_seconds,
-                            .lr = r->x->lr(r->x->ud, s), .elapsed = te - r->t0};
+                            .images_per_sec = window_ips, .lr = r->x->lr(r->x->ud, s), .elapsed = te - r->t0};
         hooks->record(hooks->ud, &rec);
     }
     r->res->train = job->window.metrics;
-    r->res->images_per_sec = (double)batch * job->window_timed / job->window_seconds;
+    if (job->window_timed)
+        r->res->images_per_sec = window_ips;
     memset(&job->window, 0, sizeof job->window);
     job->window_seconds = 0;
     job->window_timed = 0;

@@ -279,11 +279,12 @@ static int setup(tui_app *a, lua_State *L, singa_lua_opts *opts, const singa_tui
         return -1;
     if (args->open && open_run(a, args->open, err) < 0)
         return -1;
+    if (tui_term_open(&a->term, err) < 0 || tui_capture_start(&a->capture, a->log, err) < 0)
+        return -1;
+    /* After the capture: loading singa scans the plugin folders, and what it skips goes to the log. */
     if (tui_console_init(&a->console, L, opts->lock, a->transcript) < 0)
         return singa_err_set(err, "out of memory");
-    if (tui_term_open(&a->term, err) < 0)
-        return -1;
-    return tui_capture_start(&a->capture, a->log, err);
+    return 0;
 }
 
 static void teardown(tui_app *a)

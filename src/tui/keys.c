@@ -231,7 +231,7 @@ static const binding bindings[] = {
     {{'l'}, {"l", "loss on a log / linear scale"}, cmd_logy},
     {{'+', '=', '-', '_'}, {"+ -", "zoom the plot's steps in / out"}, cmd_zoom},
     {{'m'}, {"m", "plots: loss and accuracy / loss / accuracy"}, cmd_plots},
-    {{'w'}, {"w", "write the metrics (CSV) and the plot (text) here"}, cmd_export},
+    {{'w'}, {"w", "write the metrics (CSV) and the plot (text and SVG) here"}, cmd_export},
     {{'?', CODE(KEY_F(1))}, {"? F1", "this help"}, cmd_help},
     {{'S'}, {"S", "attached with --control: stop the job"}, cmd_stop},
     {{'[', ']'}, {"[ ]", "learning rate scale x0.5 / x2 (as singa.lr_scale)"}, cmd_lr},

@@ -103,6 +103,7 @@ static void blit(tui_app *a, const tui_canvas *c, int x0, int y0)
 
 /* ---- layout ---- */
 
+/* worker_rows < 0: the job has no workers to time (no distributed runtime), and no Workers panel. */
 static void layout(int W, int H, int traffic_rows, int worker_rows, rect r[TUI_P_COUNT])
 {
     int top = 1, bh = H - 2; /* between the title bar and the footer */
@@ -134,10 +135,15 @@ static void layout(int W, int H, int traffic_rows, int worker_rows, rect r[TUI_P
         toph = 5;
     if (toph > bh - gh - CONSOLE_MIN)
         toph = bh - gh - CONSOLE_MIN < TOPO_MIN ? TOPO_MIN : bh - gh - CONSOLE_MIN;
-    /* The workers, a line each, take up to half the console's room, when that gives them one. */
-    int ch = bh - gh - toph, wh = worker_rows + 3 > 4 ? worker_rows + 3 : 4;
+    /* The workers, a line each, take up to half the console's room, when that gives them one;
+     * the topology (it scrolls) gives a row when the console would keep fewer than 4 lines. */
+    int ch = bh - gh - toph, wh = worker_rows < 0 ? 0 : worker_rows + 3 > 4 ? worker_rows + 3 : 4;
     if (wh > ch / 2)
         wh = ch / 2 >= 4 ? ch / 2 : 0;
+    if (wh && ch - wh < 6 && toph > 4) {
+        toph--;
+        ch++;
+    }
     r[TUI_P_PROGRESS] = (rect){lw, top, rw, gh};
     r[TUI_P_TOPOLOGY] = (rect){lw, top + gh, rw, toph};
     r[TUI_P_WORKERS] = (rect){lw, top + gh + toph, rw, wh};
@@ -211,9 +217,12 @@ void tui_draw_plots(tui_app *a, tui_canvas *c, int x, int y, int w, int h, bool 
         v.metric = TUI_ACC;
         v.logy = false;
         tui_plot_draw(c, x, top, w, ph, &a->history, &v);
-    } else if (a->plots == TUI_PLOTS_BOTH && acc && ph >= 10) {
-        int lh = ph * 3 / 5;
+    } else if (a->plots == TUI_PLOTS_BOTH && acc && ph >= 8) {
+        /* Short (80x24), the loss leaves the steps to the accuracy below, to keep a row more. */
+        int lh = ph >= 10 ? ph * 3 / 5 : ph / 2;
+        v.no_steps = ph < 10;
         tui_plot_draw(c, x, top, w, lh, &a->history, &v);
+        v.no_steps = false;
         v.metric = TUI_ACC;
         v.logy = false;
         tui_plot_draw(c, x, top + lh, w, ph - lh, &a->history, &v);
@@ -403,16 +412,21 @@ static void draw_topology(tui_app *a, rect r)
     }
     if (a->nnodes > kept)
         LINE(TUI_R_DIM, "... and %d more workers and servers", a->nnodes - kept);
-    LINE(TUI_R_TITLE, "job %s: %d steps, batch %d", info->name, info->train_steps, info->batch);
+    if (info->batch) /* a run's file (--open) says neither batch nor updater */
+        LINE(TUI_R_TITLE, "job %s: %d steps, batch %d", info->name, info->train_steps, info->batch);
+    else
+        LINE(TUI_R_TITLE, "job %s: %d steps", info->name, info->train_steps);
     char upd[sizeof info->updater];
     snprintf(upd, sizeof upd, "%s", info->updater);
     char *lr = strstr(upd, ", lr ");
     if (lr)
         *lr = 0;
-    LINE(TUI_R_DEFAULT, "  updater %s", upd);
+    if (upd[0])
+        LINE(TUI_R_DEFAULT, "  updater %s", upd);
     if (lr)
         LINE(TUI_R_DEFAULT, "  lr %s", lr + 5);
-    LINE(TUI_R_TITLE, "net of worker 0, group 0: %d layers", info->nlayers);
+    if (info->nlayers)
+        LINE(TUI_R_TITLE, "net of worker 0, group 0: %d layers", info->nlayers);
     for (int i = 0; i < info->nsummary; i++)
         LINE(i == 0 || i == info->nsummary - 1 ? TUI_R_DEFAULT : TUI_R_DIM, "  %s", info->summary[i]);
 #undef LINE
@@ -509,6 +523,57 @@ static void bar(char *buf, size_t len, int width, double frac, bool unicode)
     buf[o] = 0;
 }
 
+/* The first of n forms of a line that fits w columns with `more` after it (else the last, cut):
+ * narrow panels (80x24) drop the padding, then the words, never the numbers. */
+static const char *fitting(int w, int more, int n, char forms[][96])
+{
+    for (int i = 0; i < n - 1; i++)
+        if ((int)strlen(forms[i]) + more <= w)
+            return forms[i];
+    return forms[n - 1];
+}
+
+/* "test   2.3199  acc 13.0%  @1500": the last test. */
+static void progress_test(tui_app *a, int y, rect in, const tui_series *test)
+{
+    if (!test || tui_series_len(test) == 0) {
+        text(a, y, in.x, in.w, TUI_R_DEFAULT, "test   -");
+        return;
+    }
+    tui_point p = tui_series_at(test, tui_series_len(test) - 1);
+    char loss[32], acc[32] = "", f[3][96];
+    tui_plot_num(loss, sizeof loss, p.v[TUI_LOSS]);
+    if (!isnan(p.v[TUI_ACC]))
+        snprintf(acc, sizeof acc, "%.1f%%", 100 * p.v[TUI_ACC]);
+    snprintf(f[0], sizeof f[0], "test   %s%s%s  @%d", loss, acc[0] ? "  acc " : "", acc, p.step);
+    snprintf(f[1], sizeof f[1], "test   %s%s%s @%d", loss, acc[0] ? " acc " : "", acc, p.step);
+    snprintf(f[2], sizeof f[2], "test %s%s%s @%d", loss, acc[0] ? " " : "", acc, p.step);
+    text(a, y, in.x, in.w, TUI_R_DEFAULT, fitting(in.w, 0, 3, f));
+}
+
+/* "speed  42.4k img/s  lr 0.04 (x0.5)": "-" for what is not known (the warm-up step's speed,
+ * the rate of a run's file). */
+static void progress_speed(tui_app *a, int y, rect in, bool paused)
+{
+    const tui_sample *x = &a->latest;
+    double scale = atomic_load(&a->script.control.lr_scale);
+    char speed[32] = "-", lr[32] = "-", f[3][96], sc[32] = "";
+    if (a->has_latest && isfinite(x->images_per_sec))
+        human(speed, sizeof speed, x->images_per_sec);
+    if (a->has_latest && isfinite(x->lr))
+        tui_plot_num(lr, sizeof lr, x->lr);
+    bool unit = !paused && strcmp(speed, "-") != 0;
+    if (paused)
+        snprintf(speed, sizeof speed, "paused");
+    if (scale != 1)
+        snprintf(sc, sizeof sc, " (x%g)", scale);
+    snprintf(f[0], sizeof f[0], "speed  %s%s  lr %s", speed, unit ? " img/s" : "", lr);
+    snprintf(f[1], sizeof f[1], "speed  %s%s  lr %s", speed, unit ? "/s" : "", lr);
+    snprintf(f[2], sizeof f[2], "speed %s%s lr %s", speed, unit ? "/s" : "", lr);
+    int used = text(a, y, in.x, in.w, TUI_R_DEFAULT, fitting(in.w, (int)strlen(sc), 3, f));
+    text(a, y, in.x + used, in.w - used, TUI_R_WARN, sc);
+}
+
 static void draw_progress(tui_app *a, rect r)
 {
     frame(a, TUI_P_PROGRESS, r, NULL);
@@ -561,33 +626,18 @@ static void draw_progress(tui_app *a, rect r)
     if (na)
         textf(a, y, in.x + used, in.w - used, TUI_R_DEFAULT, "  acc %.1f%%", 100 * acc / na);
     y++;
-    if (test && tui_series_len(test) > 0) {
-        tui_point p = tui_series_at(test, tui_series_len(test) - 1);
-        tui_plot_num(b1, sizeof b1, p.v[TUI_LOSS]);
-        used = textf(a, y, in.x, in.w, TUI_R_DEFAULT, "test   %s", b1);
-        if (!isnan(p.v[TUI_ACC]))
-            used += textf(a, y, in.x + used, in.w - used, TUI_R_DEFAULT, "  acc %.1f%%", 100 * p.v[TUI_ACC]);
-        textf(a, y, in.x + used, in.w - used, TUI_R_DIM, "  @%d", p.step);
-    } else {
-        text(a, y, in.x, in.w, TUI_R_DEFAULT, "test   -");
-    }
-    y++;
+    progress_test(a, y++, in, test);
     /* Paused, the last step's speed and ETA would go stale: they say so instead. */
     bool paused = a->status.job == TUI_JOB_TRAINING && atomic_load(&a->script.control.paused);
-    double scale = atomic_load(&a->script.control.lr_scale);
-    tui_plot_num(b1, sizeof b1, a->has_latest ? x->lr : NAN);
-    human(b2, sizeof b2, a->has_latest ? x->images_per_sec : 0);
-    if (paused)
-        snprintf(b2, sizeof b2, "paused");
-    used = textf(a, y, in.x, in.w, TUI_R_DEFAULT, "speed  %s%s  lr %s", b2, paused ? "" : " img/s", a->has_latest ? b1 : "-");
-    if (scale != 1)
-        textf(a, y, in.x + used, in.w - used, TUI_R_WARN, " (x%g)", scale);
-    y++;
+    progress_speed(a, y++, in, paused);
+    char f[2][96];
     duration(b1, sizeof b1, a->has_latest ? x->elapsed : 0);
     duration(b2, sizeof b2, a->has_latest && a->status.job == TUI_JOB_TRAINING ? x->eta : NAN);
     if (paused)
         snprintf(b2, sizeof b2, "paused");
-    textf(a, y++, in.x, in.w, TUI_R_DEFAULT, "time   %s  ETA %s", b1, b2);
+    snprintf(f[0], sizeof f[0], "time   %s  ETA %s", b1, b2);
+    snprintf(f[1], sizeof f[1], "time %s ETA %s", b1, b2);
+    text(a, y++, in.x, in.w, TUI_R_DEFAULT, fitting(in.w, 0, 2, f));
     if (y < in.y + in.h) {
         if (!info->ckpt_dir[0])
             text(a, y, in.x, in.w, TUI_R_DIM, "ckpt   no checkpoint_path");
@@ -867,7 +917,8 @@ void tui_draw(tui_app *a)
         return;
     }
     rect r[TUI_P_COUNT];
-    layout(W, H, a->traffic.n, a->nworkers < TUI_MAX_WORKERS ? a->nworkers : TUI_MAX_WORKERS, r);
+    int workers = a->nworkers < TUI_MAX_WORKERS ? a->nworkers : TUI_MAX_WORKERS;
+    layout(W, H, a->traffic.n, workers || a->messages ? workers : -1, r);
     draw_title(a, W);
     draw_plot(a, r[TUI_P_PLOT]);
     draw_traffic(a, r[TUI_P_TRAFFIC]);

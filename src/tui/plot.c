@@ -244,6 +244,10 @@ static void draw_x_axis(tui_canvas *c, int x, int y, int dw, int right, const tu
     tui_canvas_put(c, x - 1, y, v->unicode ? 0x2514 : '+', TUI_R_DIM, 0);
     for (int cx = 0; cx < dw; cx++)
         tui_canvas_put(c, x + cx, y, v->unicode ? 0x2500 : '-', TUI_R_DIM, 0);
+    if (dw > (int)strlen(what) + 4)
+        tui_canvas_text(c, x + 1, y, what, TUI_R_TITLE, 0);
+    if (v->no_steps)
+        return;
     char lab[16];
     step_label(lab, sizeof lab, v->x0);
     tui_canvas_text(c, x, y + 1, lab, TUI_R_DIM, 0);
@@ -258,12 +262,10 @@ static void draw_x_axis(tui_canvas *c, int x, int y, int dw, int right, const tu
     step_label(lab, sizeof lab, v->x1);
     if (right - (int)strlen(lab) > used + 1)
         tui_canvas_text(c, right - (int)strlen(lab), y + 1, lab, TUI_R_DIM, 0);
-    if (dw > (int)strlen(what) + 4)
-        tui_canvas_text(c, x + 1, y, what, TUI_R_TITLE, 0);
 }
 
 /* The plot area is the rectangle less LABEL_W columns at the left (y labels and axis) and two
- * rows at the bottom (x axis and step labels). */
+ * rows at the bottom (x axis and step labels; one without the labels). */
 void tui_plot_draw(tui_canvas *c, int x, int y, int w, int h, const tui_history *hist, const tui_plot_view *v)
 {
     const char *what = v->metric == TUI_LOSS ? (v->logy ? "loss (log)" : "loss") : "accuracy";
@@ -271,7 +273,7 @@ void tui_plot_draw(tui_canvas *c, int x, int y, int w, int h, const tui_history 
         tui_canvas_text(c, x, y, what, TUI_R_DIM, 0);
         return;
     }
-    int dw = w - LABEL_W, dh = h - 2, sx = v->unicode ? 2 : 1, sy = v->unicode ? 4 : 3;
+    int dw = w - LABEL_W, dh = h - (v->no_steps ? 1 : 2), sx = v->unicode ? 2 : 1, sy = v->unicode ? 4 : 3;
     scale sc;
     if (!scale_fit(&sc, hist, v, dw * sx, dh * sy)) {
         char note[64];

@@ -13,6 +13,7 @@ typedef struct tui_plot_view {
     bool logy;     /* a log10 y axis */
     double x0, x1; /* the steps shown, x0 < x1 */
     bool unicode;  /* braille and box drawing, else ASCII */
+    bool no_steps; /* the plot below shows the same steps: no row of step labels */
 } tui_plot_view;
 
 /* Draws the metric of every series in the rectangle (x, y, w, h) of c: y labels, axes and

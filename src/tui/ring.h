@@ -19,7 +19,8 @@ typedef struct tui_sample {
     int group;     /* worker group */
     int step, total_steps;
     float loss, accuracy; /* NAN when the net does not report one */
-    double images_per_sec, lr, elapsed, eta;
+    double images_per_sec, lr, elapsed, eta; /* NAN: not known (a record file holds no lr) */
+    double seconds; /* records: since training started, on the clock of the host that wrote them */
 } tui_sample;
 
 typedef struct tui_ring tui_ring;

@@ -1,5 +1,7 @@
 /* The records come from lua/metricsfile.h's reader, which the SVG plots share: here they
  * become the samples of the workbench's history, as a live job's would. */
+#include <math.h>
+
 #include "lua/metricsfile.h"
 #include "tui/runfile.h"
 
@@ -17,7 +19,8 @@ static int add_record(void *ud, const singa_metrics_record *r, const char **why)
     if (r->group >= TUI_MAX_GROUPS)
         return *why = "the workbench shows at most " QUOTED(TUI_MAX_GROUPS) " groups", -1;
     tui_sample x = {.kind = TUI_SAMPLE_RECORD, .phase = (uint8_t)r->phase, .group = r->group, .step = r->step,
-                    .loss = (float)r->loss, .accuracy = (float)r->accuracy};
+                    .loss = (float)r->loss, .accuracy = (float)r->accuracy, .images_per_sec = r->images_per_sec,
+                    .lr = NAN, .elapsed = r->seconds, .eta = NAN, .seconds = r->seconds};
     if (r->phase == SINGA_PHASE_TRAIN) { /* a display record: one point of the train series */
         x.kind = TUI_SAMPLE_STEP;
         *l->last = x;

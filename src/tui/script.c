@@ -63,7 +63,8 @@ static void on_record(void *ud, const singa_record *r)
                     .group = group_of(r), .step = r->step, .total_steps = r->total_steps,
                     .loss = (float)singa_metrics_avg(r->metrics, "loss", NAN),
                     .accuracy = (float)singa_metrics_avg(r->metrics, "accuracy", NAN),
-                    .images_per_sec = r->images_per_sec, .lr = r->lr, .elapsed = r->elapsed};
+                    .images_per_sec = r->images_per_sec, .lr = r->lr, .elapsed = r->elapsed,
+                    .seconds = r->seconds};
     tui_ring_push(s->ring, &x);
 }
 
