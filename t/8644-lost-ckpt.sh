@@ -1,7 +1,7 @@
 # An asynchronous job that loses a process of workers goes on, and its checkpoints after the
 # loss record that they lack the lost group's files: each is whole for the params, so --test,
-# --ckpt-gather, --ckpt-info and singa.load take the final one, its log and --ckpt-info say what
-# it lacks, and `--procs` ends with the killed rank's status (128 + 9).  Downpour (rank 1 of 3,
+# --ckpt-gather, --ckpt-info, singa.load and resume take the final one, its log, --ckpt-info and
+# resume say what it lacks, and `--procs` ends with the killed rank's status (128 + 9).  Downpour (rank 1 of 3,
 # workers alone) and Hogwild (rank 1 of 2, workers and a server group).  Prints TAP.
 
 : "${SINGA_TUI:?SINGA_TUI is not set}"
@@ -12,11 +12,11 @@ rm -rf "$tmp" && mkdir -p "$tmp" || exit 1
 trap kill_ours EXIT
 
 cat >"$tmp/job.lua" <<'LUA'
--- job.lua MODE: 600 steps, checkpointing every 100; every worker sleeps 4 ms a step, so the job
+-- job.lua MODE [STEPS [RESUME]]: 600 steps, checkpointing every 100; every worker sleeps 4 ms a step, so the job
 -- lasts long enough for a kill past the first checkpoint however fast the machine is
 local singa = require "singa"
 local td = require "testdata"
-local mode = arg[1]
+local mode, steps, resume = arg[1], tonumber(arg[2] or 600), arg[3] == "resume"
 local dir = "t/8644-lost-ckpt.tmp"
 singa.load_plugin(os.getenv("SLOW_SO"))
 local net = td.mlp(dir .. "/data/images-idx3-ubyte", dir .. "/data/labels-idx1-ubyte")
@@ -26,7 +26,7 @@ local cluster = mode == "downpour" and singa.cluster.downpour{ groups = 2, procs
                 or singa.cluster.hogwild{ groups = 2, procs = 2 }
 cluster.heartbeat_timeout, cluster.join_timeout = 2, 10
 local r = singa.train{
-  name = "lost-ckpt", seed = 7, train_steps = 600, disp_freq = 10, test_steps = 2,
+  name = "lost-ckpt", seed = 7, train_steps = steps, disp_freq = 10, test_steps = 2, resume = resume,
   checkpoint_path = dir .. "/ckpt-" .. mode, checkpoint_freq = 100,
   cluster = cluster,
   updater = { type = "kSGD", momentum = 0.9, learning_rate = { type = "kFixed", base_lr = 0.05 } },
@@ -75,10 +75,18 @@ for mode in downpour hogwild; do
     report $? "$mode: --test loads step 600" "$tmp/test-$mode.out"
 done
 
+# resumed: every process loads step 600, group 1 taking group 0's state, and trains on
+out=$tmp/resume.out
+timeout 60 "$SINGA_TUI" --procs 3 -e "$tmp/job.lua" downpour 650 resume >"$out" 2>&1 &&
+    grep -q '^rank 0: step 650$' "$out" && grep -q "^resumed from $tmp/ckpt-downpour/step000000600\.\*\.ckpt (step 600)$" "$out" &&
+    grep -q "^resume: checkpoint $tmp/ckpt-downpour/step000000600\.\*\.ckpt (step 600) lacks the state of worker group 1" "$out" &&
+    grep -q '^step 6[0-9]0 *train g1 ' "$out"
+report $? "downpour: resume takes step 600, group 1 taking group 0's state, and both groups train on" "$out"
+
 echo 'local c = require("singa").load(arg[1]); print("loaded step " .. c.step)' >"$tmp/load.lua"
-timeout 30 "$SINGA_TUI" -e "$tmp/load.lua" "$tmp/ckpt-downpour" >"$tmp/load.out" 2>&1 &&
+timeout 30 "$SINGA_TUI" -e "$tmp/load.lua" "$tmp/ckpt-hogwild" >"$tmp/load.out" 2>&1 &&
     grep -q '^loaded step 600$' "$tmp/load.out"
-report $? "singa.load takes step 600" "$tmp/load.out"
+report $? "hogwild: singa.load takes step 600" "$tmp/load.out"
 
 [ "$failed" -eq 0 ] && rm -rf "$tmp"
 done_testing
