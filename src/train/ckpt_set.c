@@ -2,8 +2,9 @@
  *
  * A distributed step is whole when every server of every server group wrote its shard and
  * every worker group's worker 0 its state (a cut group's other workers write only when they
- * live in another process, which the files cannot tell), every file verifies and says the same
- * step and topology.  Server group 0's slices make the model: they are sorted by offset and must
+ * live in another process, which the files cannot tell), but the groups its files record as lost
+ * (an asynchronous job that went on without them; never server group 0), every file verifies
+ * and says the same step and topology.  Server group 0's slices make the model: they are sorted by offset and must
  * tile each param with neither gap nor overlap; the param's shape is its "shape/<name>" entry. */
 #include <errno.h>
 #include <stdio.h>
