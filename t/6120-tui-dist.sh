@@ -167,8 +167,8 @@ report $? "a killed process's worker shows dead; the asynchronous job goes on" "
 ! grep -q 'singa-tui: rank 1 (pid' "$tmp/screen.txt"
 report $? "the launcher tells of the loss only once the workbench has ended, not over it" "$tmp/screen.txt"
 keys q y
-restored 0
-report $? "q y quits, exit 0, and the other ranks end" "$tmp/screen.txt"
+restored 137
+report $? "q y quits, the other ranks end, and --procs exits with the killed rank's status 137" "$tmp/screen.txt"
 
 # Quitting stops a synchronous group across processes at one step: rank 0's heartbeats carry the
 # stop to rank 1, and rank 0's updates of its last step tell rank 1's stub where the group ends,

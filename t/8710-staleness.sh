@@ -82,7 +82,7 @@ rc=$?
 awk -F, '$2 == "train" { if ($3 == 2) l = $1; else if ($1 > m) m = $1 }
          END { printf "# while stopped: group 2 at step %d, the others at %d\n", l, m; exit !(l > 0 && m <= l + 3) }' \
     "$tmp/stopped.csv" >>"$out" && tail -1 "$out" &&
-    [ $rc -eq 0 ] && [ $alive -eq 0 ] && grep -q 'rank 2 (workers 2.0) at tcp://.* sent nothing for 2 s' "$out" &&
+    [ $rc -eq 137 ] && [ $alive -eq 0 ] && grep -q 'rank 2 (workers 2.0) at tcp://.* sent nothing for 2 s' "$out" &&
     grep -q 'worker group 2 leaves the staleness bound at step' "$out" && bounded "$tmp/stop.csv" 2 3 600 2 3 >>"$out"
 report $? "a SIGSTOPped group holds the others up to staleness 2, then is dropped and they end" "$out"
 

@@ -51,6 +51,9 @@ typedef struct singa_ckpt_set {
     size_t nslices;
     singa_ckpt_set_file *files; /* every file read; each verified (CRCs, step, topology) */
     size_t nfiles;
+    /* Per worker group, then per server group: 1 where a file's writer knew the group's process
+     * lost, so the step lacks its files on purpose (NULL: none was). */
+    uint8_t *lost;
 } singa_ckpt_set;
 
 /* Whether a set was written by a distributed job. */
@@ -71,8 +74,9 @@ void singa_ckpt_set_free(singa_ckpt_set *s);
 /* What worker (group, id) of a job resumes from, as a plain checkpoint whose entries point into
  * s (free with singa_ckpt_free(view, 0)): with `model`, every param and updater slot, then that
  * worker's state.  The state is its own file's where the checkpoint has one; else its group's
- * worker 0's (SINGA_CKPT_SET_OTHER_WORKER); else, for a group the checkpoint lacks, that of
- * group (group mod the checkpoint's groups) (SINGA_CKPT_SET_OTHER_GROUP).  Returns those flags,
+ * worker 0's (SINGA_CKPT_SET_OTHER_WORKER); else, for a group the checkpoint lacks (beyond its
+ * groups, or lost when it was written), that of the k-th group it holds, k = group mod how many
+ * it holds (SINGA_CKPT_SET_OTHER_GROUP).  Returns those flags,
  * or -1. */
 enum { SINGA_CKPT_SET_OTHER_WORKER = 1, SINGA_CKPT_SET_OTHER_GROUP = 2 };
 int singa_ckpt_set_view(const singa_ckpt_set *s, int group, int id, bool model, singa_ckpt *view, singa_err *err);
@@ -84,6 +88,12 @@ int64_t singa_ckpt_set_version(const singa_ckpt_set *s, const char *param, uint6
 /* Whether a job of topology `job` (all zero: plain) reshards s; then buf gets the line its log
  * says at resume, naming what is exact and what is re-derived. */
 bool singa_ckpt_set_resharded(const singa_ckpt_set *s, const int64_t *job, char *buf, size_t len);
+
+/* Whether s lacks a worker group's state (its process was lost when the step was written, so its
+ * files are not there; its workers take another group's state, see singa_ckpt_set_view) or a
+ * lost server group's shards (not the model's: server group 0's are); then buf gets the line
+ * saying so. */
+bool singa_ckpt_set_lacks(const singa_ckpt_set *s, char *buf, size_t len);
 
 /* "1 worker group of 2 workers and 1 server group of 2 servers (N values in K slices)", or
  * "plain (one worker, one server)". */

@@ -29,7 +29,7 @@ int singa_tui_ckpt_info(const char *path)
         fprintf(stderr, "singa-tui: --ckpt-info: %s\n", err.msg);
         return 1;
     }
-    char buf[256];
+    char buf[5000];
     singa_ckpt_topology_describe(s.topology, buf, sizeof buf);
     printf("checkpoint %s\nstep %llu\ntopology %s\n", s.where, (unsigned long long)s.step, buf);
     for (int updater = 0; updater < 2; updater++) {
@@ -45,7 +45,10 @@ int singa_tui_ckpt_info(const char *path)
     printf("workers' states:");
     for (size_t i = 0; i < s.nworkers; i++)
         printf(" %d.%d (%zu entries)", s.workers[i].group, s.workers[i].id, s.workers[i].state.n);
-    printf("\nfiles:\n");
+    printf("\n");
+    if (singa_ckpt_set_lacks(&s, buf, sizeof buf))
+        printf("%s\n", buf);
+    printf("files:\n");
     for (size_t i = 0; i < s.nfiles; i++)
         printf("  %s: CRC ok\n", s.files[i].path);
     singa_ckpt_set_free(&s);

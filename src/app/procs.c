@@ -3,10 +3,10 @@
  * free loopback port, then waits.  Rank 0 decides the job's fate: the runtime itself ends every
  * rank when one is lost from a synchronous job, and goes on without a lost worker group in an
  * asynchronous one, so the launcher only reports each failure, and once rank 0 has ended gives
- * the others a grace period before terminating them.  The exit status is rank 0's, else that of
- * a rank that exited with an error (a rank killed by a signal in a job rank 0 finished was a
- * loss the job survived).  A signal to the launcher goes to every rank, and ranks die with the
- * launcher.
+ * the others a grace period before terminating them.  The exit status is rank 0's when it is not
+ * 0, else that of the first other rank that failed: its exit status, or 128 + the signal that
+ * killed it (an asynchronous job that went on without a lost process did not run as asked).  A
+ * signal to the launcher goes to every rank, and ranks die with the launcher.
  *
  * With the workbench (`--procs N FILE`), rank 0 is the workbench on this terminal and the others
  * run FILE headless, their output in a file each, named when they fail.
@@ -166,8 +166,8 @@ static int wait_all(int n, double grace, int *statuses)
                 nheld = 0;
                 if (!deadline)
                     deadline = time(NULL) + (time_t)grace;
-            } else if (exited && WEXITSTATUS(status) != 0 && rc == 0) {
-                rc = WEXITSTATUS(status);
+            } else if ((!exited || WEXITSTATUS(status) != 0) && rc == 0) { /* the job may have gone on without it */
+                rc = exited ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
             }
         }
     }

@@ -251,26 +251,78 @@ static bool is_part(const rt_ctx *rt, const singa_ckpt_file *f)
            rt_sends(rt, f->group, f->id);
 }
 
+/* Whether worker group g (kind SINGA_CKPT_WORKER) or server group g is lost now: a process of
+ * it is.  Server group 0's shards are the model: a checkpoint never goes without them. */
+static bool group_lost(const rt_ctx *rt, int kind, int g)
+{
+    const singa_cluster *c = rt->c;
+    int per = kind == SINGA_CKPT_WORKER ? c->nworkers_per_group : c->nservers_per_group;
+    for (int j = 0; j < per && (kind == SINGA_CKPT_WORKER || g > 0); j++) {
+        bool worker = kind == SINGA_CKPT_WORKER;
+        if ((!worker || rt_sends(rt, g, j)) &&
+            singa_stats_rank_lost(rt->stats, worker ? rt_worker_proc(rt, g, j) : rt_server_proc(rt, g, j)))
+            return true;
+    }
+    return false;
+}
+
+/* The files a checkpoint written now has: those of the groups not lost. */
 static int nparts(const rt_ctx *rt)
 {
     const singa_cluster *c = rt->c;
-    int n = c->nserver_groups * c->nservers_per_group;
+    int n = 0;
+    for (int g = 0; g < c->nserver_groups; g++)
+        n += group_lost(rt, SINGA_CKPT_SERVER, g) ? 0 : c->nservers_per_group;
     for (int g = 0; g < c->nworker_groups; g++)
-        n += rt_senders(rt, g);
+        n += group_lost(rt, SINGA_CKPT_WORKER, g) ? 0 : rt_senders(rt, g);
     return n;
+}
+
+int rt_ckpt_lacks(const rt_ctx *rt, char *buf, size_t len)
+{
+    int n = 0, ns = 0;
+    buf[0] = 0;
+    for (int g = 0; g < rt->c->nworker_groups; g++)
+        if (group_lost(rt, SINGA_CKPT_WORKER, g))
+            singa_appendf(buf, len, "%s worker group %d (rank %d)", n++ ? "," : "the state of lost", g,
+                          rt_worker_proc(rt, g, 0));
+    for (int g = 1; g < rt->c->nserver_groups; g++)
+        if (group_lost(rt, SINGA_CKPT_SERVER, g))
+            singa_appendf(buf, len, "%s server group %d (rank %d)", ns++ ? "," : n ? " and the shards of lost" :
+                          "the shards of lost", g, rt_server_proc(rt, g, 0));
+    if (ns)
+        singa_appendf(buf, len, ", copies of server group 0's");
+    return n + ns;
+}
+
+/* "lost": per worker group, then per server group, 1 where the group is lost now, so a reader
+ * knows the step lacks its files on purpose (ckpt_set.c); written when one is. */
+static bool fill_lost(const rt_ctx *rt, int64_t *lost)
+{
+    int nw = rt->c->nworker_groups, any = 0;
+    for (int g = 0; g < nw + rt->c->nserver_groups; g++)
+        any |= (int)(lost[g] = group_lost(rt, g < nw ? SINGA_CKPT_WORKER : SINGA_CKPT_SERVER, g < nw ? g : g - nw));
+    return any;
 }
 
 int rt_ckpt_write(rt_ctx *rt, singa_ckpt *c, int kind, int group, int id, singa_err *err)
 {
     char path[4096];
     int64_t ident[2] = {group, id}, files = nparts(rt);
-    int len = RT_TOPOLOGY_LEN, two = 2, one = 1;
-    if (singa_ckpt_add(c, "topology", SINGA_CKPT_I64, 1, &len, rt->topology, err) < 0 ||
-        singa_ckpt_add(c, "files", SINGA_CKPT_I64, 1, &one, &files, err) < 0 ||
-        singa_ckpt_add(c, kind == SINGA_CKPT_SERVER ? "shard" : "worker", SINGA_CKPT_I64, 1, &two, ident, err) < 0)
-        return -1;
+    int len = RT_TOPOLOGY_LEN, two = 2, one = 1, ngroups = rt->c->nworker_groups + rt->c->nserver_groups;
+    int64_t *lost = calloc((size_t)ngroups, sizeof *lost);
+    int rc = lost ? 0 : singa_err_set(err, "out of memory");
+    if (rc == 0 && (singa_ckpt_add(c, "topology", SINGA_CKPT_I64, 1, &len, rt->topology, err) < 0 ||
+                    singa_ckpt_add(c, "files", SINGA_CKPT_I64, 1, &one, &files, err) < 0 ||
+                    (fill_lost(rt, lost) && singa_ckpt_add(c, "lost", SINGA_CKPT_I64, 1, &ngroups, lost, err) < 0) ||
+                    singa_ckpt_add(c, kind == SINGA_CKPT_SERVER ? "shard" : "worker", SINGA_CKPT_I64, 1, &two, ident,
+                                   err) < 0))
+        rc = -1;
     singa_ckpt_part_path(path, sizeof path, rt->ckpt_dir, c->step, kind, group, id);
-    return singa_ckpt_write(c, path, err);
+    if (rc == 0)
+        rc = singa_ckpt_write(c, path, err);
+    free(lost);
+    return rc;
 }
 
 static void drop_resumed(rt_ctx *rt)
@@ -419,6 +471,8 @@ static int ckpt_setup(rt_ctx *rt, singa_job *job, singa_err *err)
                                rt->ckpt_dir, singa_conf_int(rt->conf, "train_steps", 0));
         if (rc == 0 && singa_ckpt_set_resharded(s, rt->topology, what, sizeof what))
             rt_log(rt, "%s", what);
+        if (rc == 0 && singa_ckpt_set_lacks(s, what, sizeof what))
+            rt_log(rt, "resume: %s", what);
         if (rc == 0)
             rt_log(rt, "%s from %s (step %d)", rt->launch.rejoin ? "rejoining: this process's groups go on" : "resumed",
                    s->where, rt->resume_step);
@@ -467,7 +521,7 @@ void rt_ckpt_prune(rt_ctx *rt)
             parts += is_part(rt, &files[j]);
         if (complete >= keep)
             remove_steps(rt, files + i, j - i, NULL);
-        else if (parts == nparts(rt))
+        else if (parts >= nparts(rt)) /* a step written before a group was lost has its files too */
             complete++;
         i = j;
     }

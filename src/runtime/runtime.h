@@ -304,9 +304,17 @@ void *rt_worker_main(void *arg);
 int rt_worker_link(rt_worker *w, singa_err *err);
 
 /* Writes c (entries added by the caller) as the file of thread (kind, group, id) of checkpoint
- * `step`, adding the topology, the number of files of the step ("files") and the thread's
- * identity ("shard" or "worker": its group and id). */
+ * `step`, adding the topology, the number of files of the step ("files": those of the groups not
+ * lost), the groups lost now ("lost", when one is) and the thread's identity ("shard" or
+ * "worker": its group and id). */
 int rt_ckpt_write(rt_ctx *rt, singa_ckpt *c, int kind, int group, int id, singa_err *err);
+/* The groups lost now, whose files a checkpoint written now lacks ("lost" in its files), as buf
+ * says ("the state of lost worker group 1 (rank 1) and the shards of ..."); returns how many. */
+int rt_ckpt_lacks(const rt_ctx *rt, char *buf, size_t len);
+/* Rank 0, process r lost from a job that goes on: logs each newest checkpoint that lacks its
+ * groups' worker files but was written before the loss was known, so does not record it: those
+ * are incomplete (ckpt_lost.c). */
+void rt_ckpt_name_incomplete(rt_ctx *rt, int r);
 /* Worker 0.0, after every server wrote its shard of a checkpoint: removes all but the newest
  * checkpoint_keep complete checkpoints (and nothing newer than the oldest of them). */
 void rt_ckpt_prune(rt_ctx *rt);

@@ -695,6 +695,7 @@ static void on_lost(rt_stub *s, int r, rt_loss why)
         for (int i = 0; i < rt->c->nserver_groups * per; i++)
             if (s->ckpt[i] == CKPT_ASKED && rt_server_proc(rt, i / per, i % per) == r)
                 ckpt_lost(s, i);
+        rt_ckpt_name_incomplete(rt, r);
         flush_lost(s, r); /* when the flush is on; else proc_done may begin it, without r */
         proc_done(s, r);
     }

@@ -414,8 +414,9 @@ static int before_eval(void *ud, singa_err *err)
 /* Worker 0.0: every server writes its shard of checkpoint `step`, wherever it lives; the values
  * it writes are those of `step` in a synchronous job (no update of `step` is applied before this
  * worker's gradients of it leave), a snapshot in an asynchronous one.  Rank 0's stub answers for
- * a server whose process was lost: then *complete is false (an asynchronous job goes on without
- * it), so the checkpoint can never be whole. */
+ * a server whose process was lost: one of server group 0, whose shards are the model, leaves
+ * *complete false (an asynchronous job goes on without it), so the checkpoint can never be whole;
+ * another group's are copies, which the checkpoint records it lacks (rt_ckpt_write's "lost"). */
 static int save_servers(rt_worker *w, int step, bool *complete, singa_err *err)
 {
     rt_ctx *rt = w->rt;
@@ -438,7 +439,7 @@ static int save_servers(rt_worker *w, int step, bool *complete, singa_err *err)
         if (rc == 0 && m.type == MSG_CKPT_REPLY && m.step == step && m.server >= 0 && m.server < n && !got[m.server]) {
             got[m.server] = true;
             left--;
-            if (m.lost) {
+            if (m.lost && m.server / per == 0) { /* the model's shard: the others are copies */
                 *complete = false;
                 rt_log(rt, "checkpoint step %d: server %d.%d (rank %d) was lost before it wrote its shard", step,
                          m.server / per, m.server % per, rt_server_proc(rt, m.server / per, m.server % per));
@@ -481,7 +482,13 @@ static int save_parts(rt_worker *w, int step, int parts, singa_err *err)
         singa_job_log(&w->hooks, "checkpoint %s is incomplete: a server's process was lost", path);
         return 0;
     }
-    singa_job_log(&w->hooks, "checkpoint written: %s (the servers' shards; every worker writes its own state)", path);
+    char lost[256];
+    if (rt_ckpt_lacks(w->rt, lost, sizeof lost))
+        singa_job_log(&w->hooks, "checkpoint written: %s (the servers' shards; every worker writes its own state); it "
+                      "lacks %s: the params are whole, and a resume re-derives a lost group's state from another "
+                      "group's", path, lost);
+    else
+        singa_job_log(&w->hooks, "checkpoint written: %s (the servers' shards; every worker writes its own state)", path);
     if (w->hooks.checkpoint)
         w->hooks.checkpoint(w->hooks.ud, step, path);
     return 0;

@@ -2,8 +2,9 @@
  *
  * A distributed step is whole when every server of every server group wrote its shard and
  * every worker group's worker 0 its state (a cut group's other workers write only when they
- * live in another process, which the files cannot tell), every file verifies and says the same
- * step and topology.  Server group 0's slices make the model: they are sorted by offset and must
+ * live in another process, which the files cannot tell), but the groups its files record as lost
+ * (an asynchronous job that went on without them; never server group 0), every file verifies
+ * and says the same step and topology.  Server group 0's slices make the model: they are sorted by offset and must
  * tile each param with neither gap nor overlap; the param's shape is its "shape/<name>" entry. */
 #include <errno.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@ void singa_ckpt_set_free(singa_ckpt_set *s)
         free(s->slices[i].param);
     free(s->workers);
     free(s->slices);
+    free(s->lost);
     free(s->files);
     memset(s, 0, sizeof *s);
 }
@@ -164,6 +166,63 @@ static bool has_file(const singa_ckpt_file *files, size_t n, int kind, int group
     return false;
 }
 
+/* A file's "lost": per worker group, then per server group, 1 where its writer knew the group's
+ * process lost, so the step deliberately lacks that group's files; s->lost gathers every file's. */
+static int note_lost(singa_ckpt_set *s, const singa_ckpt *ck, const char *path, singa_err *err)
+{
+    const singa_ckpt_entry *e = singa_ckpt_find(ck, "lost");
+    int64_t n = s->topology[1] + s->topology[3];
+    if (!e)
+        return 0;
+    if (e->dtype != SINGA_CKPT_I64 || e->ndim != 1 || (int64_t)e->dims[0] != n)
+        return singa_err_set(err, "checkpoint '%s': tensor 'lost' is not one flag per worker and server group", path);
+    if (!s->lost && !(s->lost = calloc((size_t)n, 1)))
+        return singa_err_set(err, "out of memory");
+    for (int64_t g = 0; g < n; g++)
+        s->lost[g] |= ((const int64_t *)e->data)[g] != 0;
+    return 0;
+}
+
+static bool lost_group(const singa_ckpt_set *s, int kind, int64_t g)
+{
+    /* server group 0's shards make the model: never excused */
+    return s->lost && (kind ? s->lost[g] : g > 0 && s->lost[s->topology[1] + g]);
+}
+
+/* Whether files[0, n) make a whole step: every server's, and every worker's that writes one
+ * ("files" says how many: a cut group's workers in one process write one; older steps do not say,
+ * and then worker 0 of every group must be there), but those of the groups lost when it was
+ * written (a group other than server group 0: the others' shards are copies).  Else -2. */
+static int check_whole(const singa_ckpt_set *s, const char *dir, const singa_ckpt_file *files, size_t n,
+                       int64_t nfiles, singa_err *err)
+{
+    const int64_t *t = s->topology;
+    int64_t every = t[3] * t[4] + t[1] * t[2], want = nfiles >= 0 ? nfiles : 0;
+    for (int64_t g = 0; g < t[1] || g < t[3]; g++)
+        every -= (g < t[1] && lost_group(s, 1, g) ? t[2] : 0) + (g < t[3] && lost_group(s, 0, g) ? t[4] : 0);
+    for (int kind = 0; kind < 2; kind++) {
+        int64_t ngroups = kind ? t[1] : t[3], per = kind ? (want == every ? t[2] : 1) : t[4];
+        for (int g = 0; g < ngroups; g++)
+            for (int j = 0; j < per && !lost_group(s, kind, g); j++)
+                if (!has_file(files, n, kind ? SINGA_CKPT_WORKER : SINGA_CKPT_SERVER, g, j)) {
+                    char path[4096];
+                    singa_ckpt_part_path(path, sizeof path, dir, files[0].step,
+                                         kind ? SINGA_CKPT_WORKER : SINGA_CKPT_SERVER, g, j);
+                    singa_err_set(err, "checkpoint step %llu is incomplete: '%s' is missing (%s %d.%d did not write it: "
+                                       "the job ended, or its process was lost, first)", (unsigned long long)files[0].step,
+                                  path, kind ? "worker" : "server", g, j);
+                    return -2;
+                }
+    }
+    if ((int64_t)n < want) {
+        singa_err_set(err, "checkpoint step %llu is incomplete: %zu of its %lld files are there (the job ended, or a "
+                           "process was lost, while it was written)", (unsigned long long)files[0].step, n,
+                      (long long)want);
+        return -2;
+    }
+    return 0;
+}
+
 /* Places every slice of server group 0's shards into the model.  The pieces are sorted by param
  * and offset; each param's must tile it. */
 static int assemble(singa_ckpt_set *s, singa_ckpt *shards, piece *pc, size_t np, singa_err *err)
@@ -262,13 +321,20 @@ static int read_dist(singa_ckpt_set *s, const char *dir, const singa_ckpt_file *
             break;
         }
         const singa_ckpt_entry *fe = singa_ckpt_find(&ck, "files");
+        int64_t nf = -1;
         if (fe && fe->dtype == SINGA_CKPT_I64 && fe->bytes == 8)
-            memcpy(&nfiles, fe->data, 8);
+            memcpy(&nf, fe->data, 8);
+        if (nf >= 0 && (nfiles < 0 || nf < nfiles)) /* a writer that knew of more lost groups counts fewer */
+            nfiles = nf;
+        if ((rc = note_lost(s, &ck, path, err)) < 0) {
+            singa_ckpt_free(&ck, 1);
+            break;
+        }
         if (files[i].kind == SINGA_CKPT_WORKER) {
             singa_ckpt_set_worker *w = add_worker(s, files[i].group, files[i].id, err);
             for (size_t e = 0; w && rc == 0 && e < ck.n; e++)
                 if (strcmp(ck.entries[e].name, "topology") != 0 && strcmp(ck.entries[e].name, "worker") != 0 &&
-                    strcmp(ck.entries[e].name, "files") != 0)
+                    strcmp(ck.entries[e].name, "files") != 0 && strcmp(ck.entries[e].name, "lost") != 0)
                     rc = move_entry(&w->state, &ck.entries[e], err);
             rc = w ? rc : -1;
             singa_ckpt_free(&ck, 1);
@@ -306,31 +372,11 @@ static int read_dist(singa_ckpt_set *s, const char *dir, const singa_ckpt_file *
         }
         nshards++;
     }
-    /* The files of a whole step: every server's, and every worker's that writes one ("files"
-     * says how many: a cut group's workers in one process write one; older steps do not say, and
-     * then worker 0 of every group must be there). */
-    const int64_t *t = s->topology;
-    int64_t every = t[3] * t[4] + t[1] * t[2], want = nfiles >= 0 ? nfiles : 0;
-    for (int kind = 0; rc == 0 && kind < 2; kind++) {
-        int64_t ngroups = kind ? t[1] : t[3], per = kind ? (want == every ? t[2] : 1) : t[4];
-        for (int g = 0; rc == 0 && g < ngroups; g++)
-            for (int j = 0; rc == 0 && j < per; j++)
-                if (!has_file(files, n, kind ? SINGA_CKPT_WORKER : SINGA_CKPT_SERVER, g, j)) {
-                    char path[4096];
-                    singa_ckpt_part_path(path, sizeof path, dir, step, kind ? SINGA_CKPT_WORKER : SINGA_CKPT_SERVER, g, j);
-                    singa_err_set(err, "checkpoint step %llu is incomplete: '%s' is missing (the job ended while "
-                                       "writing it)", (unsigned long long)step, path);
-                    rc = -2;
-                }
-    }
-    if (rc == 0 && (int64_t)n < want) {
-        singa_err_set(err, "checkpoint step %llu is incomplete: %zu of its %lld files are there (the job ended while "
-                           "writing it)", (unsigned long long)step, n, (long long)want);
-        rc = -2;
-    }
+    if (rc == 0)
+        rc = check_whole(s, dir, files, n, nfiles, err);
     for (size_t i = 0; rc == 0 && i < n; i++)
-        if ((files[i].kind == SINGA_CKPT_SERVER && (files[i].group >= t[3] || files[i].id >= t[4])) ||
-            (files[i].kind == SINGA_CKPT_WORKER && (files[i].group >= t[1] || files[i].id >= t[2])))
+        if ((files[i].kind == SINGA_CKPT_SERVER && (files[i].group >= s->topology[3] || files[i].id >= s->topology[4])) ||
+            (files[i].kind == SINGA_CKPT_WORKER && (files[i].group >= s->topology[1] || files[i].id >= s->topology[2])))
             rc = singa_err_set(err, "checkpoint '%s' is not a file of the topology the others record", s->files[i].path);
     if (rc == 0 && !(s->slices = calloc(np + 1, sizeof *s->slices)))
         rc = singa_err_set(err, "out of memory");
@@ -503,13 +549,30 @@ int singa_ckpt_set_open(singa_ckpt_set *s, const char *path, singa_ckpt_set_acce
     return -1;
 }
 
-/* The state worker (group, id) takes, and the flags saying whose it is. */
+/* Whether the set holds a state of worker group g (its worker 0's). */
+static bool has_group(const singa_ckpt_set *s, int64_t g)
+{
+    for (size_t i = 0; i < s->nworkers; i++)
+        if (s->workers[i].group == g && s->workers[i].id == 0)
+            return true;
+    return false;
+}
+
+/* The state worker (group, id) takes, and the flags saying whose it is: a group the checkpoint
+ * lacks (beyond its groups, or lost when it was written) takes that of the k-th group it holds,
+ * k = group mod how many it holds. */
 static const singa_ckpt_set_worker *state_of(const singa_ckpt_set *s, int group, int id, int *flags)
 {
-    int64_t ngroups = singa_ckpt_set_dist(s) ? s->topology[1] : 1;
+    int64_t ngroups = singa_ckpt_set_dist(s) ? s->topology[1] : 1, held = 0;
     *flags = 0;
-    if (group >= ngroups) {
-        group = (int)(group % ngroups);
+    if (group >= ngroups || !has_group(s, group)) {
+        for (int64_t g = 0; g < ngroups; g++)
+            held += has_group(s, g);
+        for (int64_t g = 0, k = held ? group % held : 0; held && g < ngroups; g++)
+            if (has_group(s, g) && k-- == 0) {
+                group = (int)g;
+                break;
+            }
         *flags |= SINGA_CKPT_SET_OTHER_GROUP;
     }
     const singa_ckpt_set_worker *lead = NULL;
@@ -571,6 +634,37 @@ int singa_ckpt_set_gather(const singa_ckpt_set *s, const char *out, singa_err *e
     int rc = singa_ckpt_write(&v, out, err);
     singa_ckpt_free(&v, 0);
     return rc;
+}
+
+bool singa_ckpt_set_lacks(const singa_ckpt_set *s, char *buf, size_t len)
+{
+    char workers[200] = "", servers[200] = "";
+    int64_t nw = 0, ns = 0, first = -1;
+    for (int64_t g = 0; singa_ckpt_set_dist(s) && g < s->topology[1]; g++)
+        if (!has_group(s, g)) {
+            singa_appendf(workers, sizeof workers, "%s%lld", nw++ ? ", " : "", (long long)g);
+            first = first < 0 ? g : first;
+        }
+    for (int64_t g = 1; s->lost && g < s->topology[3]; g++) {
+        bool has = false;
+        for (size_t i = 0; i < s->nfiles; i++)
+            has |= s->files[i].kind == SINGA_CKPT_SERVER && s->files[i].group == g;
+        if (!has && s->lost[s->topology[1] + g])
+            singa_appendf(servers, sizeof servers, "%s%lld", ns++ ? ", " : "", (long long)g);
+    }
+    if (!nw && !ns)
+        return false;
+    int dummy;
+    const singa_ckpt_set_worker *w = nw ? state_of(s, (int)first, 0, &dummy) : NULL;
+    snprintf(buf, len, "checkpoint %s (step %llu) lacks ", s->where, (unsigned long long)s->step);
+    if (nw)
+        singa_appendf(buf, len, "the state of worker group%s %s (lost when it was written): the params are whole; "
+                      "group %lld takes group %d's data cursors, random generators and display window%s",
+                      nw == 1 ? "" : "s", workers, (long long)first, w ? w->group : 0, nw > 1 ? ", and so on" : "");
+    if (ns)
+        singa_appendf(buf, len, "%sthe shards of server group%s %s (lost when it was written): server group 0's hold "
+                      "every param", nw ? "; and " : "", ns == 1 ? "" : "s", servers);
+    return true;
 }
 
 /* Worker groups and workers per group of a topology (a plain one: 1 and 1). */

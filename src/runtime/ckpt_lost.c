@@ -1,0 +1,65 @@
+/* Rank 0, when a process is lost from an asynchronous job that goes on: the checkpoints written
+ * since it died but before the loss was known lack its groups' worker files without recording
+ * why (rt_ckpt_write's "lost"), so they are really incomplete, and the log says so, naming each
+ * at its step.  Those written once the loss is known record it and are whole (ckpt_set.c). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/runtime.h"
+#include "singa/ckpt_set.h"
+
+typedef struct refusal {
+    bool incomplete;
+    char reason[1024];
+} refusal;
+
+static void on_refused(void *ud, uint64_t step, bool incomplete, const char *reason)
+{
+    refusal *r = ud;
+    (void)step;
+    r->incomplete = incomplete;
+    snprintf(r->reason, sizeof r->reason, "%s", reason);
+}
+
+/* Whether step files[0, n) is refused for lacking worker group g's file (dir: their folder). */
+static bool lacks_group(const char *dir, const singa_ckpt_file *files, int g)
+{
+    char path[4096], want[4096];
+    singa_ckpt_set set;
+    refusal r = {0};
+    singa_err err;
+    singa_ckpt_part_path(path, sizeof path, dir, files[0].step, files[0].kind, files[0].group, files[0].id);
+    singa_ckpt_part_path(want, sizeof want, dir, files[0].step, SINGA_CKPT_WORKER, g, 0);
+    if (singa_ckpt_set_open(&set, path, NULL, on_refused, &r, &err) == 0) {
+        singa_ckpt_set_free(&set);
+        return false;
+    }
+    return r.incomplete && strstr(r.reason, want);
+}
+
+void rt_ckpt_name_incomplete(rt_ctx *rt, int r)
+{
+    singa_ckpt_file *files;
+    size_t n;
+    singa_err err;
+    if (!rt->ckpt_dir || singa_ckpt_dir_files(rt->ckpt_dir, &files, &n, &err) < 0)
+        return;
+    for (int g = 0; g < rt->c->nworker_groups; g++) {
+        if (rt_worker_proc(rt, g, 0) != r)
+            continue;
+        /* newest first, down to the newest step that has the group's state */
+        for (size_t i = 0, j; i < n && files[i].kind != SINGA_CKPT_LOCAL; i = j) {
+            bool has = false;
+            for (j = i; j < n && files[j].step == files[i].step; j++)
+                has |= files[j].kind == SINGA_CKPT_WORKER && files[j].group == g;
+            if (has)
+                break;
+            if (lacks_group(rt->ckpt_dir, files + i, g))
+                rt_log(rt, "checkpoint %s/step%09llu.*.ckpt is incomplete: worker group %d (rank %d) was lost before "
+                           "it wrote its state there, and the files written before the loss was known do not say so; "
+                           "a resume takes an older one", rt->ckpt_dir, (unsigned long long)files[i].step, g, r);
+        }
+    }
+    free(files);
+}
