@@ -13,7 +13,8 @@ trap kill_ours EXIT
 
 cat >"$tmp/job.lua" <<'EOF'
 -- job.lua MODE OUT [STEPS [HEARTBEAT_TIMEOUT]]: AllReduce in 2 processes (MODE allreduce; hang:
--- rank 1's kLua updater loops for ever at step 5; slow: it takes 0.3 s a call for 8 steps) or
+-- rank 1's kLua updater loops for ever at step 5, hang0: rank 0's; slow: rank 1's takes 0.3 s a
+-- call for 8 steps) or
 -- Sandblaster in 3 (sandblaster); rank 0 writes the messages it dropped to OUT.
 local singa = require "singa"
 local td = require "testdata"
@@ -24,10 +25,12 @@ local cluster = mode == "sandblaster" and singa.cluster.sandblaster{ workers = 2
                 or singa.cluster.allreduce{ workers = 2, procs = 2 }
 cluster.heartbeat_timeout, cluster.join_timeout = beat, 30
 local updater = { type = "kSGD", momentum = 0.9, learning_rate = { type = "kFixed", base_lr = 0.05 } }
-if mode == "hang" or mode == "slow" then -- slow: rank 1 spends 0.3 s in each call of steps 2-9
+if mode:match("^hang") or mode == "slow" then -- slow: rank 1 spends 0.3 s in each call of steps 2-9
   updater = { type = "kLua", learning_rate = { type = "kFixed", base_lr = 0.05 },
               update = function(step, param, grad, state, lr)
-                if step == 5 and singa.rank() == 1 and mode == "hang" then while true do end end
+                if step == 5 and mode:match("^hang") and singa.rank() == (mode == "hang0" and 0 or 1) then
+                  while true do end
+                end
                 if step >= 2 and step < 10 and singa.rank() == 1 and mode == "slow" then
                   os.execute("sleep 0.3") -- wall time: a loaded machine stretches CPU time
                 end
@@ -123,8 +126,9 @@ for victim in "1 workers 0.1" "2 servers 0.0" "0 workers 0.0"; do
 done
 
 # 3. Rank 1 loops for ever in its kLua updater and keeps beating: rank 0, waiting on it, finds it
-# hung (busy, no progress) within heartbeat_timeout (3 s) and ends naming it; the launcher ends
-# the hung rank after its grace period.
+# hung (busy, no progress) within heartbeat_timeout (3 s) and ends naming it; the hung rank is
+# told, its Lua loop interrupted, and it ends too (status SINGA_EXIT_HUNG, 70), the launcher with
+# it.
 t0=$(date +%s.%N)
 timeout 120 "$SINGA_TUI" --procs 2 -e "$tmp/job.lua" hang "$tmp/x.txt" 1000000 3 >"$tmp/hang.out" 2>&1 &
 launcher=$!
@@ -135,9 +139,30 @@ wait "$launcher"
 rc=$?
 took=$(since "$t0")
 echo "# rank 0 ended after $took0 s, the launcher after $took s, status $rc" | tee -a "$tmp/hang.out"
-[ $rc -ne 0 ] && [ $rc -ne 124 ] && within "$took0" 20 && within "$took" 40 &&
-    grep -q "rank 1 (workers 0.1; servers 0.1) at tcp://127.0.0.1:[0-9]* hung: busy for 3 s (heartbeat_timeout) without progress" "$tmp/hang.out"
-report $? "rank 1 in an endless kLua loop: rank 0 ends within heartbeat_timeout, naming it hung" "$tmp/hang.out"
+[ $rc -ne 0 ] && [ $rc -ne 124 ] && within "$took0" 20 && within "$took" "$(awk -v t="$took0" 'BEGIN { print t + 2 }')" &&
+    grep -q "rank 1 (workers 0.1; servers 0.1) at tcp://127.0.0.1:[0-9]* hung: busy for 3 s (heartbeat_timeout) without progress" "$tmp/hang.out" &&
+    grep -q "rank 0 found this process (rank 1) hung: .*; a Lua function of this process (a kLua updater or schedule?) still ran, without end, and was interrupted" "$tmp/hang.out" &&
+    grep -q "rank 1 (pid [0-9]*) exited with status 70" "$tmp/hang.out"
+report $? "rank 1 in an endless kLua loop: rank 0 ends within heartbeat_timeout, naming it hung; rank 1 within 2 s more, saying why" "$tmp/hang.out"
+
+# The same with rank 0 (the coordinator, whose servers the job needs) hung, its ranks started by
+# hand (no launcher to end them): rank 1 ends naming it, rank 0 within 2 s of rank 1, status 70.
+port=$(free_port)
+t0=$(date +%s.%N)
+ranks=
+for r in 0 1; do
+    ( SINGA_RANK=$r SINGA_SIZE=2 SINGA_COORDINATOR=tcp://127.0.0.1:$port \
+        timeout 60 "$SINGA_TUI" -e "$tmp/job.lua" hang0 "$tmp/x.txt" 1000000 3 >"$tmp/hang0-$r.out" 2>&1
+      echo "$? $(since "$t0")" >"$tmp/hang0-$r.end" ) &
+    ranks="$ranks $!"
+done
+wait $ranks
+for r in 0 1; do read -r rc took <"$tmp/hang0-$r.end"; eval "rc$r=\$rc took$r=\$took"; done
+echo "# rank 0 (hung) exited $rc0 after $took0 s, rank 1 $rc1 after $took1 s" | tee -a "$tmp/hang0-0.out"
+[ "$rc0" -eq 70 ] && [ "$rc1" -eq 1 ] && within "$took1" 20 && within "$took0" "$(awk -v t="$took1" 'BEGIN { print t + 2 }')" &&
+    grep -q "rank 0 (workers 0.0; servers 0.0) at tcp://127.0.0.1:$port hung: busy for 3 s (heartbeat_timeout) without progress" "$tmp/hang0-1.out" &&
+    grep -q "rank 1 found this process (rank 0) hung: busy for 3 s (heartbeat_timeout) without progress while the others waited; a Lua function of this process (a kLua updater or schedule?) still ran, without end, and was interrupted" "$tmp/hang0-0.out"
+report $? "rank 0 in an endless kLua loop: rank 1 ends naming it hung, rank 0 within 2 s more with status 70, saying why" "$tmp/hang0-0.out"
 
 # ... but a rank slow in its kLua updater (0.3 s a call, several seconds in all) still makes
 # progress: no hang with heartbeat_timeout 2 s.

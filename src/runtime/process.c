@@ -37,6 +37,7 @@ void rt_fail_as(rt_ctx *rt, const singa_err *err, bool lost)
         rt->err = *err;
     }
     pthread_mutex_unlock(&rt->lock);
+    singa_job_abandon(rt->job); /* a thread stuck in a host function has to give up */
 }
 
 void rt_fail(rt_ctx *rt, const singa_err *err) { rt_fail_as(rt, err, false); }
@@ -993,7 +994,7 @@ enum { TRACE_WAIT = 10 };
 int singa_runtime_run(singa_job *job, const singa_job_hooks *hooks, singa_trace *trace, singa_result *res, singa_err *err)
 {
     static const singa_job_hooks none;
-    rt_ctx rt = {.c = singa_job_cluster(job), .conf = singa_job_conf(job), .hooks = hooks ? hooks : &none,
+    rt_ctx rt = {.job = job, .c = singa_job_cluster(job), .conf = singa_job_conf(job), .hooks = hooks ? hooks : &none,
                   .stats = singa_job_stats(job), .trace = trace};
     if (rt_launch_read(&rt.launch, rt.c, err) < 0)
         return -1;

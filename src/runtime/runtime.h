@@ -114,6 +114,7 @@ typedef struct rt_stub rt_stub;
 enum { RT_TOPOLOGY_LEN = SINGA_CKPT_TOPOLOGY_LEN };
 
 struct rt_ctx {
+    singa_job *job; /* the script's, abandoned when the run fails */
     const singa_cluster *c;
     const singa_conf *conf;
     int rank, nprocs;
