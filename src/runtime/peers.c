@@ -616,8 +616,11 @@ int rt_peers_open(rt_ctx *rt, rt_peers **out, singa_err *err)
     if (shortcut(p->endpoints[rt->rank], ipc, sizeof ipc) && zmq_bind(p->router, ipc) < 0)
         return singa_err_set(err, "cannot listen on %s (this host's processes' way past TCP): %s", ipc,
                              zmq_strerror(zmq_errno()));
-    if ((rt->rank == 0 ? meet_as_coordinator(p, err) : meet_as_member(p, err)) < 0)
+    if (rt->rank == 0 ? meet_as_coordinator(p, err) < 0 : meet_as_member(p, err) < 0) {
+        if (rt->rank != 0 && p->dealer[0]) /* its join, unsent to no coordinator, would hold the exit */
+            disconnect(p, 0);
         return -1;
+    }
     for (int r = 0; r < rt->nprocs; r++)
         if (r != rt->rank && !p->dealer[r] && !p->gone[r] && connect_to(p, r, false, err) < 0)
             return -1;
