@@ -52,6 +52,9 @@ typedef struct singa_job_hooks {
     void (*checkpoint)(void *ud, int step, const char *path);
     /* The host's requests (pause, checkpoint now, stop, lr scale), or NULL. */
     singa_job_control *control;
+    /* The host asked its user, who lets this fresh run replace an earlier run's checkpoints in
+     * checkpoint_path as `overwrite = true` does (else such a run is refused). */
+    bool overwrite;
 } singa_job_hooks;
 
 typedef struct singa_result {

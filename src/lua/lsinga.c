@@ -787,6 +787,7 @@ static int l_train(lua_State *L)
         rc = singa_err_set(&err, "singa.train: the job was cancelled before it started");
     } else {
         hooks.control = host ? host->hooks.control : NULL; /* job_start may have set it (a job that listens) */
+        hooks.overwrite = host && host->hooks.overwrite; /* the workbench's user agreed */
         rc = singa_job_run(job, &hooks, &res, &err);
     }
     if (host && host->job_end)

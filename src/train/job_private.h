@@ -50,6 +50,7 @@ struct singa_job {
     const char *ckpt_dir;
     size_t ninit; /* checkpoint_path entries after the first: where a fresh run's params come from */
     bool resume;
+    bool overwrite; /* a fresh run may replace an earlier run's checkpoints */
     bool stop_nonfinite; /* a loss that is not finite stops training (stop_on_nonfinite) */
     /* The two newest checkpoints written or resumed from ([0] newest) and their steps, for
      * naming the last good one when the loss stops being finite. */
