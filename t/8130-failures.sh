@@ -13,8 +13,8 @@ trap kill_ours EXIT
 
 cat >"$tmp/job.lua" <<'EOF'
 -- job.lua MODE OUT [STEPS [HEARTBEAT_TIMEOUT]]: AllReduce in 2 processes (MODE allreduce; hang:
--- rank 1's kLua updater loops for ever at step 5, hang0: rank 0's; slow: rank 1's takes 0.3 s a
--- call for 8 steps) or
+-- rank 1's kLua updater loops for ever at step 5, hang0: rank 0's, hang-elastic: rank 1's, the job
+-- checkpointing every 2 steps; slow: rank 1's takes 0.3 s a call for 8 steps) or
 -- Sandblaster in 3 (sandblaster); rank 0 writes the messages it dropped to OUT.
 local singa = require "singa"
 local td = require "testdata"
@@ -39,6 +39,8 @@ if mode:match("^hang") or mode == "slow" then -- slow: rank 1 spends 0.3 s in ea
 end
 local r = singa.train{
   name = "failures", seed = 7, train_steps = steps, disp_freq = 10,
+  checkpoint_freq = mode == "hang-elastic" and 2 or nil, overwrite = true,
+  checkpoint_path = mode == "hang-elastic" and dir .. "/ck-elastic" or nil,
   cluster = cluster, updater = updater,
   neuralnet = td.mlp(dir .. "/data/images-idx3-ubyte", dir .. "/data/labels-idx1-ubyte"),
 }
@@ -163,6 +165,14 @@ echo "# rank 0 (hung) exited $rc0 after $took0 s, rank 1 $rc1 after $took1 s" | 
     grep -q "rank 0 (workers 0.0; servers 0.0) at tcp://127.0.0.1:$port hung: busy for 3 s (heartbeat_timeout) without progress" "$tmp/hang0-1.out" &&
     grep -q "rank 1 found this process (rank 0) hung: busy for 3 s (heartbeat_timeout) without progress while the others waited; a Lua function of this process (a kLua updater or schedule?) still ran, without end, and was interrupted" "$tmp/hang0-0.out"
 report $? "rank 0 in an endless kLua loop: rank 1 ends naming it hung, rank 0 within 2 s more with status 70, saying why" "$tmp/hang0-0.out"
+
+# An elastic job (--elastic 1): the hung rank 1, interrupted, ends with status 70, which the
+# launcher counts lost, and the job starts again on rank 0 alone and finishes.
+timeout 120 "$SINGA_TUI" --procs 2 --elastic 1 -e "$tmp/job.lua" hang-elastic "$tmp/x.txt" 40 3 >"$tmp/hang-el.out" 2>&1 &&
+    grep -q "rank 1 (pid [0-9]*) exited with status 70" "$tmp/hang-el.out" &&
+    grep -q "elastic restart 1: rank 1 lost, the job starts again on the 1 process left" "$tmp/hang-el.out" &&
+    grep -q "^rank 0: 40 steps" "$tmp/hang-el.out"
+report $? "elastic, rank 1 hung: it ends with status 70, counted lost, and the job finishes on rank 0" "$tmp/hang-el.out"
 
 # ... but a rank slow in its kLua updater (0.3 s a call, several seconds in all) still makes
 # progress: no hang with heartbeat_timeout 2 s.
