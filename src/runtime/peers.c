@@ -874,7 +874,7 @@ int rt_peers_lost(rt_peers *p, rt_loss *why)
             *why = RT_LOST_HUNG;
         else
             continue;
-        if (*why == RT_LOST_HUNG)
+        if (*why == RT_LOST_HUNG && p->dealer[r])
             tell_hung(p, r, timeout);
         p->dead[r] = true;
         if (!p->gone[r]) /* else counted when the list came */
