@@ -25,6 +25,7 @@ local job = {
   name = "char-rnn", seed = 1,
   train_steps = tonumber(arg and arg[1]) or 2000, disp_freq = 100,
   checkpoint_freq = 1000, checkpoint_path = "ckpt/char-rnn",
+  overwrite = true, -- each run starts over: its first checkpoint replaces the last run's
   train_one_batch = { alg = "kBPTT" },
   updater = { type = "kAdam", clip_low = -5, clip_high = 5,
               learning_rate = { type = "kStep", base_lr = 0.003, gamma = 0.5, change_freq = 1000 } },

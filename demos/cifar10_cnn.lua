@@ -54,6 +54,7 @@ local job = {
   name = "cifar10-convnet", seed = 1,
   train_steps = steps, disp_freq = 30, test_freq = 300, test_steps = 100,
   checkpoint_freq = 1000, checkpoint_path = "ckpt/cifar10-cnn",
+  overwrite = true, -- each run starts over: its first checkpoint replaces the last run's
   num_openblas_threads = threads,
   updater = { type = "kSGD", momentum = 0.9, weight_decay = 0.004,
               learning_rate = { type = "kFixedStep", step = { 0, 60000, 65000 }, step_lr = { 0.001, 0.0001, 0.00001 } } },

@@ -9,6 +9,7 @@ local job = {
   train_steps = tonumber(arg and arg[1]) or 6000, disp_freq = 500,
   test_freq = 2000, test_steps = 100,
   checkpoint_freq = 2000, checkpoint_path = "ckpt/gru-fmnist",
+  overwrite = true, -- each run starts over: its first checkpoint replaces the last run's
   num_openblas_threads = tonumber(arg and arg[2]) or 1,
   train_one_batch = { alg = "kBPTT" },
   updater = { type = "kAdam", learning_rate = { type = "kStep", base_lr = 0.002, gamma = 0.3, change_freq = 2500 } },

@@ -12,6 +12,7 @@ local job = {
   train_steps = tonumber(arg and arg[1]) or 12000, disp_freq = 500,
   test_freq = 4000, test_steps = 100,
   checkpoint_freq = 4000, checkpoint_path = "ckpt/lenet",
+  overwrite = true, -- each run starts over: its first checkpoint replaces the last run's
   num_openblas_threads = tonumber(arg and arg[2]) or 1,
   updater = { type = "kSGD", momentum = 0.9, weight_decay = 5e-4,
               learning_rate = { type = "kStep", base_lr = 0.02, gamma = 0.2, change_freq = 5000 } },

@@ -16,6 +16,7 @@ local job = {
   train_steps = tonumber(arg and arg[1]) or 12000, disp_freq = 1000,
   test_freq = 4000, test_steps = 100,
   checkpoint_freq = 4000, checkpoint_path = "ckpt/plugin-prelu",
+  overwrite = true, -- each run starts over: its first checkpoint replaces the last run's
   updater = { type = "kSGD", momentum = 0.9, weight_decay = 5e-5,
               learning_rate = { type = "kStep", base_lr = 0.04, gamma = 0.3, change_freq = 5000 } },
   neuralnet = { layer = {

@@ -63,7 +63,7 @@ local function rbm_job(k, nsteps, lr)
   return {
     name = "rbm" .. k, seed = k, train_steps = nsteps, disp_freq = math.max(1, nsteps // 4),
     test_steps = test_steps, num_openblas_threads = 2,
-    checkpoint_path = dirs("ckpt/rbm/rbm" .. k, k - 1),
+    checkpoint_path = dirs("ckpt/rbm/rbm" .. k, k - 1), overwrite = true, -- a rerun starts over
     train_one_batch = { alg = "kCD", cd_k = 1 },
     updater = { type = "kSGD", momentum = 0.8, weight_decay = 2e-4,
                 learning_rate = { type = "kFixed", base_lr = lr or (k == 4 and 0.01 or 0.1) } },
@@ -87,7 +87,7 @@ local function autoencoder_job(nsteps, lr)
   return {
     name = "autoencoder", seed = 5, train_steps = nsteps, disp_freq = math.max(1, nsteps // 4),
     test_steps = test_steps, num_openblas_threads = 2,
-    checkpoint_path = dirs("ckpt/rbm/autoencoder", 4),
+    checkpoint_path = dirs("ckpt/rbm/autoencoder", 4), overwrite = true,
     updater = { type = "kAdaGrad", learning_rate = { type = "kFixed", base_lr = lr or 0.01 } },
     neuralnet = { layer = layers },
   }

@@ -173,7 +173,7 @@ end
 local function rbm_job(o)
   return {
     name = "rbm", seed = o.seed or 1, train_steps = o.steps or 1,
-    checkpoint_path = o.path or { dir .. "/run", init },
+    checkpoint_path = o.path or { dir .. "/run", init }, overwrite = true,
     test_steps = o.test_steps,
     train_one_batch = { alg = "kCD", cd_k = o.cd_k or 1 },
     updater = { type = "kSGD", learning_rate = { type = "kFixed", base_lr = o.lr or 1 } },
@@ -285,7 +285,7 @@ do
   }
   local function run(steps, lr)
     return singa.train{
-      name = "bands", seed = 2, train_steps = steps, test_steps = 20, checkpoint_path = dir .. "/bands-ckpt",
+      name = "bands", seed = 2, train_steps = steps, test_steps = 20, checkpoint_path = dir .. "/bands-ckpt", overwrite = true,
       train_one_batch = { alg = "kCD" },
       updater = { type = "kSGD", momentum = 0.5, learning_rate = { type = "kFixed", base_lr = lr } },
       neuralnet = { layer = layers } }

@@ -64,7 +64,7 @@ end
 local CK = dir .. "/bptt-ckpt"
 local seen, slope0, grad0
 local function probe_job(steps, k, delta)
-  return { name = "bptt-probe", seed = 3, train_steps = steps, disp_freq = 1, checkpoint_path = CK,
+  return { name = "bptt-probe", seed = 3, train_steps = steps, disp_freq = 1, checkpoint_path = CK, overwrite = true,
     updater = { type = "kLua", learning_rate = { type = "kFixed", base_lr = 0.1 },
       update = function(step, param, grad, _, _, name)
         seen[name] = (seen[name] or 0) + 1
@@ -125,7 +125,7 @@ end
 -- Training: the loss falls and the shared slopes are trained.
 do
   local function job(steps)
-    return { name = "bptt", seed = 4, train_steps = steps, disp_freq = 20, checkpoint_path = dir .. "/bptt-train",
+    return { name = "bptt", seed = 4, train_steps = steps, disp_freq = 20, checkpoint_path = dir .. "/bptt-train", overwrite = true,
              train_one_batch = { alg = "kBPTT" },
              updater = { type = "kAdam", learning_rate = { type = "kFixed", base_lr = 0.02 } },
              neuralnet = rnn_net(6) }
@@ -161,7 +161,7 @@ local function sigm(x) return 1 / (1 + math.exp(-x)) end
 local BETA = 2
 
 local function tiny_job(lr, path)
-  return { name = "cd-swish", seed = 5, train_steps = 1, checkpoint_path = path,
+  return { name = "cd-swish", seed = 5, train_steps = 1, checkpoint_path = path, overwrite = true,
     train_one_batch = { alg = "kCD", cd_k = 1 },
     updater = { type = "kSGD", learning_rate = { type = "kFixed", base_lr = lr } },
     neuralnet = { layer = {
@@ -286,7 +286,7 @@ local function bands_job(act, steps, lr, path)
   layers[#layers + 1] = { name = "vis", type = "kRBMVis", srclayer = { src, "hid" },
                           param = { { name = "W", init = { type = "kGaussian", std = 0.05 } }, { name = "bv" } } }
   layers[#layers + 1] = { name = "hid", type = "kRBMHid", srclayer = "vis", hdim = 16, param = { { name = "bh" } } }
-  return { name = "cd-bands", seed = 2, train_steps = steps, test_steps = 20, disp_freq = 10, checkpoint_path = path,
+  return { name = "cd-bands", seed = 2, train_steps = steps, test_steps = 20, disp_freq = 10, checkpoint_path = path, overwrite = true,
            train_one_batch = { alg = "kCD" },
            updater = { type = "kSGD", momentum = 0.5, learning_rate = { type = "kFixed", base_lr = lr } },
            neuralnet = { layer = layers } }

@@ -220,9 +220,26 @@ refuses({ "batchsize", "does not split evenly over the 3 workers" }, "a batch th
         function(j) j.cluster = { nworkers_per_group = 3 } end)
 os.execute("mkdir -p '" .. dir .. "/plain-ckpt'")
 write(dir .. "/plain-ckpt/step000000002.ckpt", "")
-refuses({ "checkpoint_path", "holds checkpoints of an earlier run", "resume = true continues them" },
+refuses({ "checkpoint_path", "holds 1 checkpoint of an earlier run", "resume = true continues them", "overwrite = true replaces them" },
         "a fresh distributed job does not mix its checkpoints with a plain job's (resume reshards them)",
         function(j) j.cluster = { nworkers_per_group = 2 }; j.checkpoint_path = dir .. "/plain-ckpt" end)
+-- A plain job the same: a fresh run refuses an earlier run's checkpoints, headless, naming the
+-- folder and the two ways out; with overwrite = true it trains and its checkpoint replaces them.
+refuses({ "checkpoint_path '" .. dir .. "/plain-ckpt' holds 1 checkpoint of an earlier run (newest: step 2), which a "
+          .. "fresh run does not replace unasked: resume = true continues them, overwrite = true replaces them once "
+          .. "this run has written its first checkpoint" },
+        "a fresh plain job does not replace an earlier run's checkpoints unasked",
+        function(j) j.checkpoint_path = dir .. "/plain-ckpt" end)
+do
+  local f = io.open(dir .. "/plain-ckpt/step000000002.ckpt")
+  tap.ok(f and f:read("a") == "", "... and they stay")
+  if f then f:close() end
+  local ok, r = pcall(singa.train, job(function(j) j.checkpoint_path, j.overwrite = dir .. "/plain-ckpt", true end))
+  f = io.open(dir .. "/plain-ckpt/step000000002.ckpt")
+  tap.ok(ok and r.steps == 2 and f and f:read(8) == "SINGACKP",
+         "with overwrite = true it trains, and its checkpoint replaces them", not ok and r or nil)
+  if f then f:close() end
+end
 refuses({ "cluster", "nworkers_per_group", "must be in 1..4096, got 0" }, "zero workers refused",
         function(j) j.cluster = { nworkers_per_group = 0 } end)
 do

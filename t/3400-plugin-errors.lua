@@ -59,7 +59,7 @@ local function job(plugins, extra_layer)
     layers[6].srclayer = { extra_layer.name, "label" }
   end
   return { name = "job-plugins", train_steps = 4, test_steps = 1, plugins = plugins, neuralnet = { layer = layers },
-           updater = { learning_rate = { base_lr = 0.1 } }, checkpoint_path = dir .. "/ckpt" }
+           updater = { learning_rate = { base_lr = 0.1 } }, checkpoint_path = dir .. "/ckpt", overwrite = true }
 end
 local ran = false
 local wrapped = job({ dir .. "/missing.so" })

@@ -22,6 +22,13 @@ cmd=$(sed -n 's/^  test it:  singa-tui \(--test -e .*\)/\1/p' "$tmp/mlp.tail")
 (cd "$tmp" && eval "timeout 120 \"\$SINGA_TUI\" $cmd") >"$tmp/mlp-test.out" 2>&1 &&
     grep -q "^step 200 *test *loss [0-9.]* *accuracy ${acc:-none}\$" "$tmp/mlp-test.out"
 report $? "the command they give (singa-tui ${cmd:-?}) tests it: accuracy ${acc:-none} again" "$tmp/mlp-test.out"
+# README's first command again: the demo says overwrite = true, so a second run starts over and
+# its first checkpoint replaces the first run's.
+(cd "$tmp" && timeout 120 "$SINGA_TUI" -e "$demos/fmnist_mlp.lua" 20) >"$tmp/mlp-again.out" 2>&1 &&
+    grep -q "checkpoint_path 'ckpt/fmnist-mlp' holds 1 checkpoint of an earlier run (newest: step 200); this run replaces it" "$tmp/mlp-again.out" &&
+    grep -q "^removed ckpt/fmnist-mlp/step000000200.ckpt (an earlier run's)" "$tmp/mlp-again.out" &&
+    [ "$(ls "$tmp/ckpt/fmnist-mlp")" = step000000020.ckpt ]
+report $? "run again in the same folder, demos/fmnist_mlp.lua starts over and replaces its checkpoints" "$tmp/mlp-again.out"
 
 (cd "$tmp" && timeout 120 "$SINGA_TUI" -e "$demos/mlp.lua" 3) >"$tmp/big.out" 2>&1
 report $? "demos/mlp.lua (SINGA's 784-2500-2000-1500-1000-500-10 net) runs 3 steps" "$tmp/big.out"

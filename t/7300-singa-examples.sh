@@ -65,6 +65,7 @@ local singa = require "singa"
 local job = singa.import_conf(arg[1])
 job.train_steps, job.disp_freq = tonumber(arg[2]), tonumber(arg[3])
 job.test_freq, job.test_steps = 0, math.min(job.test_steps or 0, 2)
+job.overwrite = true -- mnist's job.conf and conv.conf share a workspace
 local r = singa.train(job)
 print(string.format("done %d steps", r.steps))
 LUA

@@ -13,7 +13,8 @@ trap kill_ours EXIT
 
 cat >"$tmp/job.lua" <<'EOF'
 -- job.lua MODE OUT [STEPS [HEARTBEAT_TIMEOUT]]: AllReduce in 2 processes (MODE allreduce; hang:
--- rank 1's kLua updater loops for ever at step 5; slow: it takes 0.3 s a call for 8 steps) or
+-- rank 1's kLua updater loops for ever at step 5, hang0: rank 0's, hang-elastic: rank 1's, the job
+-- checkpointing every 2 steps; slow: rank 1's takes 0.3 s a call for 8 steps) or
 -- Sandblaster in 3 (sandblaster); rank 0 writes the messages it dropped to OUT.
 local singa = require "singa"
 local td = require "testdata"
@@ -24,10 +25,12 @@ local cluster = mode == "sandblaster" and singa.cluster.sandblaster{ workers = 2
                 or singa.cluster.allreduce{ workers = 2, procs = 2 }
 cluster.heartbeat_timeout, cluster.join_timeout = beat, 30
 local updater = { type = "kSGD", momentum = 0.9, learning_rate = { type = "kFixed", base_lr = 0.05 } }
-if mode == "hang" or mode == "slow" then -- slow: rank 1 spends 0.3 s in each call of steps 2-9
+if mode:match("^hang") or mode == "slow" then -- slow: rank 1 spends 0.3 s in each call of steps 2-9
   updater = { type = "kLua", learning_rate = { type = "kFixed", base_lr = 0.05 },
               update = function(step, param, grad, state, lr)
-                if step == 5 and singa.rank() == 1 and mode == "hang" then while true do end end
+                if step == 5 and mode:match("^hang") and singa.rank() == (mode == "hang0" and 0 or 1) then
+                  while true do end
+                end
                 if step >= 2 and step < 10 and singa.rank() == 1 and mode == "slow" then
                   os.execute("sleep 0.3") -- wall time: a loaded machine stretches CPU time
                 end
@@ -36,6 +39,8 @@ if mode == "hang" or mode == "slow" then -- slow: rank 1 spends 0.3 s in each ca
 end
 local r = singa.train{
   name = "failures", seed = 7, train_steps = steps, disp_freq = 10,
+  checkpoint_freq = mode == "hang-elastic" and 2 or nil, overwrite = true,
+  checkpoint_path = mode == "hang-elastic" and dir .. "/ck-elastic" or nil,
   cluster = cluster, updater = updater,
   neuralnet = td.mlp(dir .. "/data/images-idx3-ubyte", dir .. "/data/labels-idx1-ubyte"),
 }
@@ -123,8 +128,9 @@ for victim in "1 workers 0.1" "2 servers 0.0" "0 workers 0.0"; do
 done
 
 # 3. Rank 1 loops for ever in its kLua updater and keeps beating: rank 0, waiting on it, finds it
-# hung (busy, no progress) within heartbeat_timeout (3 s) and ends naming it; the launcher ends
-# the hung rank after its grace period.
+# hung (busy, no progress) within heartbeat_timeout (3 s) and ends naming it; the hung rank is
+# told, its Lua loop interrupted, and it ends too (status SINGA_EXIT_HUNG, 70), the launcher with
+# it.
 t0=$(date +%s.%N)
 timeout 120 "$SINGA_TUI" --procs 2 -e "$tmp/job.lua" hang "$tmp/x.txt" 1000000 3 >"$tmp/hang.out" 2>&1 &
 launcher=$!
@@ -135,9 +141,38 @@ wait "$launcher"
 rc=$?
 took=$(since "$t0")
 echo "# rank 0 ended after $took0 s, the launcher after $took s, status $rc" | tee -a "$tmp/hang.out"
-[ $rc -ne 0 ] && [ $rc -ne 124 ] && within "$took0" 20 && within "$took" 40 &&
-    grep -q "rank 1 (workers 0.1; servers 0.1) at tcp://127.0.0.1:[0-9]* hung: busy for 3 s (heartbeat_timeout) without progress" "$tmp/hang.out"
-report $? "rank 1 in an endless kLua loop: rank 0 ends within heartbeat_timeout, naming it hung" "$tmp/hang.out"
+[ $rc -ne 0 ] && [ $rc -ne 124 ] && within "$took0" 20 && within "$took" "$(awk -v t="$took0" 'BEGIN { print t + 2 }')" &&
+    grep -q "rank 1 (workers 0.1; servers 0.1) at tcp://127.0.0.1:[0-9]* hung: busy for 3 s (heartbeat_timeout) without progress" "$tmp/hang.out" &&
+    grep -q "rank 0 found this process (rank 1) hung: .*; a Lua function of this process (a kLua updater or schedule?) still ran, without end, and was interrupted" "$tmp/hang.out" &&
+    grep -q "rank 1 (pid [0-9]*) exited with status 70" "$tmp/hang.out"
+report $? "rank 1 in an endless kLua loop: rank 0 ends within heartbeat_timeout, naming it hung; rank 1 within 2 s more, saying why" "$tmp/hang.out"
+
+# The same with rank 0 (the coordinator, whose servers the job needs) hung, its ranks started by
+# hand (no launcher to end them): rank 1 ends naming it, rank 0 within 2 s of rank 1, status 70.
+port=$(free_port)
+t0=$(date +%s.%N)
+ranks=
+for r in 0 1; do
+    ( SINGA_RANK=$r SINGA_SIZE=2 SINGA_COORDINATOR=tcp://127.0.0.1:$port \
+        timeout 60 "$SINGA_TUI" -e "$tmp/job.lua" hang0 "$tmp/x.txt" 1000000 3 >"$tmp/hang0-$r.out" 2>&1
+      echo "$? $(since "$t0")" >"$tmp/hang0-$r.end" ) &
+    ranks="$ranks $!"
+done
+wait $ranks
+for r in 0 1; do read -r rc took <"$tmp/hang0-$r.end"; eval "rc$r=\$rc took$r=\$took"; done
+echo "# rank 0 (hung) exited $rc0 after $took0 s, rank 1 $rc1 after $took1 s" | tee -a "$tmp/hang0-0.out"
+[ "$rc0" -eq 70 ] && [ "$rc1" -eq 1 ] && within "$took1" 20 && within "$took0" "$(awk -v t="$took1" 'BEGIN { print t + 2 }')" &&
+    grep -q "rank 0 (workers 0.0; servers 0.0) at tcp://127.0.0.1:$port hung: busy for 3 s (heartbeat_timeout) without progress" "$tmp/hang0-1.out" &&
+    grep -q "rank 1 found this process (rank 0) hung: busy for 3 s (heartbeat_timeout) without progress while the others waited; a Lua function of this process (a kLua updater or schedule?) still ran, without end, and was interrupted" "$tmp/hang0-0.out"
+report $? "rank 0 in an endless kLua loop: rank 1 ends naming it hung, rank 0 within 2 s more with status 70, saying why" "$tmp/hang0-0.out"
+
+# An elastic job (--elastic 1): the hung rank 1, interrupted, ends with status 70, which the
+# launcher counts lost, and the job starts again on rank 0 alone and finishes.
+timeout 120 "$SINGA_TUI" --procs 2 --elastic 1 -e "$tmp/job.lua" hang-elastic "$tmp/x.txt" 40 3 >"$tmp/hang-el.out" 2>&1 &&
+    grep -q "rank 1 (pid [0-9]*) exited with status 70" "$tmp/hang-el.out" &&
+    grep -q "elastic restart 1: rank 1 lost, the job starts again on the 1 process left" "$tmp/hang-el.out" &&
+    grep -q "^rank 0: 40 steps" "$tmp/hang-el.out"
+report $? "elastic, rank 1 hung: it ends with status 70, counted lost, and the job finishes on rank 0" "$tmp/hang-el.out"
 
 # ... but a rank slow in its kLua updater (0.3 s a call, several seconds in all) still makes
 # progress: no hang with heartbeat_timeout 2 s.
@@ -146,26 +181,40 @@ timeout 120 "$SINGA_TUI" --procs 2 -e "$tmp/job.lua" slow "$tmp/x.txt" 12 2 >"$t
 report $? "rank 1 slow in its kLua updater for longer than heartbeat_timeout, but progressing: no hang" "$tmp/slow.out"
 
 # 4. The coordinator's port taken by another program: rank 0 cannot listen, and every other rank
-# finds something there that does not speak ZeroMQ; all end within seconds (join_timeout 30 s).
-python3 -c 'import socket,time; s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(); print(s.getsockname()[1], flush=True); time.sleep(120)' >"$tmp/port" &
+# finds something there that does not speak ZeroMQ; all end within 2 s (join_timeout 30 s).  A
+# rank that gave up on the coordinator ends at once: within 1.4 s of its connection (1 s, its wait
+# for a handshake, and its exit), not 1.5 s or more (its unsent join held the exit 0.5 s more).
+# The other program accepts every connection, holds it and prints the time it came.
+cat >"$tmp/busy.py" <<'EOF'
+import socket, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen()
+print(s.getsockname()[1], flush=True)
+held = []
+while True:
+    c, _ = s.accept(); held.append(c); print("%.3f" % time.time(), flush=True)
+EOF
+python3 "$tmp/busy.py" >"$tmp/port" &
 busy_pid=$!
 for _ in $(seq 50); do [ -s "$tmp/port" ] && break; sleep 0.2; done
-busy=$(cat "$tmp/port")
+busy=$(head -1 "$tmp/port")
 t0=$(date +%s.%N)
 ranks=
 for r in 0 1; do
     ( SINGA_RANK=$r SINGA_SIZE=2 SINGA_COORDINATOR=tcp://127.0.0.1:$busy \
         timeout 60 "$SINGA_TUI" -e "$tmp/job.lua" allreduce "$tmp/x.txt" >"$tmp/busy$r.out" 2>&1
-      echo "$? $(since "$t0")" >"$tmp/busy$r.end" ) &
+      echo "$? $(since "$t0") $(date +%s.%N)" >"$tmp/busy$r.end" ) &
     ranks="$ranks $!"
 done
 wait $ranks
-for r in 0 1; do read -r rc took <"$tmp/busy$r.end"; eval "rc$r=\$rc took$r=\$took"; done
-echo "# by hand: rank 0 exited $rc0 after $took0 s, rank 1 $rc1 after $took1 s" | tee -a "$tmp/busy1.out"
-[ "$rc0" -ne 0 ] && [ "$rc0" -ne 124 ] && [ "$rc1" -ne 0 ] && [ "$rc1" -ne 124 ] && within "$took1" 6 &&
+for r in 0 1; do read -r rc took end <"$tmp/busy$r.end"; eval "rc$r=\$rc took$r=\$took end$r=\$end"; done
+came=$(sed -n 2p "$tmp/port")
+gap=$(awk -v a="$came" -v b="$end1" 'BEGIN { printf "%.2f", b - a }')
+echo "# by hand: rank 0 exited $rc0 after $took0 s, rank 1 $rc1 after $took1 s, $gap s after its connection came" | tee -a "$tmp/busy1.out"
+[ "$rc0" -ne 0 ] && [ "$rc0" -ne 124 ] && [ "$rc1" -ne 0 ] && [ "$rc1" -ne 124 ] && within "$took0" 2 && within "$took1" 2 &&
+    [ -n "$came" ] && within "$gap" 1.4 &&
     grep -q "cannot listen on tcp://127.0.0.1:$busy (the coordinator's address): Address already in use" "$tmp/busy0.out" &&
     grep -q "the coordinator's address tcp://127.0.0.1:$busy accepts connections but does not speak ZeroMQ" "$tmp/busy1.out"
-report $? "a coordinator port in use, ranks started by hand: both end within seconds, each saying why" "$tmp/busy1.out"
+report $? "a coordinator port in use, ranks started by hand: both end within 2 s, each saying why" "$tmp/busy1.out"
 
 t0=$(date +%s.%N)
 SINGA_COORDINATOR=tcp://127.0.0.1:$busy timeout 60 "$SINGA_TUI" --procs 2 -e "$tmp/job.lua" allreduce "$tmp/x.txt" \
@@ -173,10 +222,10 @@ SINGA_COORDINATOR=tcp://127.0.0.1:$busy timeout 60 "$SINGA_TUI" --procs 2 -e "$t
 rc=$?
 took=$(since "$t0")
 echo "# --procs 2 exited $rc after $took s" | tee -a "$tmp/busy.out"
-[ $rc -ne 0 ] && [ $rc -ne 124 ] && within "$took" 6 &&
+[ $rc -ne 0 ] && [ $rc -ne 124 ] && within "$took" 2 &&
     grep -q "cannot listen on tcp://127.0.0.1:$busy (the coordinator's address): Address already in use" "$tmp/busy.out" &&
     grep -q "does not speak ZeroMQ" "$tmp/busy.out"
-report $? "a coordinator port in use, --procs 2: the job ends within seconds, every rank saying why" "$tmp/busy.out"
+report $? "a coordinator port in use, --procs 2: the job ends within 2 s, every rank saying why" "$tmp/busy.out"
 kill "$busy_pid" 2>/dev/null
 
 [ "$failed" -eq 0 ] && rm -rf "$tmp"

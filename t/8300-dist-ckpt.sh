@@ -17,7 +17,7 @@ tmp=$(cd "$tmp" && pwd) # absolute: some runs below start elsewhere
 trap kill_ours EXIT
 
 cat >"$tmp/job.lua" <<'EOF'
--- job.lua MODE OUT STEPS CKDIR fresh|resume FREQ [HIDDEN]: trains on the test's data with the
+-- job.lua MODE OUT STEPS CKDIR fresh|resume|overwrite FREQ [HIDDEN]: trains on the test's data with the
 -- cluster of MODE, checkpointing to CKDIR every FREQ steps; rank 0 writes every param value to OUT.
 local singa = require "singa"
 local td = require "testdata"
@@ -32,7 +32,7 @@ local cluster = clusters[mode]
 if cluster then cluster.heartbeat_timeout = 10 end -- no test of heartbeats here: slack for a loaded machine
 local r = singa.train{
   name = "dist-ckpt", seed = 7, train_steps = steps, disp_freq = 1000, test_steps = 4,
-  checkpoint_path = ckdir, checkpoint_freq = freq, resume = resume,
+  checkpoint_path = ckdir, checkpoint_freq = freq, resume = resume, overwrite = arg[5] == "overwrite",
   cluster = cluster,
   updater = { type = "kSGD", momentum = 0.9, weight_decay = 1e-4,
               learning_rate = { type = "kStep", base_lr = 0.05, gamma = 0.5, change_freq = 20 } },
@@ -84,7 +84,7 @@ newest_whole() {
 }
 # The step a run's output says it resumed from.
 resumed_step() { sed -n 's/^resumed from .* (step \([0-9]*\))$/\1/p' "$1" | head -1; }
-# run NAME MODE STEPS CKDIR fresh|resume FREQ [HIDDEN]: trains, output in NAME.out, params in NAME.txt.
+# run NAME MODE STEPS CKDIR fresh|resume|overwrite FREQ [HIDDEN]: trains, output in NAME.out, params in NAME.txt.
 run() {
     r_name=$1 r_mode=$2
     shift 2
@@ -239,9 +239,17 @@ run plain-ckpt plain 90 "$tmp/plain-ckpt" fresh 10 && run dist-from-plain one 10
     params_close "$tmp/dist-from-plain.txt" "$tmp/one-whole.txt"
 report $? "a distributed job resumes from a plain job's checkpoint: the params of 100 steps in one go" "$tmp/dist-from-plain.out"
 run fresh-over one 100 "$tmp/one-whole" fresh 10
-[ $? -ne 0 ] && grep -q "checkpoint_path '$tmp/one-whole' holds checkpoints of an earlier run (newest: step 100)" "$tmp/fresh-over.out" &&
+[ $? -ne 0 ] && grep -q "checkpoint_path '$tmp/one-whole' holds 3 checkpoints of an earlier run (newest: step 100), which a fresh run does not replace unasked: resume = true continues them, overwrite = true replaces them once this run has written its first checkpoint" "$tmp/fresh-over.out" &&
     [ "$(ls "$tmp/one-whole" | wc -l)" -eq 12 ]
 report $? "a fresh run over an earlier run's checkpoints: refused, and they stay" "$tmp/fresh-over.out"
+# With overwrite = true it trains, and its first whole checkpoint replaces them: 40 steps leave
+# its own 20, 30 and 40, not the earlier 80, 90 and 100 (which would be kept as newer).
+run over one 40 "$tmp/one-whole" overwrite 10 &&
+    grep -q "holds 3 checkpoints of an earlier run (newest: step 100); this run replaces them once it has written its first whole checkpoint (overwrite)" "$tmp/over.out" &&
+    grep -q "removed $tmp/one-whole/step000000100.*(an earlier run's)" "$tmp/over.out" &&
+    [ "$(ls "$tmp/one-whole" | wc -l)" -eq 12 ] && [ "$(newest_whole "$tmp/one-whole")" = 40 ] &&
+    ! ls "$tmp/one-whole" | grep -q "step00000010[0-9]\|step0000000[89]0"
+report $? "... with overwrite = true it trains, and its first whole checkpoint replaces them" "$tmp/over.out"
 
 # Processes that see different checkpoints under one checkpoint_path (a folder not shared): the
 # servers find out from the puts and gets, and the job ends saying so.

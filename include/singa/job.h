@@ -53,6 +53,9 @@ typedef struct singa_job_hooks {
     void (*checkpoint)(void *ud, int step, const char *path);
     /* The host's requests (pause, checkpoint now, stop, lr scale), or NULL. */
     singa_job_control *control;
+    /* The host asked its user, who lets this fresh run replace an earlier run's checkpoints in
+     * checkpoint_path as `overwrite = true` does (else such a run is refused). */
+    bool overwrite;
 } singa_job_hooks;
 
 typedef struct singa_result {
@@ -77,6 +80,10 @@ int singa_job_run(singa_job *job, const singa_job_hooks *hooks, singa_result *re
 enum { SINGA_JOB_LOST = -2 };
 /* The exit status of a process whose job ended so (`--procs` restarts on it; sysexits' TEMPFAIL). */
 enum { SINGA_EXIT_LOST = 75 };
+/* The exit status of a process whose Lua function was interrupted because its job had failed
+ * meanwhile (found hung by the others): the lost one, which `--procs` does not restart with
+ * the rest (sysexits' SOFTWARE). */
+enum { SINGA_EXIT_HUNG = 70 };
 const char *singa_job_name(const singa_job *job);
 /* The distributed runtime's traffic counters (NULL for a job of one worker and one server);
  * readable while the job runs. */
@@ -87,6 +94,11 @@ const singa_conf *singa_job_conf(const singa_job *job);
 const singa_cluster *singa_job_cluster(const singa_job *job);
 /* The training net, e.g. to read its layers' times after a run with `profile = true`. */
 const singa_net *singa_job_train_net(const singa_job *job);
+/* Set by the distributed runtime once the job has failed in this process (a process lost, an
+ * error); a host function still running (a kLua updater in an endless loop) should then give
+ * up, for the job's end waits for it.  Safe from any thread. */
+bool singa_job_abandoned(const singa_job *job);
+void singa_job_abandon(singa_job *job);
 
 extern const singa_field singa_job_fields[];
 extern const singa_field singa_cluster_fields[];

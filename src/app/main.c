@@ -311,7 +311,7 @@ int main(int argc, char **argv)
                       : singa_tui_main(L, &opts, &tui);
     pthread_mutex_unlock(&lock);
     if (rc != 0 && opts.lost)
-        rc = SINGA_EXIT_LOST;
+        rc = opts.lost == SINGA_JOB_HUNG ? SINGA_EXIT_HUNG : SINGA_EXIT_LOST;
     tui_monitor_free(monitor, rc != 0);
     lua_close(L);
     if (opts.metrics && fclose(opts.metrics) != 0) {

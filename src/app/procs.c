@@ -188,9 +188,9 @@ static int left_after_loss(int n, const int *statuses, char *lost, size_t len)
         int st = statuses[i];
         if (WIFEXITED(st) && WEXITSTATUS(st) == SINGA_EXIT_LOST)
             left++;
-        else if (WIFEXITED(st))
+        else if (WIFEXITED(st) && WEXITSTATUS(st) != SINGA_EXIT_HUNG)
             return 0;
-        else /* killed, or hung and then terminated here */
+        else /* killed, or hung and then interrupted (SINGA_EXIT_HUNG) or terminated here */
             snprintf(lost + strlen(lost), len - strlen(lost), "%s%d", lost[0] ? "," : "", i);
     }
     return left;

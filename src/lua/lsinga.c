@@ -20,7 +20,7 @@
 #define OPTS_KEY "singa.opts"
 #define LIVE_STATS_KEY "singa.stats.live" /* the running job's counters */
 #define LAST_STATS_KEY "singa.stats.last" /* the last job's, as a table */
-#define LIVE_JOB_KEY "singa.job.live"     /* the running job, for singa.params() */
+#define LIVE_JOB_KEY SINGA_LUA_LIVE_JOB_KEY /* the running job, for singa.params() */
 #define LAST_PARAMS_KEY "singa.params.last" /* the last job's params, as singa.train returned them */
 
 static int registry_gc(lua_State *L)
@@ -858,6 +858,7 @@ static int l_train(lua_State *L)
         rc = singa_err_set(&err, "singa.train: the job was cancelled before it started");
     } else {
         hooks.control = host ? host->hooks.control : NULL; /* job_start may have set it (a job that listens) */
+        hooks.overwrite = host && host->hooks.overwrite; /* the workbench's user agreed */
         rp.t0 = now(); /* after the workbench's start (r) */
         rc = singa_job_run(job, &hooks, &res, &err);
     }
@@ -870,12 +871,21 @@ static int l_train(lua_State *L)
     lua_pushnil(L);
     lua_setfield(L, LUA_REGISTRYINDEX, LIVE_JOB_KEY);
     clear_line(&rp);
-    if (rc == SINGA_JOB_LOST) {
+    lua_getfield(L, LUA_REGISTRYINDEX, SINGA_LUA_INTERRUPTED_KEY);
+    bool hung = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    if (hung) {
+        lua_pushnil(L);
+        lua_setfield(L, LUA_REGISTRYINDEX, SINGA_LUA_INTERRUPTED_KEY);
+        singa_appendf(err.msg, sizeof err.msg, "; a Lua function of this process (a kLua updater or schedule?) "
+                      "still ran, without end, and was interrupted");
+    }
+    if (rc == SINGA_JOB_LOST || hung) {
         lua_getfield(L, LUA_REGISTRYINDEX, OPTS_KEY);
         singa_lua_opts *opts = lua_touserdata(L, -1);
         lua_pop(L, 1);
         if (opts)
-            opts->lost = 1;
+            opts->lost = hung ? SINGA_JOB_HUNG : 1;
     }
     if (rc < 0) {
         singa_job_free(job);

@@ -39,9 +39,12 @@ typedef struct singa_lua_opts {
     const char *plugin_path;
     const singa_lua_host *host; /* the workbench, or NULL */
     /* Set by singa.train: an elastic job ended because it lost a process (SINGA_JOB_LOST), so
-     * the program exits with SINGA_EXIT_LOST. */
+     * the program exits with SINGA_EXIT_LOST; or (SINGA_JOB_HUNG) a job function of this process
+     * ran on after its job had failed and was interrupted: SINGA_EXIT_HUNG. */
     int lost;
 } singa_lua_opts;
+
+enum { SINGA_JOB_HUNG = 2 }; /* singa_lua_opts.lost: this process was the hung one */
 
 int luaopen_singa_core(lua_State *L);
 /* Stores opts (which must outlive L) for singa.train to use. */

@@ -15,6 +15,7 @@
 
 #include "lua/ltensor.h"
 #include "lua/luaconf.h"
+#include "singa/job.h"
 
 typedef struct lua_func {
     singa_func base;
@@ -149,6 +150,24 @@ static int count_tensors(const singa_value *v, int n)
     return k;
 }
 
+/* How often (in VM instructions) a running job function looks whether its job was abandoned. */
+enum { ABANDON_COUNT = 10000 };
+
+/* A count hook: a function still running once its job has failed in this process (an endless
+ * loop in a kLua updater) raises, so the thread running it ends and the process with it. */
+static void abandon_hook(lua_State *L, lua_Debug *ar)
+{
+    (void)ar;
+    lua_getfield(L, LUA_REGISTRYINDEX, SINGA_LUA_LIVE_JOB_KEY);
+    const singa_job *job = lua_touserdata(L, -1);
+    lua_pop(L, 1);
+    if (job && singa_job_abandoned(job)) {
+        lua_pushboolean(L, 1);
+        lua_setfield(L, LUA_REGISTRYINDEX, SINGA_LUA_INTERRUPTED_KEY);
+        luaL_error(L, "interrupted: the job has failed in this process while this function still ran");
+    }
+}
+
 static int locked_call(lua_func *lf, const singa_value *args, int nargs, double *result, char *text, size_t textlen,
                        singa_err *err)
 {
@@ -161,10 +180,14 @@ static int locked_call(lua_func *lf, const singa_value *args, int nargs, double 
     }
     /* Nothing here may raise a Lua error: the engine's C frames sit between us and any pcall. */
     int top = lua_gettop(L);
+    lua_Hook hook = lua_gethook(L); /* someone's (debug.sethook), back after the call */
+    int mask = lua_gethookmask(L), count = lua_gethookcount(L);
+    lua_sethook(L, abandon_hook, LUA_MASKCOUNT, ABANDON_COUNT);
     lua_pushcfunction(L, traceback);
     lua_pushcfunction(L, protected_call);
     lua_pushlightuserdata(L, &cx);
     int rc = lua_pcall(L, 1, 0, top + 1);
+    lua_sethook(L, hook, mask, count);
     if (cx.nviews) { /* before anything allocates: the anchor still holds every view */
         lua_rawgetp(L, LUA_REGISTRYINDEX, &anchor_key);
         for (int i = 0; i < cx.nviews; i++) {

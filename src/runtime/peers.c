@@ -69,6 +69,7 @@ struct rt_peers {
     void **monitor;      /* per rank: its DEALER's events (NULL for this process) */
     double *closed;      /* per rank: since when its connection is closed (0: open) */
     bool *dead;
+    bool *hung;          /* per rank: dead as hung, and told so (its stop must get out) */
     bool *gone;          /* per rank: lost before this process rejoined, as rank 0's list said */
     double next_beat;
     unsigned connections; /* made so far: each monitor's inproc address is new */
@@ -450,7 +451,7 @@ static int revive(rt_peers *p, int r, int step, singa_err *err)
 {
     if (p->dealer[r])
         disconnect(p, r); /* what waited for the lost one is void */
-    p->dead[r] = p->gone[r] = false;
+    p->dead[r] = p->hung[r] = p->gone[r] = false;
     p->closed[r] = p->still[r] = 0;
     p->progress[r] = 0;
     p->seen[r] = rt_now();
@@ -585,7 +586,7 @@ int rt_peers_open(rt_ctx *rt, rt_peers **out, singa_err *err)
         !(p->keys = calloc(n, sizeof *p->keys)) || !(p->seen = calloc(n, sizeof *p->seen)) ||
         !(p->monitor = calloc(n, sizeof *p->monitor)) || !(p->closed = calloc(n, sizeof *p->closed)) ||
         !(p->progress = calloc(n, sizeof *p->progress)) || !(p->still = calloc(n, sizeof *p->still)) ||
-        !(p->dead = calloc(n, sizeof *p->dead)) || !(p->gone = calloc(n, sizeof *p->gone)) ||
+        !(p->dead = calloc(n, sizeof *p->dead)) || !(p->hung = calloc(n, sizeof *p->hung)) || !(p->gone = calloc(n, sizeof *p->gone)) ||
         !(p->ids = calloc(n, sizeof *p->ids)))
         return singa_err_set(err, "out of memory");
     p->rt = rt;
@@ -615,8 +616,11 @@ int rt_peers_open(rt_ctx *rt, rt_peers **out, singa_err *err)
     if (shortcut(p->endpoints[rt->rank], ipc, sizeof ipc) && zmq_bind(p->router, ipc) < 0)
         return singa_err_set(err, "cannot listen on %s (this host's processes' way past TCP): %s", ipc,
                              zmq_strerror(zmq_errno()));
-    if ((rt->rank == 0 ? meet_as_coordinator(p, err) : meet_as_member(p, err)) < 0)
+    if (rt->rank == 0 ? meet_as_coordinator(p, err) < 0 : meet_as_member(p, err) < 0) {
+        if (rt->rank != 0 && p->dealer[0]) /* its join, unsent to no coordinator, would hold the exit */
+            disconnect(p, 0);
         return -1;
+    }
     for (int r = 0; r < rt->nprocs; r++)
         if (r != rt->rank && !p->dealer[r] && !p->gone[r] && connect_to(p, r, false, err) < 0)
             return -1;
@@ -630,13 +634,14 @@ void rt_peers_close(rt_peers *p)
 {
     if (!p)
         return;
-    /* The last words (the result, a stop) get out to the living; after a failure some peer may
-     * be dead unknown to us, and messages waiting for it hold the exit, so not for long. */
+    /* The last words (the result, a stop) get out to the living and to a hung peer; after a
+     * failure some peer may be dead unknown to us, and messages waiting for it hold the exit, so
+     * not for long. */
     int linger = rt_failed(p->rt) ? 500 : 2000, zero = 0;
     for (int r = 0; p->dealer && r < p->rt->nprocs; r++)
         if (p->dealer[r]) {
             zmq_socket_monitor(p->dealer[r], NULL, 0);
-            zmq_setsockopt(p->dealer[r], ZMQ_LINGER, p->dead[r] ? &zero : &linger, sizeof linger);
+            zmq_setsockopt(p->dealer[r], ZMQ_LINGER, p->dead[r] && !p->hung[r] ? &zero : &linger, sizeof linger);
             zmq_close(p->dealer[r]);
         }
     for (int r = 0; p->monitor && r < p->rt->nprocs; r++)
@@ -654,6 +659,7 @@ void rt_peers_close(rt_peers *p)
     free(p->progress);
     free(p->still);
     free(p->dead);
+    free(p->hung);
     free(p->gone);
     free(p->ids);
     free(p);
@@ -828,6 +834,17 @@ double rt_peers_tick(rt_peers *p)
     return wait > 0 ? wait : 0;
 }
 
+/* A hung process still listens: it learns why the job ends, so its stuck thread gives up. */
+static void tell_hung(rt_peers *p, int r, double timeout)
+{
+    char why[256];
+    int n = snprintf(why, sizeof why, "rank %d found this process (rank %d) hung: busy for %g s (heartbeat_timeout) "
+                     "without progress while the others waited", p->rt->rank, r, timeout);
+    msg m = {.type = MSG_STOP, .src = {ENT_STUB, 0, 0, (uint16_t)p->rt->rank}, .dst = {ENT_STUB, 0, 0, (uint16_t)r}};
+    msg_send(p->dealer[r], NULL, &m, why, (size_t)n);
+    p->hung[r] = true;
+}
+
 int rt_peers_lost(rt_peers *p, rt_loss *why)
 {
     double t = rt_now();
@@ -857,6 +874,8 @@ int rt_peers_lost(rt_peers *p, rt_loss *why)
             *why = RT_LOST_HUNG;
         else
             continue;
+        if (*why == RT_LOST_HUNG && p->dealer[r])
+            tell_hung(p, r, timeout);
         p->dead[r] = true;
         if (!p->gone[r]) /* else counted when the list came */
             singa_stats_lost(p->rt->stats, r);

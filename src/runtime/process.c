@@ -37,6 +37,7 @@ void rt_fail_as(rt_ctx *rt, const singa_err *err, bool lost)
         rt->err = *err;
     }
     pthread_mutex_unlock(&rt->lock);
+    singa_job_abandon(rt->job); /* a thread stuck in a host function has to give up */
 }
 
 void rt_fail(rt_ctx *rt, const singa_err *err) { rt_fail_as(rt, err, false); }
@@ -436,6 +437,80 @@ static void log_restart(rt_ctx *rt, bool resumed)
            rt->nprocs, rt->nprocs == 1 ? "" : "es");
 }
 
+/* How many checkpoints (steps) the files, newest first, are of. */
+static size_t count_steps(const singa_ckpt_file *files, size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += i == 0 || files[i].step != files[i - 1].step;
+    return k;
+}
+
+/* overwrite = true, rank 0: keeps the earlier run's files (taking `files`) to remove them once
+ * this run has written a whole checkpoint. */
+static int note_stale(rt_ctx *rt, singa_ckpt_file *files, size_t n, singa_err *err)
+{
+    if (!(rt->stale_ino = calloc(n, sizeof *rt->stale_ino))) {
+        free(files);
+        return singa_err_set(err, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++) {
+        char path[4096];
+        struct stat st;
+        singa_ckpt_part_path(path, sizeof path, rt->ckpt_dir, files[i].step, files[i].kind, files[i].group, files[i].id);
+        rt->stale_ino[i] = stat(path, &st) == 0 ? st.st_ino : 0;
+    }
+    rt->stale = files;
+    rt->nstale = n;
+    size_t k = count_steps(files, n);
+    rt_log(rt, "checkpoint_path '%s' holds %zu checkpoint%s of an earlier run (newest: step %llu); this run replaces "
+           "%s once it has written its first whole checkpoint (overwrite)", rt->ckpt_dir, k, k == 1 ? "" : "s",
+           (unsigned long long)files[0].step, k == 1 ? "it" : "them");
+    return 0;
+}
+
+/* Whether f is a file of the earlier run (overwrite): the very file, not one this run wrote. */
+static bool is_stale(const rt_ctx *rt, const singa_ckpt_file *f)
+{
+    char path[4096];
+    struct stat st;
+    singa_ckpt_part_path(path, sizeof path, rt->ckpt_dir, f->step, f->kind, f->group, f->id);
+    for (size_t i = 0; i < rt->nstale; i++) {
+        const singa_ckpt_file *s = &rt->stale[i];
+        if (s->step == f->step && s->kind == f->kind && s->group == f->group && s->id == f->id)
+            return stat(path, &st) == 0 && st.st_ino == rt->stale_ino[i];
+    }
+    return false;
+}
+
+/* Once this run has a whole checkpoint of its own, the earlier run's files go; true if they did. */
+static bool drop_stale(rt_ctx *rt, const singa_ckpt_file *files, size_t n)
+{
+    bool whole = false;
+    for (size_t i = 0, j; i < n && !whole; i = j) {
+        int parts = 0;
+        for (j = i; j < n && files[j].step == files[i].step; j++)
+            parts += is_part(rt, &files[j]) && !is_stale(rt, &files[j]);
+        whole = parts == nparts(rt);
+    }
+    if (!whole)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (is_stale(rt, &files[i])) {
+            char path[4096];
+            singa_ckpt_part_path(path, sizeof path, rt->ckpt_dir, files[i].step, files[i].kind, files[i].group,
+                                 files[i].id);
+            if (unlink(path) == 0)
+                rt_log(rt, "removed %s (an earlier run's)", path);
+        }
+    free(rt->stale);
+    free(rt->stale_ino);
+    rt->stale = NULL;
+    rt->stale_ino = NULL;
+    rt->nstale = 0;
+    return true;
+}
+
 /* Before any thread starts, in every process: with resume, the newest checkpoint (of any
  * topology) that is whole, verifies and fits, read by every process from checkpoint_path, which
  * they must share, so all choose the same; without, a folder that holds no checkpoint, since a
@@ -452,11 +527,13 @@ static int ckpt_setup(rt_ctx *rt, singa_job *job, singa_err *err)
      * run wrote (rank 0 refused an earlier run's files at the start); an elastic restart goes on. */
     bool resume = singa_conf_bool(rt->conf, "resume", false) || rt->launch.rejoin || rt->launch.restart > 0;
     int rc = 0;
-    if (n && !resume)
-        rc = singa_err_set(err, "checkpoint_path '%s' holds checkpoints of an earlier run (newest: step %llu); a "
-                                "distributed job does not mix its checkpoints with another run's: resume = true "
-                                "continues them, or remove them, or use another folder",
-                           rt->ckpt_dir, (unsigned long long)files[0].step);
+    if (n && !resume && !singa_conf_bool(rt->conf, "overwrite", false))
+        rc = singa_job_stale_error(rt->ckpt_dir, count_steps(files, n), files[0].step, err);
+    else if (n && !resume && rt->rank == 0) {
+        rc = note_stale(rt, files, n, err);
+        files = NULL;
+        n = 0;
+    }
     resume_ctx c = {rt, job, NULL, NULL, 0};
     if (rc == 0 && resume && !(rt->resumed = malloc(sizeof *rt->resumed)))
         rc = singa_err_set(err, "out of memory");
@@ -512,6 +589,13 @@ void rt_ckpt_prune(rt_ctx *rt)
     if (singa_ckpt_dir_files(rt->ckpt_dir, &files, &n, &err) < 0) {
         rt_log(rt, "checkpoints not pruned: %s", err.msg);
         return;
+    }
+    if (rt->nstale && drop_stale(rt, files, n)) {
+        free(files);
+        if (singa_ckpt_dir_files(rt->ckpt_dir, &files, &n, &err) < 0) {
+            rt_log(rt, "checkpoints not pruned: %s", err.msg);
+            return;
+        }
     }
     int complete = 0, keep = rt->ckpt_keep;
     for (size_t i = 0; i < n;) {
@@ -901,6 +985,8 @@ static void free_rt(rt_ctx *rt, singa_job *lead)
     free(rt->slices);
     free(rt->stop_step);
     drop_resumed(rt);
+    free(rt->stale);
+    free(rt->stale_ino);
     pthread_mutex_destroy(&rt->lock);
 }
 
@@ -1047,7 +1133,7 @@ enum { TRACE_WAIT = 10 };
 int singa_runtime_run(singa_job *job, const singa_job_hooks *hooks, singa_trace *trace, singa_result *res, singa_err *err)
 {
     static const singa_job_hooks none;
-    rt_ctx rt = {.c = singa_job_cluster(job), .conf = singa_job_conf(job), .hooks = hooks ? hooks : &none,
+    rt_ctx rt = {.job = job, .c = singa_job_cluster(job), .conf = singa_job_conf(job), .hooks = hooks ? hooks : &none,
                   .stats = singa_job_stats(job), .trace = trace};
     if (rt_launch_read(&rt.launch, rt.c, err) < 0)
         return -1;

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "runtime/msg.h"
 #include "singa/checkpoint.h"
@@ -114,6 +115,7 @@ typedef struct rt_stub rt_stub;
 enum { RT_TOPOLOGY_LEN = SINGA_CKPT_TOPOLOGY_LEN };
 
 struct rt_ctx {
+    singa_job *job; /* the script's, abandoned when the run fails */
     const singa_cluster *c;
     const singa_conf *conf;
     int rank, nprocs;
@@ -163,6 +165,12 @@ struct rt_ctx {
     int resume_step;
     int64_t topology[RT_TOPOLOGY_LEN];
     singa_ckpt_set *resumed; /* NULL: a fresh start */
+    /* Rank 0 of a run with overwrite = true: the earlier run's files, known by their inodes (a
+     * file this run writes under the same name is a new one), removed once this run has
+     * written a whole checkpoint. */
+    singa_ckpt_file *stale;
+    ino_t *stale_ino;
+    size_t nstale;
     int rejoined_at;         /* SINGA_REJOIN, once admitted: the step its groups go on from (else -1) */
     rt_history *history; /* NULL unless the workers write into the servers' history */
     /* cluster.compress top-k with error feedback: per worker group with workers here, per slice

@@ -188,6 +188,8 @@ const singa_cluster *singa_job_cluster(const singa_job *job) { return &job->clus
 singa_params *singa_job_params(singa_job *job) { return &job->params; }
 int singa_job_step(const singa_job *job) { return job->step; }
 singa_stats *singa_job_stats(const singa_job *job) { return job->stats; }
+bool singa_job_abandoned(const singa_job *job) { return atomic_load(&job->abandoned); }
+void singa_job_abandon(singa_job *job) { atomic_store(&job->abandoned, true); }
 
 singa_trace_buf *singa_job_set_trace(singa_job *job, singa_trace *t, const char *track)
 {

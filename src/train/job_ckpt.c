@@ -342,16 +342,27 @@ int singa_job_load_state(singa_job *job, const singa_ckpt *ck, const char *path,
     return load_checkpoint(job, ck, path, err);
 }
 
+int singa_job_stale_error(const char *dir, size_t n, uint64_t newest, singa_err *err)
+{
+    return singa_err_set(err, "checkpoint_path '%s' holds %zu checkpoint%s of an earlier run (newest: step %llu), "
+                              "which a fresh run does not replace unasked: resume = true continues them, overwrite = "
+                              "true replaces them once this run has written its first checkpoint",
+                         dir, n, n == 1 ? "" : "s", (unsigned long long)newest);
+}
+
 int job_ckpt_note_stale(singa_job *job, const singa_job_hooks *hooks, singa_err *err)
 {
     if (!job->ckpt_dir || job->resume)
         return 0;
     if (singa_ckpt_dir_list(job->ckpt_dir, &job->stale, &job->nstale, err) < 0)
         return -1;
+    if (job->nstale && !job->overwrite && !(hooks && hooks->overwrite))
+        return singa_job_stale_error(job->ckpt_dir, job->nstale, job->stale[0], err);
     if (job->nstale)
-        singa_job_log(hooks, "checkpoint_path '%s' holds %zu checkpoints of an earlier run (newest: step %llu); "
-                             "this run replaces them once it writes its first checkpoint (resume = true continues them instead)",
-                      job->ckpt_dir, job->nstale, (unsigned long long)job->stale[0]);
+        singa_job_log(hooks, "checkpoint_path '%s' holds %zu checkpoint%s of an earlier run (newest: step %llu); "
+                             "this run replaces %s once it writes its first checkpoint (overwrite)",
+                      job->ckpt_dir, job->nstale, job->nstale == 1 ? "" : "s", (unsigned long long)job->stale[0],
+                      job->nstale == 1 ? "it" : "them");
     return 0;
 }
 

@@ -16,6 +16,7 @@ const singa_field singa_job_fields[] = {
     {"validate_after", SINGA_FIELD_INT},    {"checkpoint_freq", SINGA_FIELD_INT},
     {"checkpoint_after", SINGA_FIELD_INT},  {"checkpoint_path", SINGA_FIELD_STRS},
     {"checkpoint_keep", SINGA_FIELD_INT},   {"resume", SINGA_FIELD_BOOL},
+    {"overwrite", SINGA_FIELD_BOOL},
     {"num_openblas_threads", SINGA_FIELD_INT}, {"profile", SINGA_FIELD_BOOL},
     {"stop_on_nonfinite", SINGA_FIELD_BOOL}, {"trace", SINGA_FIELD_STR},
     {"trace_steps", SINGA_FIELD_STR},
@@ -141,6 +142,7 @@ int job_read_fields(singa_job *job, singa_err *err)
     job->ninit = nckpt ? nckpt - 1 : 0;
     job->keep = singa_conf_int(c, "checkpoint_keep", 3);
     job->resume = singa_conf_bool(c, "resume", false);
+    job->overwrite = singa_conf_bool(c, "overwrite", false);
     job->stop_nonfinite = singa_conf_bool(c, "stop_on_nonfinite", true);
     if (job->train_steps <= 0)
         return singa_err_set(err, "job: field 'train_steps' must be a positive integer");

@@ -8,6 +8,7 @@
 #ifndef SINGA_TRAIN_JOB_PRIVATE_H
 #define SINGA_TRAIN_JOB_PRIVATE_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "singa/job.h"
@@ -41,6 +42,7 @@ struct singa_job {
     singa_graph graph;   /* then its partitioned graph */
     singa_net_split split; /* which worker of which group this job's nets are */
     singa_stats *stats;    /* the runtime's traffic, when distributed */
+    atomic_bool abandoned; /* failed in this process: see singa_job_abandoned */
     const char *name;
     uint64_t seed;
     int train_steps, threads, keep;
@@ -48,6 +50,7 @@ struct singa_job {
     const char *ckpt_dir;
     size_t ninit; /* checkpoint_path entries after the first: where a fresh run's params come from */
     bool resume;
+    bool overwrite; /* a fresh run may replace an earlier run's checkpoints */
     bool stop_nonfinite; /* a loss that is not finite stops training (stop_on_nonfinite) */
     /* The two newest checkpoints written or resumed from ([0] newest) and their steps, for
      * naming the last good one when the loss stops being finite. */

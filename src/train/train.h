@@ -31,6 +31,9 @@ int singa_job_load_state(singa_job *job, const singa_ckpt *ck, const char *path,
 int singa_job_ckpt_fill(singa_job *job, singa_ckpt *c, int step, singa_err *err);
 /* A checkpoint of `step` was written as `path`: the last good one, should the loss diverge. */
 void singa_job_ckpt_written(singa_job *job, int step, const char *path);
+/* The refusal of a fresh run (neither resume nor overwrite) whose checkpoint directory holds n
+ * checkpoints of an earlier run, the newest at step `newest`.  Returns -1. */
+int singa_job_stale_error(const char *dir, size_t n, uint64_t newest, singa_err *err);
 /* Whether checkpoint_freq writes a checkpoint before `step`. */
 bool singa_job_ckpt_fires(const singa_job *job, int step);
 

@@ -102,14 +102,16 @@ static void add_summary_line(void *ud, const char *text)
     snprintf(in->summary[at], sizeof in->summary[at], "%s", text);
 }
 
-/* A fresh run of one process replaces the checkpoints it finds in its folder once it writes
- * its own (a distributed one refuses to start): the workbench asks first. */
+/* A fresh run of one process refuses the checkpoints it finds in its folder unless it may
+ * replace them (once it writes its own): the workbench asks, unless the job says overwrite =
+ * true (a distributed one refuses without it). */
 static void count_stale(tui_job_info *in, const singa_conf *conf, const singa_job *job)
 {
     uint64_t *steps = NULL;
     size_t n = 0;
     singa_err err;
-    if (in->ckpt_dir[0] && !singa_conf_bool(conf, "resume", false) && !singa_job_stats(job) &&
+    if (in->ckpt_dir[0] && !singa_conf_bool(conf, "resume", false) && !singa_conf_bool(conf, "overwrite", false) &&
+        !singa_job_stats(job) &&
         singa_ckpt_dir_list(in->ckpt_dir, &steps, &n, &err) == 0 && n > 0) {
         in->stale = (int)n;
         in->stale_newest = (unsigned long long)steps[0];
@@ -169,6 +171,7 @@ static int job_start(void *ud, const singa_job *job)
     while (!(s->go && (!in->stale || s->headless || s->replace_seq == seq)) && !s->quit)
         pthread_cond_wait(&s->cv, &s->mu);
     bool quit = s->quit;
+    s->host.hooks.overwrite = in->stale && s->replace_seq == seq; /* the user said so */
     if (!quit)
         s->st.job = TUI_JOB_TRAINING;
     pthread_mutex_unlock(&s->mu);
