@@ -1,7 +1,8 @@
 -- The distributed runtime in one process: synchronous frameworks are exact (k workers with
 -- batch B/k end with the params of one worker with batch B), every updater runs on the servers,
--- Hogwild's final flush is exact (here, and once across processes), asynchronous frameworks
--- converge, traffic is counted, presets and impossible topologies.
+-- Hogwild's final flush is exact (here, and once across processes), the servers' momentum for
+-- asynchronous groups (cluster.momentum_compensation), asynchronous frameworks converge, traffic
+-- is counted, presets and impossible topologies.
 local singa = require "singa"
 local tap = require "tap"
 local td = require "testdata"
