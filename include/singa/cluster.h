@@ -53,6 +53,10 @@ typedef struct singa_cluster {
      * has finished step t (-1: unbounded). */
     int staleness;
     singa_compress compress;
+    /* cluster.momentum_compensation (default true): the servers of asynchronous worker groups
+     * lower a kSGD or kNesterov momentum by the momentum their stale gradients add (runtime's
+     * momentum.c); no effect with one worker group. */
+    bool momentum_compensation;
 } singa_cluster;
 
 /* Reads and checks `cluster` (NULL: one worker, one server); an impossible topology is refused

@@ -58,6 +58,11 @@ int singa_updater_apply_one(singa_updater *u, int param_id, int step, float *gra
 /* Whether a backward pass may write the gradient into the history itself, h = m h - lr g
  * (kSGD with momentum, no clipping), as the local updater does; *momentum gets m. */
 bool singa_updater_history_grad(const singa_updater *u, float *momentum);
+/* Lowers the momentum a kSGD or kNesterov updater applies from now on to `momentum` (>= 0, at
+ * most its `momentum` field, for which its state was made): asynchronous groups' compensation.
+ * Its state keeps its slots, so a history at momentum 0 is still checkpointed.  False, changing
+ * nothing, for another updater or a higher momentum. */
+bool singa_updater_set_momentum(singa_updater *u, float momentum);
 /* The state of `slot` of a param moves to mem (as many floats as the param), which the caller
  * owns and keeps until the updater is freed: several threads' backward passes can then write
  * into one history laid over the slices of several servers. */

@@ -1168,6 +1168,7 @@ int singa_runtime_run(singa_job *job, const singa_job_hooks *hooks, singa_trace 
         rt_residuals_setup(&rt, err) < 0 || add_servers(&rt, err) < 0 ||
         rt_history_setup(&rt, err) < 0 || rt_stub_create(&rt, err) < 0)
         goto out;
+    rt_momentum_setup(&rt);
     if (rt.history) { /* for the workspace's log only: it changes no result */
         char line[160];
         snprintf(line, sizeof line, "the workers add their gradients into the servers' momentum history: %d of %d params",

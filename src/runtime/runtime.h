@@ -334,6 +334,9 @@ void rt_server_free(rt_server *s);
 singa_updater *rt_server_updater(rt_server *s);
 /* Its history slots become views of the params' shared history (history.c). */
 void rt_server_share_history(rt_server *s);
+/* Asynchronous worker groups: this process's servers lower a kSGD or kNesterov momentum by what
+ * stale gradients add (cluster.momentum_compensation), and the log says what they apply. */
+void rt_momentum_setup(rt_ctx *rt);
 void *rt_server_main(void *arg);
 size_t rt_server_size(void);
 rt_server *rt_server_at(rt_ctx *rt, int i);

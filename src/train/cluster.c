@@ -19,7 +19,7 @@ const singa_field singa_cluster_fields[] = {
     {"join_timeout", SINGA_FIELD_NUM},        {"curve", SINGA_FIELD_TABLE},
     {"shard_params", SINGA_FIELD_BOOL},       {"elastic", SINGA_FIELD_TABLE},
     {"monitor", SINGA_FIELD_TABLE},          {"staleness", SINGA_FIELD_INT},
-    {"compress", SINGA_FIELD_STR_OR_TABLE},
+    {"compress", SINGA_FIELD_STR_OR_TABLE},  {"momentum_compensation", SINGA_FIELD_BOOL},
     {NULL, 0},
 };
 
@@ -349,6 +349,7 @@ int singa_cluster_read(singa_cluster *c, const singa_conf *conf, singa_err *err)
                                   "(every server group serves the same number of worker groups)",
                              c->nworker_groups, c->nserver_groups);
     c->shard_params = singa_conf_bool(conf, "shard_params", false);
+    c->momentum_compensation = singa_conf_bool(conf, "momentum_compensation", true);
     if (read_staleness(c, conf, err) < 0 || read_compress(&c->compress, singa_conf_get(conf, "compress"), err) < 0 ||
         check_compress(c, err) < 0)
         return -1;

@@ -708,6 +708,14 @@ bool singa_updater_history_grad(const singa_updater *u, float *momentum)
     return u->kind == UPD_SGD && u->momentum != 0 && !u->clip;
 }
 
+bool singa_updater_set_momentum(singa_updater *u, float momentum)
+{
+    if ((u->kind != UPD_SGD && u->kind != UPD_NESTEROV) || !(momentum >= 0 && momentum <= u->momentum))
+        return false;
+    u->momentum = momentum;
+    return true;
+}
+
 void singa_updater_adopt_slot(singa_updater *u, int param_id, int slot, float *mem)
 {
     singa_tensor *t = &u->slots[slot][param_id];
