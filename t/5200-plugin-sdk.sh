@@ -1,6 +1,7 @@
 # The SDK: `make install DESTDIR=...` installs the headers, libsinga, singa.pc and the plugins;
-# the plugin of the README's "Write your own layer" (taken from README.md, so it lives only in
-# this test) builds against the installed SDK with the README's command, passes --check-plugin
+# the plugin of the manual's "Write your own layer" (docs/07-plugins.md; taken from the README and
+# the manual's pages, so it lives only there) builds against the installed SDK with the manual's
+# command, passes --check-plugin
 # (of the build tree's singa-tui and of the installed one) and trains in a Lua job.
 : "${SINGA_TUI:?SINGA_TUI is not set}"
 : "${top_srcdir:?top_srcdir is not set}"
@@ -25,11 +26,11 @@ plugindir=$dest$(PKG_CONFIG_SYSROOT_DIR= pkg-config --variable=plugindir singa)
 [ -f "$plugindir/swish.so" ] && [ -f "$plugindir/prelu.so" ]
 report $? "the plugins of plugins/ are installed in pkg-config's plugindir ($plugindir)"
 
-# The README's example, exactly as printed there, built with the README's command.
+# The manual's example, exactly as printed there, built with the manual's command.
 awk '/<!-- sdk-example/ { on = 1; next } on && /^```c$/ { code = 1; next } code && /^```$/ { exit } code' \
-    "$top_srcdir/README.md" >"$tmp/softplus.c"
+    "$top_srcdir/README.md" "$top_srcdir"/docs/[0-9][0-9]-*.md >"$tmp/softplus.c"
 grep -q 'SINGA_PLUGIN("softplus"' "$tmp/softplus.c"
-report $? "README.md has the example plugin" "$tmp/softplus.c"
+report $? "the manual has the example plugin" "$tmp/softplus.c"
 (cd "$tmp" && cc -shared -fPIC $(pkg-config --cflags singa) softplus.c -o softplus.so) >"$tmp/cc.log" 2>&1
 report $? "it builds with: cc -shared -fPIC \$(pkg-config --cflags singa) softplus.c -o softplus.so" "$tmp/cc.log"
 (cd "$tmp" && cc -std=c11 -pedantic -Wall -Wextra -Werror -shared -fPIC $(pkg-config --cflags singa) softplus.c \

@@ -1,4 +1,5 @@
-# CURVE as the README shows it: its Clusters/CURVE snippet, extracted from README.md and run as
+# CURVE as the manual shows it: its Clusters/CURVE snippet, extracted from docs/03-clusters.md
+# (the README and the manual's pages, read in order) and run as
 # written (the key pair into a keys/ folder that does not exist yet, a preset with `curve`),
 # trains in 3 processes and says that CURVE is on.  --curve-keygen makes the folders it needs
 # for their owner only; a public_keys_dir or a public key file others may write is refused.
@@ -13,14 +14,14 @@ trap kill_ours EXIT
 
 gen_data
 
-# The README's indented block after "Make a key pair": shell lines, then the Lua from "cluster =".
+# The manual's indented block after "Make a key pair": shell lines, then the Lua from "cluster =".
 awk '/Make a key pair, list its public half, and name both in the job:$/ { on = 1; next }
      on && /^    / { print substr($0, 5); seen = 1; next }
-     on && seen { exit }' "$top_srcdir/README.md" >"$tmp/snippet"
+     on && seen { exit }' "$top_srcdir/README.md" "$top_srcdir"/docs/[0-9][0-9]-*.md >"$tmp/snippet"
 sed -n '/^cluster = /,$p' "$tmp/snippet" >"$tmp/snippet.lua"
 sed '/^cluster = /,$d' "$tmp/snippet" | sed "s|^\./singa-tui |\"\$SINGA_TUI\" |" >"$tmp/snippet.sh"
 grep -q -- '--curve-keygen keys/job' "$tmp/snippet.sh" && grep -q 'curve = {' "$tmp/snippet.lua"
-report $? "README.md's CURVE snippet found: keygen, allow-list and a preset with curve" "$tmp/snippet"
+report $? "the manual's CURVE snippet found: keygen, allow-list and a preset with curve" "$tmp/snippet"
 
 run=$tmp/readme
 mkdir -p "$run" && (cd "$run" && sh -e "$PWD/../snippet.sh") >"$tmp/keygen.out" 2>&1 &&
