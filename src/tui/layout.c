@@ -39,7 +39,7 @@ static void heights(const tui_app *a, const int *order, int n, int rows, int H, 
         int below = 0;
         for (int k = i + 1; k < n; k++)
             below += tui_panels[order[k]]->min_rows;
-        h[i] = p->rows(a, (tui_room){rows, left, H});
+        h[i] = p->rows ? p->rows(a, (tui_room){rows, left, H}) : p->min_rows;
         if (h[i] > left - below)
             h[i] = left - below < p->min_rows ? p->min_rows : left - below;
         left -= h[i];

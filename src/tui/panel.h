@@ -39,12 +39,12 @@ typedef struct tui_room {
 } tui_room;
 
 typedef struct tui_panel_class {
-    const char *name;
+    const char *name;  /* as in TUI_PANELS */
     const char *title; /* on its frame, after its key */
     int key;           /* focuses it; its number on the frame */
     /* Layout: the left column (0) takes 62% of the width, the right (1) the rest.  A column's
      * panels stack by `order`, top first; the last takes the rows left.  A panel gets the rows
-     * it asks (`rows`), but keeps those below at least their min_rows. */
+     * it asks (`rows`; NULL: its min_rows), but keeps those below at least their min_rows. */
     int column, order, min_rows;
     int (*rows)(const tui_app *a, tui_room room);
     /* > 0: a panel that scrolls, which gives a row (down to lend_rows) to its column's last
