@@ -36,7 +36,7 @@ done >"$tmp/folders"
 report $? "every folder of src/ has its place among $(cut -d' ' -f1 "$tmp/ranks" | paste -sd' ')" "$tmp/folders"
 
 # (1) Includes: "src/F/file: #include "G/..."" for each folder G of src/ ranked above F.
-(cd "$top_srcdir" && grep -H '^[ \t]*#[ \t]*include[ \t]*"[a-z_]*/' src/*/*.[ch]) |
+(cd "$top_srcdir" && grep -H '^[ \t]*#[ \t]*include[ \t]*"[a-z_]*/' src/*/*.[ch] src/*/*/*.[ch] 2>/dev/null) |
     awk -v ranks="$tmp/ranks" '
         BEGIN { while ((getline l <ranks) > 0) { split(l, f, " "); rank[f[1]] = f[2] } }
         {
@@ -51,13 +51,18 @@ report $? "every folder of src/ has its place among $(cut -d' ' -f1 "$tmp/ranks"
 report $? "no file of src/ includes a private header of a folder above its own ($(wc -l <"$tmp/includes") do)"
 sed 's/^/#   /' "$tmp/includes"
 
-# (2) Symbols: the objects of src/F built here (libtool's in .libs/ too; objects whose source is
-# gone are stale, and skipped) as "folder file.c object", then nm's global symbols of each.
+# (2) Symbols: the objects of src/F built here (in its subfolders and libtool's .libs/ too;
+# objects whose source is gone are stale, and skipped) as "folder file.c object", then nm's
+# global symbols of each.
 find "$build/src" -name '*.o' | sort | while read -r o; do
     rel=${o#"$build"/src/}
     folder=${rel%%/*}
+    sub=$(dirname "${rel#"$folder"/}")
+    sub=${sub%.libs}
+    sub=${sub%/}
     base=$(basename "$o" .o)
-    src=${base#*-}.c # automake names a target's objects target-file.o
+    src=${sub:+$sub/}${base#*-}.c # automake names a target's objects target-file.o
+    src=${src#./}
     [ -f "$top_srcdir/src/$folder/$src" ] && echo "$folder $src $o"
 done >"$tmp/objects"
 while read -r folder src o; do

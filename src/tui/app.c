@@ -131,24 +131,28 @@ void tui_app_export(tui_app *a)
         tui_app_note(a, true, "wrote %s, %s and %s", csv, txt, svg);
 }
 
+/* The panels forget the last job's view (and set theirs up at the start). */
+static void reset_panels(tui_app *a)
+{
+    for (int p = 0; p < TUI_P_COUNT; p++)
+        if (tui_panels[p]->reset)
+            tui_panels[p]->reset(a);
+}
+
 static void new_job(tui_app *a, int seq)
 {
     tui_history_clear(&a->history);
     a->has_latest = false;
     a->job_seen = seq;
-    a->zoom = 0;
-    a->pan = 0;
     a->ckpt_seen = 0;
-    tui_traffic_init(&a->traffic); /* its counters start over */
+    reset_panels(a);
 }
 
-/* Everything that arrived since the last tick. */
-static void pump(tui_app *a)
+/* The ring's samples into the history; the progress panel's numbers: the newest step of any
+ * group (the queue may have dropped the last ones when the UI fell behind; the snapshots never
+ * do). */
+static void take_samples(tui_app *a)
 {
-    tui_status before = a->status;
-    tui_script_status(&a->script, &a->status);
-    if (a->status.info.seq > a->job_seen)
-        new_job(a, a->status.info.seq);
     tui_sample x;
     while (tui_ring_pop(a->ring, &x)) {
         if (x.job < a->job_seen)
@@ -158,8 +162,6 @@ static void pump(tui_app *a)
         tui_history_add_sample(&a->history, &x);
         a->dirty = true;
     }
-    /* The progress panel's numbers: the newest step of any group (the queue may have dropped
-     * the last ones when the UI fell behind; the snapshots never do). */
     for (int g = 0; g < TUI_MAX_GROUPS; g++) {
         if (tui_snapshot_read(&a->script.latest[g], &x) && x.job == a->job_seen &&
             (!a->has_latest || x.step > a->latest.step)) {
@@ -168,6 +170,17 @@ static void pump(tui_app *a)
             a->dirty = true;
         }
     }
+}
+
+/* Everything that arrived since the last tick; the panels take what they show from the job's
+ * stats once a second. */
+static void pump(tui_app *a)
+{
+    tui_status before = a->status;
+    tui_script_status(&a->script, &a->status);
+    if (a->status.info.seq > a->job_seen)
+        new_job(a, a->status.info.seq);
+    take_samples(a);
     if (a->status.ckpt_count != a->ckpt_seen) {
         a->ckpt_seen = a->status.ckpt_count;
         a->ckpt_time = tui_now();
@@ -176,17 +189,9 @@ static void pump(tui_app *a)
         a->dirty = true;
     double t = tui_now();
     if (t - a->stats_time >= 1 || before.job != a->status.job || before.script != a->status.script) {
-        tui_traffic_row rows[TUI_TRAFFIC_ROWS];
-        int n = tui_stats_traffic(&a->script.stats, rows, TUI_TRAFFIC_ROWS, &a->dropped);
-        a->messages = n >= 0;
-        a->traffic_total = n > 0 ? n : 0;
-        int kept = a->traffic_total < TUI_TRAFFIC_ROWS ? a->traffic_total : TUI_TRAFFIC_ROWS;
-        tui_traffic_update(&a->traffic, rows, kept, t);
-        a->nnodes = tui_stats_topology(&a->script.stats, tui_script_node_state(&a->status, atomic_load(&a->script.control.paused)),
-                                       a->nodes, TUI_MAX_NODES);
-        a->rejoins = tui_stats_rejoins(&a->script.stats);
-        a->nworkers = tui_stats_workers(&a->script.stats, a->workers, TUI_MAX_WORKERS);
-        a->nlinks = tui_stats_links(&a->script.stats, a->links, TUI_MAX_LINKS);
+        for (int p = 0; p < TUI_P_COUNT; p++)
+            if (tui_panels[p]->feed)
+                tui_panels[p]->feed(a, t);
         a->stats_time = t;
         a->dirty = true;
     }
@@ -269,7 +274,7 @@ static int setup(tui_app *a, lua_State *L, singa_lua_opts *opts, const singa_tui
     a->opts = opts;
     a->args = args;
     tui_history_init(&a->history);
-    tui_traffic_init(&a->traffic);
+    reset_panels(a);
     a->stats_time = -1;
     if (!(a->log = tui_log_new(5000)) || !(a->transcript = tui_log_new(2000)) || !(a->ring = tui_ring_new(1 << 14)))
         return singa_err_set(err, "out of memory");
@@ -304,6 +309,22 @@ static void teardown(tui_app *a)
     a->opts->host = NULL;
 }
 
+/* --attach or --open: the workbench shows a job that does not run here. */
+static void watch(tui_app *a)
+{
+    singa_err err = {{0}};
+    snprintf(a->file, sizeof a->file, "%s", a->attach ? tui_attach_addr(a->attach) : a->args->open);
+    tui_log_add(a->transcript, TUI_LINE_NOTE, a->attach ? "the console is off when attached: the job's Lua state is in its process"
+                                                        : "the console is off: no job runs here (--open)");
+    if (a->attach && tui_attach_start(a->attach, &a->script, a->ring, a->log, &err) < 0)
+        tui_log_add(a->log, TUI_LINE_ERROR, err.msg);
+    else if (a->attach)
+        tui_log_addf(a->log, TUI_LINE_NOTE, "-- attached to %s (%s; q detaches, the job goes on)", a->file,
+                     tui_attach_control(a->attach) ? "p, c steer it" : "read-only");
+    a->focus = TUI_P_PLOT;
+    loop(a);
+}
+
 int singa_tui_main(lua_State *L, singa_lua_opts *opts, const singa_tui_args *args)
 {
     tui_app *a = calloc(1, sizeof *a);
@@ -323,16 +344,7 @@ int singa_tui_main(lua_State *L, singa_lua_opts *opts, const singa_tui_args *arg
     pthread_mutex_unlock(opts->lock); /* the script thread and the console take it from now on */
     int rc = 0;
     if (a->attach || args->open) {
-        snprintf(a->file, sizeof a->file, "%s", a->attach ? tui_attach_addr(a->attach) : args->open);
-        tui_log_add(a->transcript, TUI_LINE_NOTE, a->attach ? "the console is off when attached: the job's Lua state is in its process"
-                                                            : "the console is off: no job runs here (--open)");
-        if (a->attach && tui_attach_start(a->attach, &a->script, a->ring, a->log, &err) < 0)
-            tui_log_add(a->log, TUI_LINE_ERROR, err.msg);
-        else if (a->attach)
-            tui_log_addf(a->log, TUI_LINE_NOTE, "-- attached to %s (%s; q detaches, the job goes on)", a->file,
-                         tui_attach_control(a->attach) ? "p, c steer it" : "read-only");
-        a->focus = TUI_P_PLOT;
-        loop(a);
+        watch(a);
     } else if (args->file) {
         snprintf(a->file, sizeof a->file, "%s", args->file);
     } else if (tui_start_screen(a, a->file, sizeof a->file) < 0) {

@@ -1,5 +1,5 @@
 /* The workbench's state, shared by its parts: app.c (life cycle and event loop), keys.c (the
- * key table), panels.c (drawing), start.c (the start screen). */
+ * key table), screen.c (a frame), the panels (panel.h, panels/), start.c (the start screen). */
 #ifndef SINGA_TUI_APP_H
 #define SINGA_TUI_APP_H
 
@@ -8,6 +8,7 @@
 #include "tui/capture.h"
 #include "tui/console.h"
 #include "tui/log.h"
+#include "tui/panel.h"
 #include "tui/plot.h"
 #include "tui/ring.h"
 #include "tui/script.h"
@@ -17,17 +18,6 @@
 #include "tui/traffic.h"
 #include "tui/tui.h"
 
-typedef enum tui_panel {
-    TUI_P_PLOT,
-    TUI_P_TRAFFIC,
-    TUI_P_TOPOLOGY,
-    TUI_P_PROGRESS,
-    TUI_P_LOG,
-    TUI_P_CONSOLE,
-    TUI_P_WORKERS,
-    TUI_P_COUNT,
-} tui_panel;
-
 /* REPLACE: a fresh run would replace an earlier run's checkpoints; train anyway? */
 typedef enum tui_dialog { TUI_DIALOG_NONE, TUI_DIALOG_HELP, TUI_DIALOG_QUIT, TUI_DIALOG_REPLACE } tui_dialog;
 
@@ -35,8 +25,10 @@ typedef enum tui_dialog { TUI_DIALOG_NONE, TUI_DIALOG_HELP, TUI_DIALOG_QUIT, TUI
 typedef enum tui_plots { TUI_PLOTS_BOTH, TUI_PLOTS_LOSS, TUI_PLOTS_ACC } tui_plots;
 
 #define TUI_REDRAW_SECONDS 0.1 /* at most ten frames a second */
+#define TUI_MIN_W 60             /* smaller, the screen only says so */
+#define TUI_MIN_H 16
 
-typedef struct tui_app {
+struct tui_app {
     tui_term term;
     tui_capture *capture;
     tui_log *log;          /* the job's log */
@@ -81,6 +73,7 @@ typedef struct tui_app {
     int log_scroll;        /* lines back from the newest (0: follow) */
     int topo_scroll;
     int rows[TUI_P_COUNT]; /* each panel's inner height at the last draw (page size) */
+    int cursor_y, cursor_x; /* where the focused panel wants the cursor (-1: hidden) */
     char note[256];        /* a message in the footer for a few seconds */
     double note_until;
 
@@ -90,7 +83,7 @@ typedef struct tui_app {
     bool quitting;         /* the user quit; waiting for the script to end */
     double quit_deadline;
     bool done;
-} tui_app;
+};
 
 double tui_now(void);
 /* Shows msg in the footer for a few seconds (and in the log when `log`). */
@@ -106,14 +99,23 @@ void tui_keys_handle(tui_app *a, int is_key_code, wint_t ch);
 typedef struct tui_key_help {
     const char *keys, *what;
 } tui_key_help;
-/* The help's i-th row, or NULL past the last. */
-const tui_key_help *tui_keys_help(int i);
+/* The help's i-th row (its keys may be written in buf); false past the last. */
+bool tui_keys_help(int i, tui_key_help *row, char *buf, size_t len);
 /* The footer's hints for the focused panel, "key what" pairs. */
 const tui_key_help *tui_keys_footer(const tui_app *a, int *n);
 
-/* panels.c */
+/* Arrows, PgUp/PgDn (a page: the panel's rows at the last draw), Home/End on a panel's scroll
+ * of lines, which counts up (sign 1: the log, back from the newest) or down (-1). */
+void tui_scroll_lines(tui_app *a, int *scroll, int sign, int key);
+
+/* screen.c: draws a frame; the job's state in a word, in its role's colour (*role). */
 void tui_draw(tui_app *a);
-/* The plot's step range under the current zoom and pan. */
+const char *tui_state_word(const tui_app *a, int *role);
+/* dialogs.c: the dialog open (a->dialog); the notice that the terminal is too small. */
+void tui_draw_dialog(tui_app *a);
+void tui_draw_too_small(tui_app *a, int W, int H);
+
+/* panels/plot.c: the plot's step range under the current zoom and pan. */
 void tui_plot_range(const tui_app *a, double *x0, double *x1);
 /* Renders the plots as they are on screen into c (ASCII when !unicode): `w` uses it. */
 void tui_draw_plots(tui_app *a, tui_canvas *c, int x, int y, int w, int h, bool unicode);

@@ -42,6 +42,48 @@ static void close_socket(tui_attach *c)
     c->sock = c->ctx = NULL;
 }
 
+/* The socket, connected, with CURVE when curve_key is given. */
+static int connect_job(tui_attach *c, const char *addr, const char *curve_key, singa_err *err)
+{
+    int linger = 0, hwm = 0; /* the job bounds what it queues; receiving unbounded loses no replay */
+    if (!(c->ctx = zmq_ctx_new()) || !(c->sock = zmq_socket(c->ctx, ZMQ_DEALER)))
+        return singa_err_set(err, "cannot attach to %s: %s", addr, zmq_strerror(zmq_errno()));
+    zmq_setsockopt(c->sock, ZMQ_LINGER, &linger, sizeof linger);
+    zmq_setsockopt(c->sock, ZMQ_RCVHWM, &hwm, sizeof hwm);
+    if (curve_key && singa_curve_client_file(c->sock, curve_key, err) < 0)
+        return -1;
+    if (zmq_connect(c->sock, addr) < 0)
+        return singa_err_set(err, "cannot attach to %s: %s", addr, zmq_strerror(zmq_errno()));
+    return 0;
+}
+
+/* Says hello and waits for the job's answer: whether it lets this workbench steer it. */
+static int hello(tui_attach *c, const char *addr, bool control, const char *curve_key, singa_err *err)
+{
+    tui_remote_hello h = {.version = TUI_REMOTE_VERSION, .sizes = tui_remote_sizes(), .control = control};
+    tui_remote_send(c->sock, NULL, 0, TUI_REMOTE_HELLO, &h, sizeof h);
+    zmq_pollitem_t it = {.socket = c->sock, .events = ZMQ_POLLIN};
+    if (zmq_poll(&it, 1, (long)(TUI_ATTACH_WAIT_S * 1000)) <= 0)
+        return singa_err_set(err, "no job answers at %s (waited %.1f s): is a job listening there (singa-tui --listen "
+                                  "ADDR -e FILE, or cluster.monitor)?%s", addr, TUI_ATTACH_WAIT_S,
+                             curve_key ? " A job with cluster.curve answers only the keys it lists"
+                                       : " A job with cluster.curve answers only a workbench with its key (--curve-key FILE)");
+    tui_remote_msg m = {0};
+    zmq_msg_t frame;
+    zmq_msg_init(&frame);
+    int rc = 0;
+    if (zmq_msg_recv(&frame, c->sock, 0) < 0 || tui_remote_decode(zmq_msg_data(&frame), zmq_msg_size(&frame), &m) < 0 ||
+        m.type != TUI_REMOTE_HELLO)
+        rc = singa_err_set(err, "%s does not answer as a singa-tui job", addr);
+    else if (((tui_remote_hello *)m.data)->refused[0])
+        rc = singa_err_set(err, "the job at %s refuses: %s", addr, ((tui_remote_hello *)m.data)->refused);
+    else
+        c->control = ((tui_remote_hello *)m.data)->control;
+    tui_remote_msg_free(&m);
+    zmq_msg_close(&frame);
+    return rc;
+}
+
 int tui_attach_open(tui_attach **out, const char *addr, bool control, const char *curve_key, singa_err *err)
 {
     tui_attach *c = calloc(1, sizeof *c);
@@ -52,51 +94,13 @@ int tui_attach_open(tui_attach **out, const char *addr, bool control, const char
     atomic_init(&c->stop, false);
     atomic_init(&c->requests, 0);
     atomic_init(&c->lr_scale, 1.0);
-    int linger = 0, hwm = 0; /* the job bounds what it queues; receiving unbounded loses no replay */
-    tui_remote_hello h = {.version = TUI_REMOTE_VERSION, .sizes = tui_remote_sizes(), .control = control};
-    int rc = -1;
-    if (!(c->ctx = zmq_ctx_new()) || !(c->sock = zmq_socket(c->ctx, ZMQ_DEALER))) {
-        singa_err_set(err, "cannot attach to %s: %s", addr, zmq_strerror(zmq_errno()));
-        goto out;
-    }
-    zmq_setsockopt(c->sock, ZMQ_LINGER, &linger, sizeof linger);
-    zmq_setsockopt(c->sock, ZMQ_RCVHWM, &hwm, sizeof hwm);
-    if (curve_key && singa_curve_client_file(c->sock, curve_key, err) < 0)
-        goto out;
-    if (zmq_connect(c->sock, addr) < 0) {
-        singa_err_set(err, "cannot attach to %s: %s", addr, zmq_strerror(zmq_errno()));
-        goto out;
-    }
-    tui_remote_send(c->sock, NULL, 0, TUI_REMOTE_HELLO, &h, sizeof h);
-    zmq_pollitem_t it = {.socket = c->sock, .events = ZMQ_POLLIN};
-    if (zmq_poll(&it, 1, (long)(TUI_ATTACH_WAIT_S * 1000)) <= 0) {
-        singa_err_set(err, "no job answers at %s (waited %.1f s): is a job listening there (singa-tui --listen ADDR "
-                           "-e FILE, or cluster.monitor)?%s", addr, TUI_ATTACH_WAIT_S,
-                      curve_key ? " A job with cluster.curve answers only the keys it lists"
-                                : " A job with cluster.curve answers only a workbench with its key (--curve-key FILE)");
-        goto out;
-    }
-    unsigned char buf[1 + sizeof h];
-    int n = zmq_recv(c->sock, buf, sizeof buf, 0);
-    if (n != (int)sizeof buf || buf[0] != TUI_REMOTE_HELLO) {
-        singa_err_set(err, "%s does not answer as a singa-tui job", addr);
-        goto out;
-    }
-    memcpy(&h, buf + 1, sizeof h);
-    h.refused[sizeof h.refused - 1] = 0;
-    if (h.refused[0]) {
-        singa_err_set(err, "the job at %s refuses: %s", addr, h.refused);
-        goto out;
-    }
-    c->control = h.control;
-    *out = c;
-    rc = 0;
-out:
-    if (rc < 0) {
+    if (connect_job(c, addr, curve_key, err) < 0 || hello(c, addr, control, curve_key, err) < 0) {
         close_socket(c);
         free(c);
+        return -1;
     }
-    return rc;
+    *out = c;
+    return 0;
 }
 
 const char *tui_attach_addr(const tui_attach *c) { return c->addr; }
@@ -112,86 +116,84 @@ static void push(tui_attach *c, const tui_sample *x)
     }
 }
 
+/* The rows of TUI_REMOTE_MESSAGES a workbench takes: each feeds its state as the script's
+ * hooks would. */
+
+static void on_status(tui_attach *c, const tui_remote_msg *m)
+{
+    const tui_remote_status *rs = m->data;
+    tui_script *s = c->s;
+    atomic_store(&s->control.paused, rs->paused);
+    atomic_store(&s->control.lr_scale, rs->lr_scale); /* the progress panel shows the job's */
+    pthread_mutex_lock(&s->mu);
+    s->st = rs->st;
+    pthread_mutex_unlock(&s->mu);
+}
+
+static void on_samples(tui_attach *c, const tui_remote_msg *m)
+{
+    const tui_sample *x = m->data;
+    for (size_t i = 0; i < m->len / sizeof *x; i++)
+        push(c, &x[i]);
+}
+
+static void on_latest(tui_attach *c, const tui_remote_msg *m)
+{
+    const tui_sample *x = m->data;
+    if (x->group >= 0 && x->group < TUI_MAX_GROUPS)
+        tui_snapshot_write(&c->s->latest[x->group], x);
+}
+
+static void on_log(tui_attach *c, const tui_remote_msg *m)
+{
+    const unsigned char *b = m->data;
+    char line[TUI_LINE_MAX + 1];
+    snprintf(line, sizeof line, "%s", (const char *)b + 1);
+    tui_log_add(c->log, b[0] <= TUI_LINE_NOTE ? (tui_line_kind)b[0] : TUI_LINE_PLAIN, line);
+}
+
+static void on_stats(tui_attach *c, const tui_remote_msg *m)
+{
+    const tui_remote_stats *st = m->data;
+    tui_stats_set(&c->s->stats, st->traffic, st->ntraffic, st->dropped, st->workers, st->nworkers, st->links, st->nlinks,
+                  st->nodes, st->nnodes);
+    tui_stats_set_rejoins(&c->s->stats, &st->rejoins);
+}
+
+/* An answer to hello again (the job may have forgotten this workbench): the history starts over. */
+static void on_hello(tui_attach *c, const tui_remote_msg *m)
+{
+    const tui_remote_hello *h = m->data;
+    if (h->refused[0]) {
+        tui_log_addf(c->log, TUI_LINE_ERROR, "-- the job at %s refuses: %s", c->addr, h->refused);
+        return;
+    }
+    tui_sample x = {.kind = TUI_SAMPLE_RESET};
+    pthread_mutex_lock(&c->s->mu);
+    x.job = (uint16_t)c->s->st.info.seq;
+    pthread_mutex_unlock(&c->s->mu);
+    push(c, &x);
+}
+
+static void on_end(tui_attach *c, const tui_remote_msg *m)
+{
+    c->ended = true;
+    tui_log_addf(c->log, TUI_LINE_NOTE, "-- the job at %s has ended (q leaves)", c->addr);
+}
+
+typedef void (*handler)(tui_attach *c, const tui_remote_msg *m);
+#define AT_ATTACH(name, min, max, unit, tidy, at_attach, at_job) [TUI_REMOTE_##name] = at_attach,
+static const handler handlers[TUI_REMOTE_COUNT] = {TUI_REMOTE_MESSAGES(AT_ATTACH)};
+#undef AT_ATTACH
+
 static void handle(tui_attach *c, const unsigned char *b, size_t len)
 {
-    tui_script *s = c->s;
-    int type = b[0];
-    b++;
-    len--;
-    if (type == TUI_REMOTE_STATUS && len == sizeof(tui_remote_status)) {
-        tui_remote_status *rs = malloc(sizeof *rs);
-        if (!rs)
-            return;
-        memcpy(rs, b, sizeof *rs);
-        rs->st.error[sizeof rs->st.error - 1] = 0;
-        atomic_store(&s->control.paused, rs->paused);
-        atomic_store(&s->control.lr_scale, rs->lr_scale); /* the progress panel shows the job's */
-        pthread_mutex_lock(&s->mu);
-        s->st = rs->st;
-        pthread_mutex_unlock(&s->mu);
-        free(rs);
-    } else if (type == TUI_REMOTE_SAMPLE && len % sizeof(tui_sample) == 0) {
-        for (size_t i = 0; i < len / sizeof(tui_sample); i++) {
-            tui_sample x;
-            memcpy(&x, b + i * sizeof x, sizeof x);
-            push(c, &x);
-        }
-    } else if (type == TUI_REMOTE_LATEST && len == sizeof(tui_sample)) {
-        tui_sample x;
-        memcpy(&x, b, sizeof x);
-        if (x.group >= 0 && x.group < TUI_MAX_GROUPS)
-            tui_snapshot_write(&s->latest[x.group], &x);
-    } else if (type == TUI_REMOTE_LOG && len >= 1) {
-        char line[TUI_LINE_MAX + 1];
-        size_t n = len - 1 < TUI_LINE_MAX ? len - 1 : TUI_LINE_MAX;
-        memcpy(line, b + 1, n);
-        line[n] = 0;
-        tui_log_add(c->log, b[0] <= TUI_LINE_NOTE ? (tui_line_kind)b[0] : TUI_LINE_PLAIN, line);
-    } else if (type == TUI_REMOTE_STATS && len >= offsetof(tui_remote_stats, nodes) && len <= sizeof(tui_remote_stats)) {
-        tui_remote_stats *st = calloc(1, sizeof *st);
-        if (!st)
-            return;
-        memcpy(st, b, len);
-        int nodes = (int)((len - offsetof(tui_remote_stats, nodes)) / sizeof(tui_node));
-        for (int i = 0; i < TUI_STATS_ROWS; i++) {
-            st->traffic[i].type[sizeof st->traffic[i].type - 1] = 0;
-            st->traffic[i].peer[sizeof st->traffic[i].peer - 1] = 0;
-        }
-        for (int i = 0; i < nodes; i++) {
-            st->nodes[i].host[sizeof st->nodes[i].host - 1] = 0;
-            st->nodes[i].role[sizeof st->nodes[i].role - 1] = 0;
-        }
-        int nworkers = st->nworkers < 0 ? 0 : st->nworkers < TUI_MAX_WORKERS ? st->nworkers : TUI_MAX_WORKERS;
-        for (int i = 0; i < nworkers; i++) {
-            singa_worker_time *w = &st->workers[i];
-            uint8_t flag; /* a bool off the wire may hold any byte */
-            memcpy(&flag, &w->straggler, 1);
-            w->straggler = flag != 0;
-            w->host[sizeof w->host - 1] = 0;
-        }
-        int nlinks = st->nlinks < 0 ? 0 : st->nlinks < TUI_MAX_LINKS ? st->nlinks : TUI_MAX_LINKS;
-        tui_stats_set(&s->stats, st->traffic, st->ntraffic, st->dropped, st->workers, nworkers, st->links, nlinks,
-                      st->nodes, st->nnodes < nodes ? st->nnodes : nodes);
-        st->rejoins.lost[sizeof st->rejoins.lost - 1] = 0;
-        tui_stats_set_rejoins(&s->stats, &st->rejoins);
-        free(st);
-    } else if (type == TUI_REMOTE_HELLO && len == sizeof(tui_remote_hello)) { /* an answer to hello again */
-        tui_remote_hello h;
-        memcpy(&h, b, sizeof h);
-        h.refused[sizeof h.refused - 1] = 0;
-        if (h.refused[0]) {
-            tui_log_addf(c->log, TUI_LINE_ERROR, "-- the job at %s refuses: %s", c->addr, h.refused);
-        } else {
-            tui_sample x = {.kind = TUI_SAMPLE_RESET};
-            pthread_mutex_lock(&s->mu);
-            x.job = (uint16_t)s->st.info.seq;
-            pthread_mutex_unlock(&s->mu);
-            push(c, &x);
-        }
-    } else if (type == TUI_REMOTE_END) {
-        c->ended = true;
-        tui_log_addf(c->log, TUI_LINE_NOTE, "-- the job at %s has ended (q leaves)", c->addr);
-    }
+    tui_remote_msg m;
+    if (tui_remote_decode(b, len, &m) < 0)
+        return;
+    if (handlers[m.type])
+        handlers[m.type](c, &m);
+    tui_remote_msg_free(&m);
 }
 
 static void *run(void *arg)

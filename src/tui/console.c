@@ -167,6 +167,24 @@ static void put(text *t, const char *s, size_t n)
 
 static void puts_(text *t, const char *s) { put(t, s, strlen(s)); }
 
+/* A string quoted, its first 200 bytes. */
+static void quote(lua_State *L, int idx, text *t)
+{
+    size_t n;
+    const char *s = lua_tolstring(L, idx, &n);
+    puts_(t, "\"");
+    for (size_t i = 0; i < n && i < 200; i++) {
+        if (s[i] == '\n') {
+            puts_(t, "\\n");
+        } else {
+            if (s[i] == '"' || s[i] == '\\')
+                puts_(t, "\\");
+            put(t, s + i, 1);
+        }
+    }
+    puts_(t, n > 200 ? "...\"" : "\"");
+}
+
 /* Appends a readable form of the value at idx: strings quoted, tables as { k = v, ... } two
  * levels deep and 16 entries wide, anything else as tostring gives it. */
 static void format(lua_State *L, int idx, text *t, int depth)
@@ -174,19 +192,7 @@ static void format(lua_State *L, int idx, text *t, int depth)
     idx = lua_absindex(L, idx);
     luaL_checkstack(L, 6, "console");
     if (lua_type(L, idx) == LUA_TSTRING) {
-        size_t n;
-        const char *s = lua_tolstring(L, idx, &n);
-        puts_(t, "\"");
-        for (size_t i = 0; i < n && i < 200; i++) {
-            if (s[i] == '\n') {
-                puts_(t, "\\n");
-            } else {
-                if (s[i] == '"' || s[i] == '\\')
-                    puts_(t, "\\");
-                put(t, s + i, 1);
-            }
-        }
-        puts_(t, n > 200 ? "...\"" : "\"");
+        quote(L, idx, t);
         return;
     }
     if (lua_type(L, idx) != LUA_TTABLE || luaL_getmetafield(L, idx, "__tostring") != LUA_TNIL ||
@@ -466,48 +472,74 @@ static void erase_input(tui_console *c, int from, int to)
     c->cursor = from;
 }
 
+/* Keys with an ncurses code: moving, deleting, history, scrolling the transcript. */
+static bool code_key(tui_console *c, wint_t ch)
+{
+    switch (ch) {
+    case KEY_LEFT:
+        c->cursor -= c->cursor > 0;
+        return true;
+    case KEY_RIGHT:
+        c->cursor += c->cursor < c->len;
+        return true;
+    case KEY_HOME:
+        c->cursor = 0;
+        return true;
+    case KEY_END:
+        c->cursor = c->len;
+        return true;
+    case KEY_BACKSPACE:
+        erase_input(c, c->cursor - 1, c->cursor);
+        return true;
+    case KEY_DC:
+        erase_input(c, c->cursor, c->cursor + 1);
+        return true;
+    case KEY_UP:
+    case KEY_DOWN:
+        if (ch == KEY_UP ? c->browse == 0 : c->browse >= c->nhistory)
+            return true;
+        c->browse += ch == KEY_UP ? -1 : 1;
+        set_input(c, c->browse < c->nhistory ? c->history[c->browse] : "");
+        return true;
+    case KEY_PPAGE:
+        c->scroll += 5;
+        return true;
+    case KEY_NPAGE:
+        c->scroll = c->scroll > 5 ? c->scroll - 5 : 0;
+        return true;
+    case KEY_ENTER:
+        enter(c);
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* ^W: the word before the cursor. */
+static void erase_word(tui_console *c)
+{
+    int from = c->cursor;
+    while (from > 0 && c->input[from - 1] == ' ')
+        from--;
+    while (from > 0 && c->input[from - 1] != ' ')
+        from--;
+    erase_input(c, from, c->cursor);
+}
+
+/* ^C: drops the line, the chunk so far and a waiting chunk. */
+static void cancel(tui_console *c)
+{
+    if (c->len || c->chunk[0] || c->nqueued)
+        tui_log_add(c->out, TUI_LINE_NOTE, "(cancelled)");
+    c->len = c->cursor = 0;
+    c->chunk[0] = 0;
+    drop_queue(c);
+}
+
 bool tui_console_key(tui_console *c, int is_key_code, wint_t ch)
 {
-    if (is_key_code) {
-        switch (ch) {
-        case KEY_LEFT:
-            c->cursor -= c->cursor > 0;
-            return true;
-        case KEY_RIGHT:
-            c->cursor += c->cursor < c->len;
-            return true;
-        case KEY_HOME:
-            c->cursor = 0;
-            return true;
-        case KEY_END:
-            c->cursor = c->len;
-            return true;
-        case KEY_BACKSPACE:
-            erase_input(c, c->cursor - 1, c->cursor);
-            return true;
-        case KEY_DC:
-            erase_input(c, c->cursor, c->cursor + 1);
-            return true;
-        case KEY_UP:
-        case KEY_DOWN:
-            if (ch == KEY_UP ? c->browse == 0 : c->browse >= c->nhistory)
-                return true;
-            c->browse += ch == KEY_UP ? -1 : 1;
-            set_input(c, c->browse < c->nhistory ? c->history[c->browse] : "");
-            return true;
-        case KEY_PPAGE:
-            c->scroll += 5;
-            return true;
-        case KEY_NPAGE:
-            c->scroll = c->scroll > 5 ? c->scroll - 5 : 0;
-            return true;
-        case KEY_ENTER:
-            enter(c);
-            return true;
-        default:
-            return false;
-        }
-    }
+    if (is_key_code)
+        return code_key(c, ch);
     switch (ch) {
     case '\r':
     case '\n':
@@ -525,21 +557,11 @@ bool tui_console_key(tui_console *c, int is_key_code, wint_t ch)
     case 21: /* ^U */
         erase_input(c, 0, c->cursor);
         return true;
-    case 23: { /* ^W: the word before the cursor */
-        int from = c->cursor;
-        while (from > 0 && c->input[from - 1] == ' ')
-            from--;
-        while (from > 0 && c->input[from - 1] != ' ')
-            from--;
-        erase_input(c, from, c->cursor);
+    case 23:
+        erase_word(c);
         return true;
-    }
-    case 3: /* ^C: drop the line, the chunk so far and a waiting chunk */
-        if (c->len || c->chunk[0] || c->nqueued)
-            tui_log_add(c->out, TUI_LINE_NOTE, "(cancelled)");
-        c->len = c->cursor = 0;
-        c->chunk[0] = 0;
-        drop_queue(c);
+    case 3:
+        cancel(c);
         return true;
     case 8:
     case 127:

@@ -1,13 +1,13 @@
 /* The workbench's keys as one table (as tmux declares its commands): a row binds keys to a
  * command and says what it does, and the help overlay is made from the same rows, so adding a
- * key is adding a row.  Keys reach the console first when it has the focus; only Tab, Shift-Tab,
- * F1 and Esc get past it. */
-#include <math.h>
+ * key is adding a row.  The focused panel's class may take keys first (the console does, but
+ * for Tab, Shift-Tab and F1); then each panel's key focuses it, and the rows run. */
+#include <stdio.h>
 #include <string.h>
 
 #include "tui/app.h"
 
-#define CODE(k) ((k) | 0x1000000) /* ncurses key codes, apart from characters */
+#define CODE(k) TUI_KEY_CODE(k)
 #define CTRL(c) ((c) & 0x1f)
 
 typedef struct binding {
@@ -122,11 +122,10 @@ static void focus(tui_app *a, tui_panel p)
     a->focus = p;
 }
 
+/* Tab and Shift-Tab go round the panels in the table's order; a panel's key focuses it. */
 static void cmd_focus(tui_app *a, int key)
 {
-    if (key >= '1' && key <= '7')
-        focus(a, (tui_panel)(key - '1'));
-    else if (key == CODE(KEY_BTAB))
+    if (key == CODE(KEY_BTAB))
         focus(a, (tui_panel)((a->focus + TUI_P_COUNT - 1) % TUI_P_COUNT));
     else
         focus(a, (tui_panel)((a->focus + 1) % TUI_P_COUNT));
@@ -167,32 +166,14 @@ static void cmd_export(tui_app *a, int key) { tui_app_export(a); }
 /* Arrows, PgUp/PgDn, Home/End: whatever the focused panel scrolls. */
 static void cmd_scroll(tui_app *a, int key)
 {
-    int k = key & ~CODE(0);
-    if (a->focus == TUI_P_PLOT) {
-        double x0, x1, full = a->history.last_step - a->history.first_step;
-        tui_plot_range(a, &x0, &x1);
-        double span = x1 - x0, step = k == KEY_PPAGE || k == KEY_NPAGE ? span : span / 4;
-        if (k == KEY_LEFT || k == KEY_PPAGE || k == KEY_UP)
-            a->pan += step;
-        else if (k == KEY_RIGHT || k == KEY_NPAGE || k == KEY_DOWN)
-            a->pan -= step;
-        else if (k == KEY_HOME)
-            a->pan = full;
-        else if (k == KEY_END)
-            a->pan = 0;
-        if (a->pan > full - span)
-            a->pan = full - span;
-        if (a->pan < 0)
-            a->pan = 0;
-        return;
-    }
-    int *scroll = a->focus == TUI_P_LOG ? &a->log_scroll : a->focus == TUI_P_TOPOLOGY ? &a->topo_scroll : NULL;
+    if (tui_panels[a->focus]->browse)
+        tui_panels[a->focus]->browse(a, key);
+}
+
+void tui_scroll_lines(tui_app *a, int *scroll, int sign, int key)
+{
     int page = a->rows[a->focus] > 2 ? a->rows[a->focus] - 1 : 1;
-    if (!scroll)
-        return;
-    /* the log counts back from the newest line, the topology down from the top */
-    int sign = a->focus == TUI_P_LOG ? 1 : -1;
-    switch (k) {
+    switch (key & ~CODE(0)) {
     case KEY_UP:
         *scroll += sign;
         break;
@@ -221,8 +202,7 @@ static const binding bindings[] = {
     {{'p'}, {"p", "pause / resume training"}, cmd_pause},
     {{'c'}, {"c", "write a checkpoint now"}, cmd_checkpoint},
     {{'r'}, {"r", "start training (a job waits for it without --run)"}, cmd_run},
-    {{'\t', CODE(KEY_BTAB), '1', '2'}, {"Tab 1-7", "move the focus (Shift-Tab: back)"}, cmd_focus},
-    {{'3', '4', '5', '6', '7'}, {NULL, NULL}, cmd_focus},
+    {{'\t', CODE(KEY_BTAB)}, {"Tab", "move the focus (Shift-Tab: back)"}, cmd_focus}, /* + the panels' keys */
     {{':', '`'}, {": `", "the Lua console"}, cmd_console},
     {{CODE(KEY_UP), CODE(KEY_DOWN), CODE(KEY_LEFT), CODE(KEY_RIGHT)}, {"arrows", "scroll the focused panel (the plot: pan)"},
      cmd_scroll},
@@ -238,12 +218,18 @@ static const binding bindings[] = {
 };
 #define NBINDINGS (int)(sizeof bindings / sizeof *bindings)
 
-const tui_key_help *tui_keys_help(int i)
+bool tui_keys_help(int i, tui_key_help *row, char *buf, size_t len)
 {
     for (int k = 0; k < NBINDINGS; k++)
-        if (bindings[k].help.keys && i-- == 0)
-            return &bindings[k].help;
-    return NULL;
+        if (bindings[k].help.keys && i-- == 0) {
+            *row = bindings[k].help;
+            if (bindings[k].run == cmd_focus) { /* the panels' keys, first to last */
+                snprintf(buf, len, "Tab %c-%c", tui_panels[0]->key, tui_panels[TUI_P_COUNT - 1]->key);
+                row->keys = buf;
+            }
+            return true;
+        }
+    return false;
 }
 
 const tui_key_help *tui_keys_footer(const tui_app *a, int *n)
@@ -311,17 +297,14 @@ void tui_keys_handle(tui_app *a, int is_key_code, wint_t ch)
         return;
     if (dialog_key(a, key))
         return;
-    if (a->focus == TUI_P_CONSOLE && !a->attach && !a->args->open) {
-        if (key == 27) { /* Esc: clear the line, or leave */
-            if (a->console.len || a->console.chunk[0])
-                tui_console_key(&a->console, 0, CTRL('c'));
-            else
-                a->focus = a->before_console;
+    const tui_panel_class *focused = tui_panels[a->focus];
+    if (focused->input && focused->input(a, key, is_key_code, ch))
+        return;
+    for (int p = 0; p < TUI_P_COUNT; p++)
+        if (tui_panels[p]->key == key) {
+            focus(a, (tui_panel)p);
             return;
         }
-        if (key != '\t' && key != CODE(KEY_BTAB) && key != CODE(KEY_F(1)) && tui_console_key(&a->console, is_key_code, ch))
-            return;
-    }
     for (int i = 0; i < NBINDINGS; i++)
         for (int k = 0; k < 5 && bindings[i].keys[k]; k++)
             if (bindings[i].keys[k] == key) {

@@ -64,19 +64,17 @@ static void send_to(tui_monitor *m, const peer *p, int type, const void *payload
     tui_remote_send(m->sock, p->id, p->id_len, type, payload, len);
 }
 
-static void broadcast(tui_monitor *m, int type, const void *payload, size_t len)
+/* To `only`, or to every workbench when NULL. */
+static void send_msg(tui_monitor *m, const peer *only, int type, const void *payload, size_t len)
 {
-    for (int i = 0; i < m->npeers; i++)
-        send_to(m, &m->peers[i], type, payload, len);
+    for (int i = 0; i < (only ? 1 : m->npeers); i++)
+        send_to(m, only ? only : &m->peers[i], type, payload, len);
 }
 
 static void flush_batch(tui_monitor *m, const peer *only)
 {
-    size_t len = (size_t)m->nbatch * sizeof(tui_sample);
-    if (m->nbatch && only)
-        send_to(m, only, TUI_REMOTE_SAMPLE, m->batch, len);
-    else if (m->nbatch)
-        broadcast(m, TUI_REMOTE_SAMPLE, m->batch, len);
+    if (m->nbatch)
+        send_msg(m, only, TUI_REMOTE_SAMPLE, m->batch, (size_t)m->nbatch * sizeof(tui_sample));
     m->nbatch = 0;
 }
 
@@ -94,10 +92,7 @@ static void send_log_line(tui_monitor *m, const peer *only, uint64_t i)
     if (kind < 0)
         return;
     buf[0] = (char)kind;
-    if (only)
-        send_to(m, only, TUI_REMOTE_LOG, buf, 1 + strlen(buf + 1));
-    else
-        broadcast(m, TUI_REMOTE_LOG, buf, 1 + strlen(buf + 1));
+    send_msg(m, only, TUI_REMOTE_LOG, buf, 1 + strlen(buf + 1));
 }
 
 /* Each group's newest step (all of them when `all`, else those that moved since): the progress
@@ -109,10 +104,7 @@ static void send_latest(tui_monitor *m, const peer *only, bool all)
         if (tui_snapshot_read(&m->script.latest[g], &x) && x.job == m->job_seen && (all || x.step != m->latest_sent[g])) {
             if (!only)
                 m->latest_sent[g] = x.step;
-            if (only)
-                send_to(m, only, TUI_REMOTE_LATEST, &x, sizeof x);
-            else
-                broadcast(m, TUI_REMOTE_LATEST, &x, sizeof x);
+            send_msg(m, only, TUI_REMOTE_LATEST, &x, sizeof x);
         }
 }
 
@@ -133,13 +125,8 @@ static void send_state(tui_monitor *m, const peer *only)
         st->nnodes = tui_stats_topology(&m->script.stats, tui_script_node_state(&rs->st, rs->paused), st->nodes,
                                         TUI_MAX_NODES);
         size_t slen = offsetof(tui_remote_stats, nodes) + sizeof(tui_node) * (size_t)(st->nnodes < TUI_MAX_NODES ? st->nnodes : TUI_MAX_NODES);
-        if (only) {
-            send_to(m, only, TUI_REMOTE_STATUS, rs, sizeof *rs);
-            send_to(m, only, TUI_REMOTE_STATS, st, slen);
-        } else {
-            broadcast(m, TUI_REMOTE_STATUS, rs, sizeof *rs);
-            broadcast(m, TUI_REMOTE_STATS, st, slen);
-        }
+        send_msg(m, only, TUI_REMOTE_STATUS, rs, sizeof *rs);
+        send_msg(m, only, TUI_REMOTE_STATS, st, slen);
     }
     free(rs);
     free(st);
@@ -179,16 +166,25 @@ static peer *find_peer(tui_monitor *m, const uint8_t *id, size_t len)
 
 static void forget(tui_monitor *m, peer *p) { *p = m->peers[--m->npeers]; }
 
-static void hello(tui_monitor *m, const uint8_t *id, size_t id_len, const tui_remote_hello *h)
+/* The rows of TUI_REMOTE_MESSAGES a job takes, from a workbench `who` (p: when it is one of
+ * the attached). */
+typedef struct sender {
+    peer *p;
+    const uint8_t *id;
+    size_t id_len;
+} sender;
+
+static void on_hello(tui_monitor *m, const sender *who, const tui_remote_msg *msg)
 {
+    const tui_remote_hello *h = msg->data;
     tui_remote_hello answer = {.version = TUI_REMOTE_VERSION, .sizes = tui_remote_sizes()};
-    peer *p = find_peer(m, id, id_len);
+    peer *p = who->p;
     if (h->version != TUI_REMOTE_VERSION || h->sizes != tui_remote_sizes())
         snprintf(answer.refused, sizeof answer.refused, "the job runs another version of singa-tui");
     else if (!p && m->npeers == MAX_PEERS)
         snprintf(answer.refused, sizeof answer.refused, "%d workbenches are attached already", MAX_PEERS);
-    peer tmp = {.id_len = id_len};
-    memcpy(tmp.id, id, id_len);
+    peer tmp = {.id_len = who->id_len};
+    memcpy(tmp.id, who->id, who->id_len);
     if (answer.refused[0]) {
         send_to(m, &tmp, TUI_REMOTE_HELLO, &answer, sizeof answer);
         return;
@@ -203,10 +199,14 @@ static void hello(tui_monitor *m, const uint8_t *id, size_t id_len, const tui_re
     replay(m, p);
 }
 
-static void steer(tui_monitor *m, const peer *p, const tui_remote_control *c)
+static void on_control(tui_monitor *m, const sender *who, const tui_remote_msg *msg)
 {
+    const tui_remote_control *c = msg->data;
     singa_job_control *jc = &m->script.control;
-    if (!p->control || !atomic_load(&m->control))
+    if (!who->p)
+        return;
+    who->p->seen = tui_now();
+    if (!who->p->control || !atomic_load(&m->control))
         return;
     switch (c->what) {
     case TUI_CONTROL_PAUSE:
@@ -228,6 +228,35 @@ static void steer(tui_monitor *m, const peer *p, const tui_remote_control *c)
     }
 }
 
+static void on_ping(tui_monitor *m, const sender *who, const tui_remote_msg *msg)
+{
+    if (who->p)
+        who->p->seen = tui_now();
+}
+
+static void on_bye(tui_monitor *m, const sender *who, const tui_remote_msg *msg)
+{
+    if (who->p)
+        forget(m, who->p);
+}
+
+typedef void (*handler)(tui_monitor *m, const sender *who, const tui_remote_msg *msg);
+#define AT_JOB(name, min, max, unit, tidy, at_attach, at_job) [TUI_REMOTE_##name] = at_job,
+static const handler handlers[TUI_REMOTE_COUNT] = {TUI_REMOTE_MESSAGES(AT_JOB)};
+#undef AT_JOB
+
+/* One message from a workbench; any from an attached one says it is still there. */
+static void handle(tui_monitor *m, const uint8_t *id, size_t id_len, const uint8_t *b, size_t len)
+{
+    sender who = {find_peer(m, id, id_len), id, id_len};
+    tui_remote_msg msg;
+    if (tui_remote_decode(b, len, &msg) == 0 && handlers[msg.type])
+        handlers[msg.type](m, &who, &msg);
+    else if (who.p)
+        who.p->seen = tui_now();
+    tui_remote_msg_free(&msg);
+}
+
 static void receive(tui_monitor *m)
 {
     for (;;) {
@@ -240,25 +269,8 @@ static void receive(tui_monitor *m)
             return;
         }
         if (zmq_msg_more(&id) && zmq_msg_recv(&body, m->sock, 0) >= 0 && zmq_msg_size(&body) >= 1 &&
-            zmq_msg_size(&id) <= sizeof m->peers[0].id) {
-            const uint8_t *b = zmq_msg_data(&body), *who = zmq_msg_data(&id);
-            size_t len = zmq_msg_size(&body) - 1, who_len = zmq_msg_size(&id);
-            peer *p = find_peer(m, who, who_len);
-            if (b[0] == TUI_REMOTE_HELLO && len == sizeof(tui_remote_hello)) {
-                tui_remote_hello h;
-                memcpy(&h, b + 1, sizeof h);
-                hello(m, who, who_len, &h);
-            } else if (p && b[0] == TUI_REMOTE_BYE) {
-                forget(m, p);
-            } else if (p) {
-                p->seen = tui_now();
-                if (b[0] == TUI_REMOTE_CONTROL && len == sizeof(tui_remote_control)) {
-                    tui_remote_control c;
-                    memcpy(&c, b + 1, sizeof c);
-                    steer(m, p, &c);
-                }
-            }
-        }
+            zmq_msg_size(&id) <= sizeof m->peers[0].id)
+            handle(m, zmq_msg_data(&id), zmq_msg_size(&id), zmq_msg_data(&body), zmq_msg_size(&body));
         while (zmq_msg_more(&body) && zmq_msg_recv(&body, m->sock, 0) >= 0) /* skip the rest */
             ;
         zmq_msg_close(&id);
@@ -307,7 +319,7 @@ static void *run(void *arg)
     }
     pump(m);
     send_state(m, NULL);
-    broadcast(m, TUI_REMOTE_END, NULL, 0);
+    send_msg(m, NULL, TUI_REMOTE_END, NULL, 0);
     return NULL;
 }
 
