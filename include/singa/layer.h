@@ -21,6 +21,7 @@ const char *singa_phase_name(singa_phase phase); /* "kTrain", ... */
 
 typedef struct singa_layer singa_layer;
 typedef struct singa_net singa_net;
+typedef struct singa_layer_ctx singa_layer_ctx; /* the host's: what a built-in layer may use of its net */
 typedef struct singa_onnx_graph singa_onnx_graph; /* an ONNX graph being written (singa/onnx.h) */
 
 enum {
@@ -100,6 +101,9 @@ struct singa_layer {
     struct { int dim, index, count; } part;
     /* Per source, which slab of a kSlice source this layer reads; NULL: slabs in net order. */
     int *src_slab;
+    /* The host's, after every member a plugin may read: the built-in layers' view of their net
+     * (src/layers/ctx.h).  Plugins read l->net as before. */
+    const singa_layer_ctx *ctx;
 };
 
 /* Allocates l->data with this shape (and l->grad when needed). */

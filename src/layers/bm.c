@@ -16,6 +16,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "layers/ctx.h"
 #include "layers/layers.h"
 #include "singa/net.h"
 
@@ -138,7 +139,7 @@ static int forward(singa_layer *l, singa_phase phase, singa_err *err)
 {
     bm_state *s = l->state;
     s->train = phase == SINGA_PHASE_TRAIN;
-    singa_pool_for(l->net->pool, (size_t)s->c, 1, forward_channels, l);
+    singa_pool_for(l->ctx->pool, (size_t)s->c, 1, forward_channels, l);
     return 0;
 }
 
@@ -187,7 +188,7 @@ static void backward(singa_layer *l)
     bm_state *s = l->state;
     if (l->src[0]->needs_grad)
         s->dx_beta = singa_layer_grad_beta(l->src[0]);
-    singa_pool_for(l->net->pool, (size_t)s->c, 1, backward_channels, l);
+    singa_pool_for(l->ctx->pool, (size_t)s->c, 1, backward_channels, l);
     singa_param_grad_done(l->params[0]);
     singa_param_grad_done(l->params[1]);
 }

@@ -4,6 +4,7 @@
  * num_filters x (C * kernel_y * kernel_x), SINGA's (and Caffe's) layout. */
 #include <string.h>
 
+#include "layers/ctx.h"
 #include "core/simd.h"
 #include "core/vmath.h"
 #include "layers/layers.h"
@@ -195,9 +196,9 @@ static int forward(singa_layer *l, singa_phase phase, singa_err *err)
     conv_state *s = l->state;
     conv_pass c = pass_of(l);
     size_t n = (size_t)singa_tensor_rows(&l->data);
-    singa_pool_for(l->net->pool, n, 1, unfold, &c);
+    singa_pool_for(l->ctx->pool, n, 1, unfold, &c);
     singa_tensor_gemm(false, false, 1.0f, &l->params[0]->data, &s->col, 0.0f, &s->tmp);
-    singa_pool_for(l->net->pool, n, 1, regroup_output, &c);
+    singa_pool_for(l->ctx->pool, n, 1, regroup_output, &c);
     return 0;
 }
 
@@ -207,13 +208,13 @@ static void backward(singa_layer *l)
     singa_layer *src = l->src[0];
     conv_pass c = pass_of(l);
     size_t n = (size_t)singa_tensor_rows(&l->data);
-    singa_pool_for(l->net->pool, n, 1, regroup_grad, &c);
+    singa_pool_for(l->ctx->pool, n, 1, regroup_grad, &c);
     singa_param *w = l->params[0];
     /* The input gradient first: an updater may change W once its gradient is reported ready. */
     if (src->needs_grad) {
         singa_tensor_gemm(true, false, 1.0f, &w->data, &s->tmp, 0.0f, &s->dcol);
         c.beta = singa_layer_grad_beta(src);
-        singa_pool_for(l->net->pool, n, 1, fold, &c);
+        singa_pool_for(l->ctx->pool, n, 1, fold, &c);
     }
     singa_param_grad_gemm(w, false, &s->tmp, true, &s->col);
     if (s->bias) {

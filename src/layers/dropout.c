@@ -1,5 +1,6 @@
 /* kDropout: in the training phase zeroes each feature with probability dropout_ratio and scales
  * the rest by 1 / (1 - ratio) (inverted dropout, so other phases pass features through). */
+#include "layers/ctx.h"
 #include "layers/layers.h"
 #include "singa/net.h"
 
@@ -32,7 +33,7 @@ static int forward(singa_layer *l, singa_phase phase, singa_err *err)
         return 0;
     }
     for (size_t i = 0; i < l->data.size; i++) {
-        m[i] = singa_rng_uniform(l->net->rng) >= s->ratio ? keep : 0.0f;
+        m[i] = singa_rng_uniform(l->ctx->rng) >= s->ratio ? keep : 0.0f;
         y[i] = x[i] * m[i];
     }
     return 0;

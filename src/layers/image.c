@@ -2,6 +2,7 @@
  * mirrored at random in training, mean-subtracted first and scaled last, as RGBImageLayer and
  * ImagePreprocessLayer did.  (SINGA v0.3 cut its test window at the top-left corner and v0.1 did
  * not cut one at all; the centre is what their successors and Caffe use.) */
+#include "layers/ctx.h"
 #include "layers/image.h"
 #include "layers/layers.h"
 #include "singa/net.h"
@@ -11,11 +12,11 @@ singa_crop singa_image_crop_pick(const singa_layer *l, singa_phase phase, int h,
     singa_crop k = {(h - s) / 2, (w - s) / 2, false};
     bool train = phase == SINGA_PHASE_TRAIN;
     if (train && (h > s || w > s)) {
-        k.y0 = (int)singa_rng_below(l->net->rng, (uint64_t)(h - s) + 1);
-        k.x0 = (int)singa_rng_below(l->net->rng, (uint64_t)(w - s) + 1);
+        k.y0 = (int)singa_rng_below(l->ctx->rng, (uint64_t)(h - s) + 1);
+        k.x0 = (int)singa_rng_below(l->ctx->rng, (uint64_t)(w - s) + 1);
     }
     if (train && mirror)
-        k.flip = singa_rng_below(l->net->rng, 2) == 1;
+        k.flip = singa_rng_below(l->ctx->rng, 2) == 1;
     return k;
 }
 

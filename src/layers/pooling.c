@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "layers/ctx.h"
 #include "core/simd.h"
 #include "layers/layers.h"
 #include "singa/net.h"
@@ -139,7 +140,7 @@ static void forward_planes(void *ctx, size_t b, size_t e)
 static int forward(singa_layer *l, singa_phase phase, singa_err *err)
 {
     pool_state *s = l->state;
-    singa_pool_for(l->net->pool, (size_t)(singa_tensor_rows(&l->data) * s->c), 1, forward_planes, l);
+    singa_pool_for(l->ctx->pool, (size_t)(singa_tensor_rows(&l->data) * s->c), 1, forward_planes, l);
     return 0;
 }
 
@@ -184,7 +185,7 @@ static void backward(singa_layer *l)
     if (!l->src[0]->needs_grad)
         return;
     pool_back pb = {l, singa_layer_grad_beta(l->src[0])};
-    singa_pool_for(l->net->pool, (size_t)(singa_tensor_rows(&l->data) * s->c), 1, backward_planes, &pb);
+    singa_pool_for(l->ctx->pool, (size_t)(singa_tensor_rows(&l->data) * s->c), 1, backward_planes, &pb);
 }
 
 static void destroy(singa_layer *l)

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "layers/ctx.h"
 #include "layers/layers.h"
 #include "singa/net.h"
 
@@ -49,6 +50,52 @@ static void free_parts(slice_state *s)
     s->nparts = 0;
 }
 
+/* Part k of the slice: slab `slab`, the source of entry d of a destination. */
+static int add_part(singa_layer *l, slice_state *s, singa_layer_dst d, int ndim, const int *shape, singa_err *err)
+{
+    singa_layer *dst = d.layer;
+    int slab = dst->src_slab ? dst->src_slab[d.src] : s->nparts;
+    if (slab < 0 || slab >= s->num)
+        return singa_layer_err(l, err, "'%s' reads slab %d of %d", dst->name, slab, s->num);
+    s->slab[s->nparts] = slab;
+    singa_layer *p = &s->parts[s->nparts++];
+    size_t len = strlen(l->name) + 16;
+    if (!(p->name = malloc(len)))
+        return singa_err_set(err, "out of memory");
+    snprintf(p->name, len, "%s[%d]", l->name, slab);
+    p->type = &part_type;
+    p->conf = l->conf;
+    p->net = l->net;
+    p->ctx = l->ctx;
+    p->src = &s->self;
+    p->nsrc = 1;
+    p->needs_grad = l->needs_grad;
+    const singa_tensor *aux = &l->src[0]->aux; /* labels: a slab of rows takes its own */
+    if (singa_layer_shape(p, ndim, shape, err) < 0 ||
+        (aux->data && singa_layer_aux_rows(p, s->dim == 0 ? s->width : aux->shape[0], err) < 0))
+        return -1;
+    dst->src[d.src] = p;
+    return 0;
+}
+
+/* One part per destination, in net order. */
+static int add_parts(singa_layer *l, slice_state *s, int ndst, int ndim, const int *shape, singa_err *err)
+{
+    s->self = l;
+    singa_layer_dst *dsts = NULL;
+    if (ndst && (!(s->parts = calloc((size_t)ndst, sizeof *s->parts)) || !(s->slab = calloc((size_t)ndst, sizeof *s->slab)) ||
+                 !(dsts = calloc((size_t)ndst, sizeof *dsts)))) {
+        free(dsts);
+        return singa_err_set(err, "out of memory");
+    }
+    l->ctx->dsts(l, dsts, ndst);
+    int rc = 0;
+    for (int i = 0; i < ndst && rc == 0; i++)
+        rc = add_part(l, s, dsts[i], ndim, shape, err);
+    free(dsts);
+    return rc;
+}
+
 static int setup(singa_layer *l, singa_err *err)
 {
     slice_state *s = l->state;
@@ -79,38 +126,7 @@ static int setup(singa_layer *l, singa_err *err)
         ndim = 2;
     }
     s->width = s->dim == 0 ? shape[0] : singa_tensor_cols(in) / s->num;
-
-    s->self = l;
-    if (ndst && (!(s->parts = calloc((size_t)ndst, sizeof *s->parts)) || !(s->slab = calloc((size_t)ndst, sizeof *s->slab))))
-        return singa_err_set(err, "out of memory");
-    for (int i = 0; i < l->net->nlayers; i++) {
-        singa_layer *dst = l->net->layers[i];
-        for (int k = 0; k < dst->nsrc; k++) {
-            if (dst->src[k] != l)
-                continue;
-            int slab = dst->src_slab ? dst->src_slab[k] : s->nparts;
-            if (slab < 0 || slab >= s->num)
-                return singa_layer_err(l, err, "'%s' reads slab %d of %d", dst->name, slab, s->num);
-            s->slab[s->nparts] = slab;
-            singa_layer *p = &s->parts[s->nparts++];
-            size_t len = strlen(l->name) + 16;
-            if (!(p->name = malloc(len)))
-                return singa_err_set(err, "out of memory");
-            snprintf(p->name, len, "%s[%d]", l->name, slab);
-            p->type = &part_type;
-            p->conf = l->conf;
-            p->net = l->net;
-            p->src = &s->self;
-            p->nsrc = 1;
-            p->needs_grad = l->needs_grad;
-            const singa_tensor *aux = &l->src[0]->aux; /* labels: a slab of rows takes its own */
-            if (singa_layer_shape(p, ndim, shape, err) < 0 ||
-                (aux->data && singa_layer_aux_rows(p, s->dim == 0 ? s->width : aux->shape[0], err) < 0))
-                return -1;
-            dst->src[k] = p;
-        }
-    }
-    return 0;
+    return add_parts(l, s, ndst, ndim, shape, err);
 }
 
 static int forward(singa_layer *l, singa_phase phase, singa_err *err)

@@ -7,6 +7,7 @@
 
 #include "core/trace.h"
 #include "layers/param_state.h"
+#include "net/layer_ctx.h"
 #include "net/parts.h"
 #include "net/topo.h"
 #include "layers/running.h"
@@ -266,6 +267,7 @@ static int add_layers(singa_net *net, const singa_conf *netconf, const singa_con
             l->type = lt;
             l->conf = lc;
             l->net = net;
+            l->ctx = net->layer_ctx;
             l->unroll_index = c;
             l->unroll_len = copies;
             l->unroll_first = c ? net->layers[net->nlayers - c] : l;
@@ -359,6 +361,7 @@ static int setup_layer(singa_layer *l, singa_err *err)
 
 static int setup_layers(singa_net *net, singa_err *err)
 {
+    singa_net_ctx_sync(net);
     for (int i = 0; i < net->nlayers; i++)
         if (setup_layer(net->layers[i], err) < 0)
             return -1;
@@ -376,7 +379,7 @@ int singa_net_create(singa_net **out, const singa_conf *netconf, singa_phase pha
     const singa_conf *list = singa_conf_get(netconf, "layer");
     if (!list || list->n == 0)
         return singa_err_set(err, "neuralnet: field 'layer' must list at least one layer");
-    singa_net *net = calloc(1, sizeof *net);
+    singa_net *net = singa_net_alloc();
     if (!net)
         return singa_err_set(err, "out of memory");
     net->phase = phase;
@@ -456,6 +459,7 @@ static int add_node_layer(graph_nets *gn, int i, const singa_registry *reg, sing
     l->type = lt;
     l->conf = conf;
     l->net = net;
+    l->ctx = net->layer_ctx;
     l->part.dim = part ? n->dim : -1;
     l->part.index = n->part;
     l->part.count = part ? n->nparts : 1;
@@ -486,7 +490,7 @@ static int build_graph_nets(graph_nets *gn, const singa_registry *reg, singa_par
     if (!(gn->at = malloc((size_t)g->nnodes * sizeof *gn->at)))
         return singa_err_set(err, "out of memory");
     for (int k = 0; k < gn->nnets; k++) {
-        singa_net *net = gn->nets[k] = calloc(1, sizeof *net);
+        singa_net *net = gn->nets[k] = singa_net_alloc();
         if (!net || !(net->layers = calloc((size_t)g->nnodes, sizeof *net->layers)) ||
             !(net->confs = singa_conf_new(SINGA_CONF_LIST)))
             return singa_err_set(err, "out of memory");
@@ -500,6 +504,8 @@ static int build_graph_nets(graph_nets *gn, const singa_registry *reg, singa_par
     for (int i = 0; i < g->nnodes; i++) /* the graph's order computes sources first */
         if (add_node_layer(gn, i, reg, err) < 0)
             return -1;
+    for (int k = 0; k < gn->nnets; k++)
+        singa_net_ctx_sync(gn->nets[k]);
     for (int i = 0; i < g->nnodes; i++)
         if (setup_layer(net_of(gn, i)->layers[gn->at[i]], err) < 0)
             return -1;
@@ -568,6 +574,7 @@ static double seconds(void)
 
 int singa_net_forward_layers(singa_net *net, singa_err *err)
 {
+    singa_net_ctx_sync(net);
     for (int i = 0; i < net->nlayers; i++) {
         singa_layer *l = net->layers[i];
         if (net->parts && singa_parts_wait(net->parts, net, i, false, err) < 0)
@@ -618,6 +625,7 @@ void singa_net_backward_begin(singa_net *net)
 
 int singa_net_backward_layers(singa_net *net, singa_err *err)
 {
+    singa_net_ctx_sync(net);
     for (int i = net->nlayers - 1; i >= 0; i--) {
         singa_layer *l = net->layers[i];
         if (net->parts && singa_parts_wait(net->parts, net, i, true, err) < 0)
