@@ -72,7 +72,7 @@ typedef struct singa_layer_type {
     bool (*back_src)(const singa_layer *l, const singa_layer *src);
     /* Plugin ABI 1.4: writes the layer as ONNX nodes for singa_onnx_export (singa/onnx.h says
      * how), or returns -1 with err set.  NULL: an export whose output depends on the layer is
-     * refused naming it.  The built-in types are written by the exporter itself. */
+     * refused naming it.  The built-in types write themselves the same way. */
     int (*export_onnx)(const singa_layer *l, singa_onnx_graph *g, singa_err *err);
 } singa_layer_type;
 

@@ -8,6 +8,7 @@
 #include "core/simd.h"
 #include "core/vmath.h"
 #include "layers/layers.h"
+#include "onnx/graph.h"
 #include "singa/net.h"
 
 typedef struct conv_state {
@@ -236,8 +237,25 @@ static void destroy(singa_layer *l)
     singa_tensor_free(&s->tmp);
 }
 
+static int export_onnx(const singa_layer *l, singa_onnx_graph *x, singa_err *err)
+{
+    const singa_param *w = l->params[0];
+    int kx, ky;
+    singa_layer_conf_xy(l, "kernel", 0, &kx, &ky);
+    /* num_filters x (C * ky * kx) is, in memory, ONNX's F x C x ky x kx. */
+    int64_t dims[4] = {w->data.shape[0], l->src[0]->data.shape[1], ky, kx};
+    bool bias = l->nparams > 1;
+    const char *wn = singa_ox_param(x, w, 4, dims);
+    size_t n = singa_ox_begin(x, "Conv", l->name, bias ? 3 : 2, l->src[0]->name, wn,
+                          bias ? singa_ox_param(x, l->params[1], 0, NULL) : NULL);
+    singa_ox_window_attrs(x, l);
+    singa_ox_end(x, n);
+    return 0;
+}
+
 const singa_layer_type singa_conv_layer = {
     .name = "kConvolution", .flags = SINGA_LAYER_FEATURE_PARTS, .fields = fields, .min_src = 1, .max_src = 1,
     .state_size = sizeof(conv_state), .setup = setup, .forward = forward, .backward = backward,
     .destroy = destroy,
+    .export_onnx = export_onnx,
 };

@@ -2,6 +2,7 @@
  * the rest by 1 / (1 - ratio) (inverted dropout, so other phases pass features through). */
 #include "layers/ctx.h"
 #include "layers/layers.h"
+#include "onnx/graph.h"
 #include "singa/net.h"
 
 typedef struct dropout_state {
@@ -60,4 +61,5 @@ const singa_layer_type singa_dropout_layer = {
     .name = "kDropout", .flags = SINGA_LAYER_FEATURE_WISE | SINGA_LAYER_FEATURE_PARTS, .fields = fields, .min_src = 1, .max_src = 1,
     .state_size = sizeof(dropout_state), .setup = setup, .forward = forward,
     .backward = backward, .destroy = destroy,
+    .export_onnx = singa_ox_identity,
 };

@@ -18,6 +18,7 @@
 
 #include "layers/ctx.h"
 #include "layers/layers.h"
+#include "onnx/graph.h"
 #include "singa/net.h"
 
 typedef struct slice_state {
@@ -32,8 +33,35 @@ static const singa_field fields[] = {
     {"slice_dim", SINGA_FIELD_INT}, {"num_slices", SINGA_FIELD_INT}, {NULL, 0},
 };
 
-/* Parts are not in the net; only their name, type and blobs are ever looked at. */
-static const singa_layer_type part_type = {.name = "kSlice part"};
+/* Part `name` = "<slice>[k]" of kSlice layer s: columns [k w, (k + 1) w) of its
+ * source's matrix view, in the part's shape. */
+static int export_part(const singa_layer *p, singa_onnx_graph *x, singa_err *err)
+{
+    const singa_layer *s = p->src[0];
+    int k = atoi(strrchr(p->name, '[') + 1), num = singa_conf_int(s->conf, "num_slices", 1);
+    int64_t w = singa_tensor_cols(&s->src[0]->data) / num;
+    char flat[SINGA_OX_NAME_LEN], b[SINGA_OX_NAME_LEN], e[SINGA_OX_NAME_LEN], axes[SINGA_OX_NAME_LEN], cut[SINGA_OX_NAME_LEN];
+    const char *in = s->src[0]->name;
+    if (s->src[0]->data.ndim > 2) {
+        size_t n = singa_ox_begin(x, "Flatten", singa_ox_name(flat, p, "flat"), 1, in);
+        singa_ox_attr_i(x, "axis", 1);
+        singa_ox_end(x, n);
+        in = flat;
+    }
+    int64_t begin = k * w, end = (k + 1) * w, one = 1;
+    singa_ox_ints(x, singa_ox_name(b, p, "starts"), 1, &begin);
+    singa_ox_ints(x, singa_ox_name(e, p, "ends"), 1, &end);
+    singa_ox_ints(x, singa_ox_name(axes, p, "axes"), 1, &one);
+    size_t n = singa_ox_begin(x, "Slice", p->data.ndim > 2 ? singa_ox_name(cut, p, "cut") : p->name, 4, in, b, e, axes);
+    singa_ox_end(x, n);
+    if (p->data.ndim > 2)
+        singa_ox_reshape_to(x, p, cut);
+    return 0;
+}
+
+/* Parts are not in the net; only their name, type and blobs are ever looked at (and the ONNX
+ * export writes a part its destination reads). */
+static const singa_layer_type part_type = {.name = "kSlice part", .export_onnx = export_part};
 
 static void free_parts(slice_state *s)
 {
@@ -175,8 +203,17 @@ static void backward(singa_layer *l)
 
 static void destroy(singa_layer *l) { free_parts(l->state); }
 
+static int export_onnx(const singa_layer *l, singa_onnx_graph *x, singa_err *err)
+{
+    if (singa_conf_int(l->conf, "slice_dim", 0) != 1)
+        return singa_err_set(err, "slice_dim 0 cuts the batch into instances; ONNX export needs every "
+                                  "instance computed on its own (slice_dim = 1)");
+    return 0; /* its parts, which its destinations read, are written as they are needed */
+}
+
 const singa_layer_type singa_slice_layer = {
     .name = "kSlice", .fields = fields, .min_src = 1, .max_src = 1,
     .state_size = sizeof(slice_state), .setup = setup, .forward = forward,
     .backward = backward, .destroy = destroy,
+    .export_onnx = export_onnx,
 };
