@@ -1,4 +1,4 @@
-# The folders of src/ form a DAG (README's Layout): core <- layers (plugin beside it) <- net <-
+# The folders of src/ form a DAG (README's Layout): core <- layers (plugin and onnx beside it) <- net <-
 # train <- runtime <- lua <- tui <- app.  A folder may use its own and lower folders only:
 # (1) its private includes ("folder/file.h") name no higher folder, and (2) in the built objects
 # no object of a folder references a symbol an object of a higher folder defines (calls through
@@ -13,12 +13,14 @@ tmp=t/3160-layering.tmp
 rm -rf "$tmp" && mkdir -p "$tmp" || exit 1
 build=$(dirname "$SINGA_TUI")
 
-# The rank of each folder: lower ranks are below.  layers and plugin share one (the registry
-# keeps the plugins it loaded; the loader adds their types to the registry).  app is the
+# The rank of each folder: lower ranks are below.  layers, plugin and onnx share one (the registry
+# keeps the plugins it loaded; the loader adds their types to the registry; each layer type
+# writes its ONNX form with onnx/'s graph writer, which walks the layers of a net).  app is the
 # program, which starts the workbench.
 ranks='core 0
 layers 1
 plugin 1
+onnx 1
 net 2
 train 3
 runtime 4

@@ -21,6 +21,7 @@ const char *singa_phase_name(singa_phase phase); /* "kTrain", ... */
 
 typedef struct singa_layer singa_layer;
 typedef struct singa_net singa_net;
+typedef struct singa_layer_ctx singa_layer_ctx; /* the host's: what a built-in layer may use of its net */
 typedef struct singa_onnx_graph singa_onnx_graph; /* an ONNX graph being written (singa/onnx.h) */
 
 enum {
@@ -71,7 +72,7 @@ typedef struct singa_layer_type {
     bool (*back_src)(const singa_layer *l, const singa_layer *src);
     /* Plugin ABI 1.4: writes the layer as ONNX nodes for singa_onnx_export (singa/onnx.h says
      * how), or returns -1 with err set.  NULL: an export whose output depends on the layer is
-     * refused naming it.  The built-in types are written by the exporter itself. */
+     * refused naming it.  The built-in types write themselves the same way. */
     int (*export_onnx)(const singa_layer *l, singa_onnx_graph *g, singa_err *err);
 } singa_layer_type;
 
@@ -100,6 +101,9 @@ struct singa_layer {
     struct { int dim, index, count; } part;
     /* Per source, which slab of a kSlice source this layer reads; NULL: slabs in net order. */
     int *src_slab;
+    /* The host's, after every member a plugin may read: the built-in layers' view of their net
+     * (src/layers/ctx.h).  Plugins read l->net as before. */
+    const singa_layer_ctx *ctx;
 };
 
 /* Allocates l->data with this shape (and l->grad when needed). */

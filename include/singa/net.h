@@ -44,6 +44,9 @@ struct singa_net {
     atomic_uint *progress;
     /* When set, each layer's forward and backward is a span of the thread's trace (singa/trace.h). */
     struct singa_trace_buf *trace;
+    /* The host's: what its layers see of it (l->ctx), filled in from the members above
+     * whenever the net calls them. */
+    singa_layer_ctx *layer_ctx;
 };
 
 /* Builds the net for `phase` from netconf (the job's `neuralnet` table); split NULL reads

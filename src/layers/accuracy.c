@@ -7,6 +7,7 @@
  * miss, and a NaN elsewhere ranks ahead of the label, so NaN never scores. */
 #include <math.h>
 
+#include "layers/ctx.h"
 #include "layers/layers.h"
 #include "layers/records.h"
 #include "singa/net.h"
@@ -35,7 +36,7 @@ const singa_tensor *singa_layer_labels(const singa_layer *l)
 static const singa_records *label_records(const singa_layer *from, const singa_layer **input)
 {
     const singa_layer *in = from;
-    int left = from->net->nlayers;
+    int left = from->ctx->nlayers;
     if (!in->aux.data) {
         while (in->type != &singa_label_layer && in->nsrc == 1 && singa_tensor_cols(&in->data) == 1 && left-- > 0)
             in = in->src[0];

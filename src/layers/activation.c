@@ -9,6 +9,7 @@
 
 #include "core/vmath.h"
 #include "layers/layers.h"
+#include "onnx/graph.h"
 
 #define STANH_A 1.7159047f
 #define STANH_B 0.6666667f
@@ -112,16 +113,75 @@ static void backward(singa_layer *l)
     }
 }
 
-#define ACTIVATION(var, type_name, field_list, setup_fn)                                           \
+static void relu(singa_onnx_graph *x, const singa_layer *l)
+{
+    double slope = singa_conf_num(l->conf, "negative_slope", 0.0);
+    if (slope == 0) {
+        singa_ox_node(x, "Relu", l->name, 1, l->src[0]->name, NULL, NULL);
+        return;
+    }
+    size_t n = singa_ox_begin(x, "LeakyRelu", l->name, 1, l->src[0]->name);
+    singa_ox_attr_f(x, "alpha", (float)slope);
+    singa_ox_end(x, n);
+}
+
+/* STANH_A * tanh(STANH_B x). */
+static void stanh(singa_onnx_graph *x, const singa_layer *l)
+{
+    char a[SINGA_OX_NAME_LEN], b[SINGA_OX_NAME_LEN], bx[SINGA_OX_NAME_LEN], t[SINGA_OX_NAME_LEN];
+    singa_ox_scalar(x, singa_ox_name(b, l, "stanh_b"), STANH_B);
+    singa_ox_scalar(x, singa_ox_name(a, l, "stanh_a"), STANH_A);
+    singa_ox_node(x, "Mul", singa_ox_name(bx, l, "bx"), 2, l->src[0]->name, b, NULL);
+    singa_ox_node(x, "Tanh", singa_ox_name(t, l, "tanh"), 1, bx, NULL, NULL);
+    singa_ox_node(x, "Mul", l->name, 2, t, a, NULL);
+}
+
+static int export_relu(const singa_layer *l, singa_onnx_graph *x, singa_err *err)
+{
+    relu(x, l);
+    return 0;
+}
+
+static int export_sigmoid(const singa_layer *l, singa_onnx_graph *x, singa_err *err)
+{
+    singa_ox_node(x, "Sigmoid", l->name, 1, l->src[0]->name, NULL, NULL);
+    return 0;
+}
+
+static int export_tanh(const singa_layer *l, singa_onnx_graph *x, singa_err *err)
+{
+    singa_ox_node(x, "Tanh", l->name, 1, l->src[0]->name, NULL, NULL);
+    return 0;
+}
+
+static int export_stanh(const singa_layer *l, singa_onnx_graph *x, singa_err *err)
+{
+    stanh(x, l);
+    return 0;
+}
+
+static int export_activation(const singa_layer *l, singa_onnx_graph *x, singa_err *err)
+{
+    const char *a = singa_conf_str(l->conf, "activation", "");
+    if (strcmp(a, "RELU") == 0)
+        return export_relu(l, x, err);
+    if (strcmp(a, "SIGMOID") == 0)
+        return export_sigmoid(l, x, err);
+    if (strcmp(a, "TANH") == 0)
+        return export_tanh(l, x, err);
+    return export_stanh(l, x, err);
+}
+
+#define ACTIVATION(var, type_name, field_list, setup_fn, export)                                        \
     const singa_layer_type var = {                                                                 \
         .name = type_name, .fields = field_list, .min_src = 1, .max_src = 1,                       \
         .flags = SINGA_LAYER_FEATURE_WISE | SINGA_LAYER_FEATURE_PARTS,                            \
         .state_size = sizeof(act_state), .setup = setup_fn, .forward = forward,                    \
-        .backward = backward,                                                                      \
+        .backward = backward, .export_onnx = export,                                               \
     }
 
-ACTIVATION(singa_relu_layer, "kReLU", relu_fields, setup_relu);
-ACTIVATION(singa_sigmoid_layer, "kSigmoid", no_fields, setup_sigmoid);
-ACTIVATION(singa_tanh_layer, "kTanh", no_fields, setup_tanh);
-ACTIVATION(singa_stanh_layer, "kSTanh", no_fields, setup_stanh);
-ACTIVATION(singa_activation_layer, "kActivation", activation_fields, setup_activation);
+ACTIVATION(singa_relu_layer, "kReLU", relu_fields, setup_relu, export_relu);
+ACTIVATION(singa_sigmoid_layer, "kSigmoid", no_fields, setup_sigmoid, export_sigmoid);
+ACTIVATION(singa_tanh_layer, "kTanh", no_fields, setup_tanh, export_tanh);
+ACTIVATION(singa_stanh_layer, "kSTanh", no_fields, setup_stanh, export_stanh);
+ACTIVATION(singa_activation_layer, "kActivation", activation_fields, setup_activation, export_activation);

@@ -16,7 +16,9 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "layers/ctx.h"
 #include "layers/layers.h"
+#include "onnx/graph.h"
 #include "singa/net.h"
 
 typedef struct bm_state {
@@ -138,7 +140,7 @@ static int forward(singa_layer *l, singa_phase phase, singa_err *err)
 {
     bm_state *s = l->state;
     s->train = phase == SINGA_PHASE_TRAIN;
-    singa_pool_for(l->net->pool, (size_t)s->c, 1, forward_channels, l);
+    singa_pool_for(l->ctx->pool, (size_t)s->c, 1, forward_channels, l);
     return 0;
 }
 
@@ -187,7 +189,7 @@ static void backward(singa_layer *l)
     bm_state *s = l->state;
     if (l->src[0]->needs_grad)
         s->dx_beta = singa_layer_grad_beta(l->src[0]);
-    singa_pool_for(l->net->pool, (size_t)s->c, 1, backward_channels, l);
+    singa_pool_for(l->ctx->pool, (size_t)s->c, 1, backward_channels, l);
     singa_param_grad_done(l->params[0]);
     singa_param_grad_done(l->params[1]);
 }
@@ -202,8 +204,37 @@ static void destroy(singa_layer *l)
     free(s->s2);
 }
 
+static int export_onnx(const singa_layer *l, singa_onnx_graph *x, singa_err *err)
+{
+    const float eps = (float)singa_conf_num(l->conf, "eps", 1e-5);
+    const singa_param *invvar = l->params[3];
+    int c = invvar->data.shape[0];
+    float *var = malloc((size_t)c * sizeof *var);
+    if (!var) {
+        x->oom = true; /* the export says so */
+        return 0;
+    }
+    /* The layer keeps 1 / sqrt(var + eps); ONNX wants var. */
+    for (int i = 0; i < c; i++) {
+        double inv = invvar->data.data[i], v = 1.0 / (inv * inv) - eps;
+        var[i] = v > 0 ? (float)v : 0.0f;
+    }
+    char vn[SINGA_OX_NAME_LEN];
+    int64_t dim = c;
+    singa_ox_floats(x, singa_ox_name(vn, l, "running_var"), 1, &dim, var, (size_t)c);
+    free(var);
+    const char *scale = singa_ox_param(x, l->params[0], 0, NULL), *bias = singa_ox_param(x, l->params[1], 0, NULL);
+    const char *mean = singa_ox_param(x, l->params[2], 0, NULL);
+    const char *ins[] = {l->src[0]->name, scale, bias, mean, vn};
+    size_t at = singa_ox_begin_list(x, "BatchNormalization", l->name, 5, ins);
+    singa_ox_attr_f(x, "epsilon", eps);
+    singa_ox_end(x, at);
+    return 0;
+}
+
 const singa_layer_type singa_bm_layer = {
     .name = "kBM", .flags = SINGA_LAYER_FEATURE_WISE | SINGA_LAYER_WHOLE_BATCH, .fields = fields, .min_src = 1, .max_src = 1,
     .state_size = sizeof(bm_state), .setup = setup, .forward = forward, .backward = backward,
     .destroy = destroy,
+    .export_onnx = export_onnx,
 };

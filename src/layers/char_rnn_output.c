@@ -3,6 +3,7 @@
  * temperature) with the job's generator (temperature below 1 sharpens the distribution).  Put
  * it after the last copy of an unrolled model and read it with singa.predict to generate text. */
 
+#include "layers/ctx.h"
 #include "core/vmath.h"
 #include "layers/layers.h"
 #include "singa/net.h"
@@ -41,7 +42,7 @@ static int forward(singa_layer *l, singa_phase phase, singa_err *err)
         for (int c = 0; c < k; c++)
             p[c] = (row[c] - mx) * s->inv_temp;
         float sum = singa_vexp_shift(p, p, (size_t)k, 0.0f);
-        float u = singa_rng_uniform(l->net->rng) * sum;
+        float u = singa_rng_uniform(l->ctx->rng) * sum;
         int pick = k - 1; /* what rounding leaves past the last bin */
         for (int c = 0; c < k; c++)
             if ((u -= p[c]) < 0) {

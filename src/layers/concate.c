@@ -2,7 +2,10 @@
  * the matrix view, which for N x C x H x W blobs are channels).  As in SINGA, every dimension
  * other than concate_dim must agree; `num_concates`, when given, must equal the number of
  * sources.  The gradient is cut back into the same slabs. */
+#include <stdlib.h>
+
 #include "layers/layers.h"
+#include "onnx/graph.h"
 
 typedef struct concate_state {
     int dim;
@@ -77,7 +80,27 @@ static void backward(singa_layer *l)
     }
 }
 
+static int export_onnx(const singa_layer *l, singa_onnx_graph *x, singa_err *err)
+{
+    if (singa_conf_int(l->conf, "concate_dim", 0) != 1)
+        return singa_err_set(err, "concate_dim 0 joins instances of the batch; ONNX export needs every "
+                                  "instance computed on its own (concate_dim = 1)");
+    const char **in = malloc((size_t)l->nsrc * sizeof *in);
+    if (!in) {
+        x->oom = true; /* the export says so */
+        return 0;
+    }
+    for (int i = 0; i < l->nsrc; i++)
+        in[i] = l->src[i]->name;
+    size_t n = singa_ox_begin_list(x, "Concat", l->name, l->nsrc, in);
+    free(in);
+    singa_ox_attr_i(x, "axis", 1);
+    singa_ox_end(x, n);
+    return 0;
+}
+
 const singa_layer_type singa_concate_layer = {
     .name = "kConcate", .fields = fields, .min_src = 1, .max_src = -1,
     .state_size = sizeof(concate_state), .setup = setup, .forward = forward, .backward = backward,
+    .export_onnx = export_onnx,
 };

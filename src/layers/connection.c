@@ -5,6 +5,7 @@
  * N x C x H x W blob that starts and ends on channel boundaries is a range of channels. */
 #include <string.h>
 
+#include "layers/ctx.h"
 #include "layers/layers.h"
 #include "singa/net.h"
 
@@ -21,14 +22,7 @@ void singa_layer_grad_add(singa_tensor *dst, float beta, const singa_tensor *src
         singa_tensor_axpy(1.0f, src, dst);
 }
 
-int singa_layer_count_dsts(const singa_layer *l)
-{
-    int n = 0;
-    for (int i = 0; i < l->net->nlayers; i++)
-        for (int k = 0; k < l->net->layers[i]->nsrc; k++)
-            n += l->net->layers[i]->src[k] == l;
-    return n;
-}
+int singa_layer_count_dsts(const singa_layer *l) { return l->ctx->dsts(l, NULL, 0); }
 
 int singa_layer_conf_dim(singa_layer *l, const char *field, int ndim, singa_err *err)
 {

@@ -4,9 +4,11 @@
  * num_filters x (C * kernel_y * kernel_x), SINGA's (and Caffe's) layout. */
 #include <string.h>
 
+#include "layers/ctx.h"
 #include "core/simd.h"
 #include "core/vmath.h"
 #include "layers/layers.h"
+#include "onnx/graph.h"
 #include "singa/net.h"
 
 typedef struct conv_state {
@@ -195,9 +197,9 @@ static int forward(singa_layer *l, singa_phase phase, singa_err *err)
     conv_state *s = l->state;
     conv_pass c = pass_of(l);
     size_t n = (size_t)singa_tensor_rows(&l->data);
-    singa_pool_for(l->net->pool, n, 1, unfold, &c);
+    singa_pool_for(l->ctx->pool, n, 1, unfold, &c);
     singa_tensor_gemm(false, false, 1.0f, &l->params[0]->data, &s->col, 0.0f, &s->tmp);
-    singa_pool_for(l->net->pool, n, 1, regroup_output, &c);
+    singa_pool_for(l->ctx->pool, n, 1, regroup_output, &c);
     return 0;
 }
 
@@ -207,13 +209,13 @@ static void backward(singa_layer *l)
     singa_layer *src = l->src[0];
     conv_pass c = pass_of(l);
     size_t n = (size_t)singa_tensor_rows(&l->data);
-    singa_pool_for(l->net->pool, n, 1, regroup_grad, &c);
+    singa_pool_for(l->ctx->pool, n, 1, regroup_grad, &c);
     singa_param *w = l->params[0];
     /* The input gradient first: an updater may change W once its gradient is reported ready. */
     if (src->needs_grad) {
         singa_tensor_gemm(true, false, 1.0f, &w->data, &s->tmp, 0.0f, &s->dcol);
         c.beta = singa_layer_grad_beta(src);
-        singa_pool_for(l->net->pool, n, 1, fold, &c);
+        singa_pool_for(l->ctx->pool, n, 1, fold, &c);
     }
     singa_param_grad_gemm(w, false, &s->tmp, true, &s->col);
     if (s->bias) {
@@ -235,8 +237,25 @@ static void destroy(singa_layer *l)
     singa_tensor_free(&s->tmp);
 }
 
+static int export_onnx(const singa_layer *l, singa_onnx_graph *x, singa_err *err)
+{
+    const singa_param *w = l->params[0];
+    int kx, ky;
+    singa_layer_conf_xy(l, "kernel", 0, &kx, &ky);
+    /* num_filters x (C * ky * kx) is, in memory, ONNX's F x C x ky x kx. */
+    int64_t dims[4] = {w->data.shape[0], l->src[0]->data.shape[1], ky, kx};
+    bool bias = l->nparams > 1;
+    const char *wn = singa_ox_param(x, w, 4, dims);
+    size_t n = singa_ox_begin(x, "Conv", l->name, bias ? 3 : 2, l->src[0]->name, wn,
+                          bias ? singa_ox_param(x, l->params[1], 0, NULL) : NULL);
+    singa_ox_window_attrs(x, l);
+    singa_ox_end(x, n);
+    return 0;
+}
+
 const singa_layer_type singa_conv_layer = {
     .name = "kConvolution", .flags = SINGA_LAYER_FEATURE_PARTS, .fields = fields, .min_src = 1, .max_src = 1,
     .state_size = sizeof(conv_state), .setup = setup, .forward = forward, .backward = backward,
     .destroy = destroy,
+    .export_onnx = export_onnx,
 };

@@ -1,6 +1,8 @@
 /* kDropout: in the training phase zeroes each feature with probability dropout_ratio and scales
  * the rest by 1 / (1 - ratio) (inverted dropout, so other phases pass features through). */
+#include "layers/ctx.h"
 #include "layers/layers.h"
+#include "onnx/graph.h"
 #include "singa/net.h"
 
 typedef struct dropout_state {
@@ -32,7 +34,7 @@ static int forward(singa_layer *l, singa_phase phase, singa_err *err)
         return 0;
     }
     for (size_t i = 0; i < l->data.size; i++) {
-        m[i] = singa_rng_uniform(l->net->rng) >= s->ratio ? keep : 0.0f;
+        m[i] = singa_rng_uniform(l->ctx->rng) >= s->ratio ? keep : 0.0f;
         y[i] = x[i] * m[i];
     }
     return 0;
@@ -59,4 +61,5 @@ const singa_layer_type singa_dropout_layer = {
     .name = "kDropout", .flags = SINGA_LAYER_FEATURE_WISE | SINGA_LAYER_FEATURE_PARTS, .fields = fields, .min_src = 1, .max_src = 1,
     .state_size = sizeof(dropout_state), .setup = setup, .forward = forward,
     .backward = backward, .destroy = destroy,
+    .export_onnx = singa_ox_identity,
 };

@@ -2,7 +2,11 @@
  * index (SINGA's EmbeddingLayer); index -1 gives a zero vector, any other index outside the
  * vocabulary stops the job.  The table's gradient adds dy of every instance into its index's row
  * (an index seen twice in a batch gets both); no gradient flows to the indices. */
+#include <stdlib.h>
+#include <string.h>
+
 #include "layers/layers.h"
+#include "onnx/graph.h"
 
 typedef struct embedding_state {
     int vocab, dim;
@@ -68,7 +72,33 @@ static void backward(singa_layer *l)
     singa_param_grad_done(w);
 }
 
+static int export_onnx(const singa_layer *l, singa_onnx_graph *x, singa_err *err)
+{
+    const singa_param *w = l->params[0];
+    int vocab = w->data.shape[0], dim = w->data.shape[1];
+    /* A zero row after the table: index -1 (a zero vector here) is Gather's last row. */
+    float *table = calloc((size_t)(vocab + 1) * (size_t)dim, sizeof *table);
+    if (!table) {
+        x->oom = true; /* the export says so */
+        return 0;
+    }
+    memcpy(table, w->data.data, w->data.size * sizeof *table);
+    char tn[SINGA_OX_NAME_LEN], idx[SINGA_OX_NAME_LEN], rows[SINGA_OX_NAME_LEN];
+    int64_t dims[2] = {vocab + 1, dim};
+    singa_ox_floats(x, singa_ox_name(tn, l, "table"), 2, dims, table, (size_t)(vocab + 1) * (size_t)dim);
+    free(table);
+    size_t n = singa_ox_begin(x, "Cast", singa_ox_name(idx, l, "index"), 1, l->src[0]->name);
+    singa_ox_attr_i(x, "to", SINGA_OX_INT64);
+    singa_ox_end(x, n);
+    singa_ox_node(x, "Gather", singa_ox_name(rows, l, "rows"), 2, tn, idx, NULL);
+    n = singa_ox_begin(x, "Flatten", l->name, 1, rows);
+    singa_ox_attr_i(x, "axis", 1);
+    singa_ox_end(x, n);
+    return 0;
+}
+
 const singa_layer_type singa_embedding_layer = {
     .name = "kEmbedding", .fields = fields, .min_src = 1, .max_src = 1,
     .state_size = sizeof(embedding_state), .setup = setup, .forward = forward, .backward = backward,
+    .export_onnx = export_onnx,
 };

@@ -4,10 +4,13 @@
  * with h the previous copy's output (zero for copy 0).  Nine params, as SINGA's GRU layer:
  * <name>_{z,r,c}_{hx,hh,b}; W is input x dim_hidden and U dim_hidden x dim_hidden, so every
  * gate is one GEMM of the step's batch. */
+
+#include <stdio.h>
 #include <string.h>
 
 #include "core/vmath.h"
 #include "layers/layers.h"
+#include "onnx/graph.h"
 
 enum { Z, R, C, GATES };
 
@@ -164,8 +167,54 @@ static void destroy(singa_layer *l)
     singa_tensor_free(&s->drh);
 }
 
+/* One gate's pre-activation, x W + b (+ h U): gru.c's preact. */
+static void gru_preact(singa_onnx_graph *x, const singa_layer *l, int g, const char *in, const char *h, const char *out)
+{
+    char xw[SINGA_OX_NAME_LEN], xwb[SINGA_OX_NAME_LEN], hu[SINGA_OX_NAME_LEN], what[32];
+    static const char gate[] = "zrc";
+    snprintf(what, sizeof what, "%c_xw", gate[g]);
+    singa_ox_node(x, "MatMul", singa_ox_name(xw, l, what), 2, in, singa_ox_param(x, l->params[3 * g], 0, NULL), NULL);
+    if (!h) {
+        singa_ox_node(x, "Add", out, 2, xw, singa_ox_param(x, l->params[3 * g + 2], 0, NULL), NULL);
+        return;
+    }
+    snprintf(what, sizeof what, "%c_xwb", gate[g]);
+    singa_ox_node(x, "Add", singa_ox_name(xwb, l, what), 2, xw, singa_ox_param(x, l->params[3 * g + 2], 0, NULL), NULL);
+    snprintf(what, sizeof what, "%c_hu", gate[g]);
+    singa_ox_node(x, "MatMul", singa_ox_name(hu, l, what), 2, h, singa_ox_param(x, l->params[3 * g + 1], 0, NULL), NULL);
+    singa_ox_node(x, "Add", out, 2, xwb, hu, NULL);
+}
+
+static int export_onnx(const singa_layer *l, singa_onnx_graph *x, singa_err *err)
+{
+    char flat[SINGA_OX_NAME_LEN], pz[SINGA_OX_NAME_LEN], pr[SINGA_OX_NAME_LEN], pc[SINGA_OX_NAME_LEN], z[SINGA_OX_NAME_LEN], r[SINGA_OX_NAME_LEN], c[SINGA_OX_NAME_LEN];
+    char rh[SINGA_OX_NAME_LEN], one[SINGA_OX_NAME_LEN], zc[SINGA_OX_NAME_LEN], a[SINGA_OX_NAME_LEN], zh[SINGA_OX_NAME_LEN];
+    const char *in = singa_ox_src_matrix(x, l, 0, flat);
+    const char *h = l->nsrc > 1 ? l->src[l->nsrc - 1]->name : NULL; /* the previous copy */
+    gru_preact(x, l, 0, in, h, singa_ox_name(pz, l, "z_pre"));
+    singa_ox_node(x, "Sigmoid", singa_ox_name(z, l, "z"), 1, pz, NULL, NULL);
+    gru_preact(x, l, 1, in, h, singa_ox_name(pr, l, "r_pre"));
+    singa_ox_node(x, "Sigmoid", singa_ox_name(r, l, "r"), 1, pr, NULL, NULL);
+    if (h)
+        singa_ox_node(x, "Mul", singa_ox_name(rh, l, "rh"), 2, r, h, NULL);
+    gru_preact(x, l, 2, in, h ? rh : NULL, singa_ox_name(pc, l, "c_pre"));
+    singa_ox_node(x, "Tanh", singa_ox_name(c, l, "c"), 1, pc, NULL, NULL);
+    /* h' = (1 - z) c + z h */
+    singa_ox_scalar(x, singa_ox_name(one, l, "one"), 1.0f);
+    singa_ox_node(x, "Sub", singa_ox_name(zc, l, "1-z"), 2, one, z, NULL);
+    if (!h) {
+        singa_ox_node(x, "Mul", l->name, 2, zc, c, NULL);
+        return 0;
+    }
+    singa_ox_node(x, "Mul", singa_ox_name(a, l, "(1-z)c"), 2, zc, c, NULL);
+    singa_ox_node(x, "Mul", singa_ox_name(zh, l, "zh"), 2, z, h, NULL);
+    singa_ox_node(x, "Add", l->name, 2, a, zh, NULL);
+    return 0;
+}
+
 const singa_layer_type singa_gru_layer = {
     .name = "kGRU", .fields = fields, .min_src = 1, .max_src = 1,
     .flags = SINGA_LAYER_RECURRENT, .state_size = sizeof(gru_state),
     .setup = setup, .forward = forward, .backward = backward, .destroy = destroy,
+    .export_onnx = export_onnx,
 };

@@ -31,6 +31,9 @@ void singa_image_parse_batch(singa_layer *l, singa_phase phase, const singa_imag
 /* How l parses its source's images when it does (kRGBImage over a data layer, kImagePreprocess),
  * else NULL: the ONNX export writes it as ops. */
 const singa_image_parse *singa_image_parse_of(const singa_layer *l);
+/* The ONNX form of a layer that parses images (the export_onnx of kImagePreprocess and of
+ * kRGBImage over a data layer): in kTest the centred window of (image - mean), times scale. */
+int singa_image_export_onnx(const singa_layer *l, singa_onnx_graph *x, singa_err *err);
 /* kRGBImage's part of singa_image_parse_of (rgb_image.c). */
 const singa_image_parse *singa_rgb_image_parse(const singa_layer *l);
 

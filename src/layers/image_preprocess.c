@@ -49,4 +49,5 @@ static int forward(singa_layer *l, singa_phase phase, singa_err *err)
 const singa_layer_type singa_image_preprocess_layer = {
     .name = "kImagePreprocess", .fields = fields, .min_src = 1, .max_src = 1,
     .state_size = sizeof(pre_state), .setup = setup, .forward = forward,
+    .export_onnx = singa_image_export_onnx,
 };

@@ -1,6 +1,7 @@
 /* kInnerProduct: h = v W^T + b with W of shape num_output x input (SINGA's layout, as in
  * PyTorch's Linear); transpose = true stores W as input x num_output instead. */
 #include "layers/layers.h"
+#include "onnx/graph.h"
 
 typedef struct ip_state {
     bool transpose, bias;
@@ -72,7 +73,21 @@ static void backward(singa_layer *l)
     }
 }
 
+static int export_onnx(const singa_layer *l, singa_onnx_graph *x, singa_err *err)
+{
+    char flat[SINGA_OX_NAME_LEN];
+    const char *in = singa_ox_src_matrix(x, l, 0, flat);
+    const char *w = singa_ox_param(x, l->params[0], 0, NULL);
+    bool bias = l->nparams > 1;
+    size_t n = singa_ox_begin(x, "Gemm", l->name, bias ? 3 : 2, in, w, bias ? singa_ox_param(x, l->params[1], 0, NULL) : NULL);
+    /* W is num_output x input (transB), or input x num_output with `transpose`. */
+    singa_ox_attr_i(x, "transB", singa_conf_bool(l->conf, "transpose", false) ? 0 : 1);
+    singa_ox_end(x, n);
+    return 0;
+}
+
 const singa_layer_type singa_inner_product_layer = {
     .name = "kInnerProduct", .flags = SINGA_LAYER_FEATURE_PARTS, .fields = fields, .min_src = 1, .max_src = 1,
     .state_size = sizeof(ip_state), .setup = setup, .forward = forward, .backward = backward,
+    .export_onnx = export_onnx,
 };

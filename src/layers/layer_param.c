@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "layers/ctx.h"
 #include "layers/param_state.h"
 #include "singa/net.h"
 
@@ -139,8 +140,8 @@ static int first_declaration(singa_layer *l, singa_param *p, const request *rq, 
         return -1;
     if (owner)
         return share_value(p, owner, what, err);
-    if (l->net->params->defer_init ? singa_param_init_held(p, l->net->rng, NULL, 0, err) < 0
-                                   : singa_param_init_values(p, l->net->rng, err) < 0)
+    if (l->ctx->params->defer_init ? singa_param_init_held(p, l->ctx->rng, NULL, 0, err) < 0
+                                   : singa_param_init_values(p, l->ctx->rng, err) < 0)
         return singa_err_prefix(err, "%s ('%s'): ", what, p->name);
     return 0;
 }
@@ -175,7 +176,7 @@ static singa_param *declare(singa_layer *l, const request *rq, singa_err *err)
     const char *share;
     if (read_entry(l, rq->index, what, &pc, err) < 0 || name_param(l, rq, pc, what, name, sizeof name, &share, err) < 0)
         return NULL;
-    singa_params *ps = l->net->params;
+    singa_params *ps = l->ctx->params;
     singa_param *owner = share ? find_owner(ps, share, what, name, err) : NULL;
     if ((share && !owner) || grow_list(l, rq->index, what, err) < 0)
         return NULL;
@@ -197,7 +198,7 @@ static singa_param *declare(singa_layer *l, const request *rq, singa_err *err)
     singa_param_state *s = singa_param_state_of(p);
     s->net = l->net;
     s->decl = l->conf;
-    if (l->net->phase == SINGA_PHASE_TRAIN && !p->trained) {
+    if (l->ctx->phase == SINGA_PHASE_TRAIN && !p->trained) {
         p->trained = true;
         if (p->owner)
             p->owner->nsharers++;

@@ -60,6 +60,8 @@ void singa_layer_copy_backward(singa_layer *l);
 int singa_layer_conf_dim(singa_layer *l, const char *field, int ndim, singa_err *err);
 /* p = softmax(x) over k scores (softmax.c); returns log(sum(exp(x))). */
 double singa_softmax_row(float *p, const float *x, int k);
+/* kSoftmax's ONNX form, also kSoftmaxLoss's (whose output is the probabilities). */
+int singa_softmax_export_onnx(const singa_layer *l, singa_onnx_graph *x, singa_err *err);
 /* Fewer than topk classes rank ahead of label: a higher score, an equal one at a lower index, or a
  * NaN; a NaN at label is a miss (accuracy.c; kSoftmaxLoss and kAccuracy). */
 bool singa_layer_topk_hit(const float *scores, int k, int label, int topk);

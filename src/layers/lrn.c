@@ -7,6 +7,7 @@
 #include <math.h>
 
 #include "layers/layers.h"
+#include "onnx/graph.h"
 
 typedef struct lrn_state {
     int c, plane, half; /* channels, H * W, local_size / 2 */
@@ -115,8 +116,21 @@ static void destroy(singa_layer *l)
     singa_tensor_free(&s->ws);
 }
 
+static int export_onnx(const singa_layer *l, singa_onnx_graph *x, singa_err *err)
+{
+    size_t n = singa_ox_begin(x, "LRN", l->name, 1, l->src[0]->name);
+    /* ONNX divides alpha by size too, and its window is the same centred, clipped one. */
+    singa_ox_attr_i(x, "size", singa_conf_int(l->conf, "local_size", 5));
+    singa_ox_attr_f(x, "alpha", (float)singa_conf_num(l->conf, "alpha", 1.0));
+    singa_ox_attr_f(x, "beta", (float)singa_conf_num(l->conf, "beta", 0.75));
+    singa_ox_attr_f(x, "bias", (float)singa_conf_num(l->conf, "knorm", 1.0));
+    singa_ox_end(x, n);
+    return 0;
+}
+
 const singa_layer_type singa_lrn_layer = {
     .name = "kLRN", .fields = fields, .min_src = 1, .max_src = 1,
     .state_size = sizeof(lrn_state), .setup = setup, .forward = forward,
     .backward = backward, .destroy = destroy,
+    .export_onnx = export_onnx,
 };

@@ -2,6 +2,7 @@
  * SINGA's mnist_conf also declared elastic distortion fields that its MnistLayer never read:
  * accepted at their default 0, refused otherwise rather than silently doing nothing. */
 #include "layers/layers.h"
+#include "onnx/graph.h"
 
 typedef struct mnist_state {
     float inv_a, b;
@@ -46,7 +47,25 @@ static int forward(singa_layer *l, singa_phase phase, singa_err *err)
     return 0;
 }
 
+static int export_onnx(const singa_layer *l, singa_onnx_graph *x, singa_err *err)
+{
+    char a[SINGA_OX_NAME_LEN], b[SINGA_OX_NAME_LEN], scaled[SINGA_OX_NAME_LEN], shifted[SINGA_OX_NAME_LEN];
+    double norm_a = singa_conf_num(l->conf, "norm_a", 1.0);
+    /* The layer's own float constants, so the products round as its forward pass does. */
+    singa_ox_scalar(x, singa_ox_name(a, l, "inv_norm_a"), (float)(1.0 / norm_a));
+    singa_ox_scalar(x, singa_ox_name(b, l, "norm_b"), (float)singa_conf_num(l->conf, "norm_b", 0.0));
+    singa_ox_node(x, "Mul", singa_ox_name(scaled, l, "scaled"), 2, l->src[0]->name, a, NULL);
+    if (l->data.ndim == l->src[0]->data.ndim) {
+        singa_ox_node(x, "Sub", l->name, 2, scaled, b, NULL);
+        return 0;
+    }
+    singa_ox_node(x, "Sub", singa_ox_name(shifted, l, "shifted"), 2, scaled, b, NULL);
+    singa_ox_reshape_to(x, l, shifted);
+    return 0;
+}
+
 const singa_layer_type singa_mnist_layer = {
     .name = "kMnist", .flags = SINGA_LAYER_FEATURE_WISE | SINGA_LAYER_FEATURE_PARTS, .fields = fields, .min_src = 1, .max_src = 1,
     .state_size = sizeof(mnist_state), .setup = setup, .forward = forward,
+    .export_onnx = export_onnx,
 };

@@ -5,8 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "layers/ctx.h"
 #include "core/simd.h"
 #include "layers/layers.h"
+#include "onnx/graph.h"
 #include "singa/net.h"
 
 typedef struct pool_state {
@@ -139,7 +141,7 @@ static void forward_planes(void *ctx, size_t b, size_t e)
 static int forward(singa_layer *l, singa_phase phase, singa_err *err)
 {
     pool_state *s = l->state;
-    singa_pool_for(l->net->pool, (size_t)(singa_tensor_rows(&l->data) * s->c), 1, forward_planes, l);
+    singa_pool_for(l->ctx->pool, (size_t)(singa_tensor_rows(&l->data) * s->c), 1, forward_planes, l);
     return 0;
 }
 
@@ -184,7 +186,7 @@ static void backward(singa_layer *l)
     if (!l->src[0]->needs_grad)
         return;
     pool_back pb = {l, singa_layer_grad_beta(l->src[0])};
-    singa_pool_for(l->net->pool, (size_t)(singa_tensor_rows(&l->data) * s->c), 1, backward_planes, &pb);
+    singa_pool_for(l->ctx->pool, (size_t)(singa_tensor_rows(&l->data) * s->c), 1, backward_planes, &pb);
 }
 
 static void destroy(singa_layer *l)
@@ -193,8 +195,20 @@ static void destroy(singa_layer *l)
     free(s->argmax);
 }
 
+static int export_onnx(const singa_layer *l, singa_onnx_graph *x, singa_err *err)
+{
+    bool max = singa_conf_str(l->conf, "pool", "MAX")[0] == 'M';
+    size_t n = singa_ox_begin(x, max ? "MaxPool" : "AveragePool", l->name, 1, l->src[0]->name);
+    singa_ox_window_attrs(x, l);
+    if (!max) /* AVG divides by the whole window, padding counting as zeros */
+        singa_ox_attr_i(x, "count_include_pad", 1);
+    singa_ox_end(x, n);
+    return 0;
+}
+
 const singa_layer_type singa_pooling_layer = {
     .name = "kPooling", .flags = SINGA_LAYER_FEATURE_WISE | SINGA_LAYER_FEATURE_PARTS, .fields = fields, .min_src = 1, .max_src = 1,
     .state_size = sizeof(pool_state), .setup = setup, .forward = forward, .backward = backward,
     .destroy = destroy,
+    .export_onnx = export_onnx,
 };

@@ -10,7 +10,7 @@
  * vis layer.  SINGA declared W on both layers, tied by share_from; here W is one param with one
  * gradient, so there is nothing to average and nothing to keep consistent.
  *
- * Phases (net->cd_step): in the positive phase (0) vis copies its input v0 and hid computes
+ * Phases (l->ctx->cd_step): in the positive phase (0) vis copies its input v0 and hid computes
  * h0 = p(h | v0).  In negative phase k, vis draws a sample s of hid's latest probabilities (h0
  * when k = 1, else h(k-1); binary units, or for `gaussian` hid units the mean plus N(0, 1)
  * noise) and reconstructs vk = p(v | s); then hid computes hk = p(h | vk).  Visible units are
@@ -21,6 +21,7 @@
  * first negative phase.  Test and validation nets only run forward: there kRBMHid reconstructs
  * through its vis layer from h0 itself (no sampling) right after the positive phase, and vis
  * reports that error. */
+#include "layers/ctx.h"
 #include "core/vmath.h"
 #include "layers/layers.h"
 #include "singa/net.h"
@@ -123,7 +124,7 @@ static void hid_sample(singa_layer *l, int cd_step);
 static int vis_forward(singa_layer *l, singa_phase phase, singa_err *err)
 {
     rbm_state *s = l->state;
-    int k = l->net->cd_step;
+    int k = l->ctx->cd_step;
     if (k == 0) {
         singa_tensor x = singa_tensor_view_matrix(&s->input->data);
         singa_tensor_copy(&l->data, &x);
@@ -206,7 +207,7 @@ static void hid_sample(singa_layer *l, int cd_step)
     rbm_state *s = l->state;
     const float *p = (cd_step == 1 ? &l->data : &s->neg)->data;
     float *x = s->sample.data;
-    singa_rng *rng = l->net->rng;
+    singa_rng *rng = l->ctx->rng;
     if (s->gaussian) {
         for (size_t i = 0; i < s->sample.size; i++)
             x[i] = p[i] + (float)singa_rng_gaussian(rng);
@@ -219,7 +220,7 @@ static void hid_sample(singa_layer *l, int cd_step)
 static int hid_forward(singa_layer *l, singa_phase phase, singa_err *err)
 {
     rbm_state *s = l->state, *vs = s->peer->state;
-    int k = l->net->cd_step;
+    int k = l->ctx->cd_step;
     singa_tensor *out = k == 0 ? &l->data : &s->neg;
     affine(out, k == 0 ? &s->peer->data : &vs->neg, true, &s->peer->params[0]->data,
            s->bias ? l->params[0] : NULL);

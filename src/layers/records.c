@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "layers/ctx.h"
 #include "layers/datafile.h"
 #include "layers/layers.h"
 #include "layers/records.h"
@@ -61,7 +62,7 @@ int singa_records_conf(singa_records *r, singa_layer *l, singa_err *err)
     if (r->skip < 0)
         return singa_layer_err(l, err, "field 'random_skip' must not be negative, got %d", r->skip);
     /* The net's share of the batch (a worker's), and of that this layer's part on the batch. */
-    const singa_net_split *sp = &l->net->split;
+    const singa_net_split *sp = &l->ctx->split;
     int parts = l->part.dim == 0 && l->part.count > 1 ? l->part.count : 1;
     int count = sp->count * parts, index = sp->index * parts + (parts > 1 ? l->part.index : 0);
     if (r->batch % count != 0)
@@ -80,7 +81,7 @@ static void make_perm(singa_records *r, const singa_layer *l)
     for (size_t i = 0; i < n; i++)
         r->perm[i] = (uint32_t)i;
     singa_rng g;
-    singa_rng_seed(&g, l->net->seed, singa_hash_str(singa_conf_str(l->conf, "name", l->name)) + (uint64_t)r->epoch);
+    singa_rng_seed(&g, l->ctx->seed, singa_hash_str(singa_conf_str(l->conf, "name", l->name)) + (uint64_t)r->epoch);
     for (size_t i = n - 1; i > 0; i--) {
         size_t j = singa_rng_below(&g, i + 1);
         uint32_t t = r->perm[i];
@@ -105,10 +106,10 @@ int singa_records_start(singa_records *r, singa_layer *l, size_t count, singa_er
     int64_t start = 0;
     if (r->skip > 0) {
         singa_rng g;
-        singa_rng_seed(&g, l->net->seed, singa_hash_str(singa_conf_str(l->conf, "name", l->name)) ^ 0x5eedull);
+        singa_rng_seed(&g, l->ctx->seed, singa_hash_str(singa_conf_str(l->conf, "name", l->name)) ^ 0x5eedull);
         start = (int64_t)singa_rng_below(&g, (uint64_t)r->skip + 1);
     }
-    const singa_net_split *sp = &l->net->split;
+    const singa_net_split *sp = &l->ctx->split;
     start += (int64_t)(count / (size_t)sp->ngroups) * sp->group;
     r->pos = (int64_t)((uint64_t)start % count);
     return 0;

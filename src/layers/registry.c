@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "layers/ctx.h"
 #include "layers/layers.h"
 #include "layers/registry.h"
 #include "singa/net.h"
@@ -204,7 +205,7 @@ float singa_layer_grad_beta(singa_layer *src)
 
 void singa_layer_metric(singa_layer *l, const char *name, double value)
 {
-    singa_metrics_add(&l->net->metrics, name, value);
+    singa_metrics_add(l->ctx->metrics, name, value);
 }
 
 int singa_layer_part_size(const singa_layer *l, const char *field, int total, singa_err *err)

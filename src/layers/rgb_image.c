@@ -202,6 +202,7 @@ static void destroy(singa_layer *l)
 static const singa_layer_type parser_type = {
     .name = "kRGBImage", .fields = fields, .min_src = 1, .max_src = 1,
     .state_size = sizeof(rgb_state), .setup = setup, .forward = forward_parser, .destroy = destroy,
+    .export_onnx = singa_image_export_onnx,
 };
 
 const singa_image_parse *singa_rgb_image_parse(const singa_layer *l)

@@ -16,7 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "layers/ctx.h"
 #include "layers/layers.h"
+#include "onnx/graph.h"
 #include "singa/net.h"
 
 typedef struct slice_state {
@@ -31,8 +33,35 @@ static const singa_field fields[] = {
     {"slice_dim", SINGA_FIELD_INT}, {"num_slices", SINGA_FIELD_INT}, {NULL, 0},
 };
 
-/* Parts are not in the net; only their name, type and blobs are ever looked at. */
-static const singa_layer_type part_type = {.name = "kSlice part"};
+/* Part `name` = "<slice>[k]" of kSlice layer s: columns [k w, (k + 1) w) of its
+ * source's matrix view, in the part's shape. */
+static int export_part(const singa_layer *p, singa_onnx_graph *x, singa_err *err)
+{
+    const singa_layer *s = p->src[0];
+    int k = atoi(strrchr(p->name, '[') + 1), num = singa_conf_int(s->conf, "num_slices", 1);
+    int64_t w = singa_tensor_cols(&s->src[0]->data) / num;
+    char flat[SINGA_OX_NAME_LEN], b[SINGA_OX_NAME_LEN], e[SINGA_OX_NAME_LEN], axes[SINGA_OX_NAME_LEN], cut[SINGA_OX_NAME_LEN];
+    const char *in = s->src[0]->name;
+    if (s->src[0]->data.ndim > 2) {
+        size_t n = singa_ox_begin(x, "Flatten", singa_ox_name(flat, p, "flat"), 1, in);
+        singa_ox_attr_i(x, "axis", 1);
+        singa_ox_end(x, n);
+        in = flat;
+    }
+    int64_t begin = k * w, end = (k + 1) * w, one = 1;
+    singa_ox_ints(x, singa_ox_name(b, p, "starts"), 1, &begin);
+    singa_ox_ints(x, singa_ox_name(e, p, "ends"), 1, &end);
+    singa_ox_ints(x, singa_ox_name(axes, p, "axes"), 1, &one);
+    size_t n = singa_ox_begin(x, "Slice", p->data.ndim > 2 ? singa_ox_name(cut, p, "cut") : p->name, 4, in, b, e, axes);
+    singa_ox_end(x, n);
+    if (p->data.ndim > 2)
+        singa_ox_reshape_to(x, p, cut);
+    return 0;
+}
+
+/* Parts are not in the net; only their name, type and blobs are ever looked at (and the ONNX
+ * export writes a part its destination reads). */
+static const singa_layer_type part_type = {.name = "kSlice part", .export_onnx = export_part};
 
 static void free_parts(slice_state *s)
 {
@@ -47,6 +76,52 @@ static void free_parts(slice_state *s)
     s->parts = NULL;
     s->slab = NULL;
     s->nparts = 0;
+}
+
+/* Part k of the slice: slab `slab`, the source of entry d of a destination. */
+static int add_part(singa_layer *l, slice_state *s, singa_layer_dst d, int ndim, const int *shape, singa_err *err)
+{
+    singa_layer *dst = d.layer;
+    int slab = dst->src_slab ? dst->src_slab[d.src] : s->nparts;
+    if (slab < 0 || slab >= s->num)
+        return singa_layer_err(l, err, "'%s' reads slab %d of %d", dst->name, slab, s->num);
+    s->slab[s->nparts] = slab;
+    singa_layer *p = &s->parts[s->nparts++];
+    size_t len = strlen(l->name) + 16;
+    if (!(p->name = malloc(len)))
+        return singa_err_set(err, "out of memory");
+    snprintf(p->name, len, "%s[%d]", l->name, slab);
+    p->type = &part_type;
+    p->conf = l->conf;
+    p->net = l->net;
+    p->ctx = l->ctx;
+    p->src = &s->self;
+    p->nsrc = 1;
+    p->needs_grad = l->needs_grad;
+    const singa_tensor *aux = &l->src[0]->aux; /* labels: a slab of rows takes its own */
+    if (singa_layer_shape(p, ndim, shape, err) < 0 ||
+        (aux->data && singa_layer_aux_rows(p, s->dim == 0 ? s->width : aux->shape[0], err) < 0))
+        return -1;
+    dst->src[d.src] = p;
+    return 0;
+}
+
+/* One part per destination, in net order. */
+static int add_parts(singa_layer *l, slice_state *s, int ndst, int ndim, const int *shape, singa_err *err)
+{
+    s->self = l;
+    singa_layer_dst *dsts = NULL;
+    if (ndst && (!(s->parts = calloc((size_t)ndst, sizeof *s->parts)) || !(s->slab = calloc((size_t)ndst, sizeof *s->slab)) ||
+                 !(dsts = calloc((size_t)ndst, sizeof *dsts)))) {
+        free(dsts);
+        return singa_err_set(err, "out of memory");
+    }
+    l->ctx->dsts(l, dsts, ndst);
+    int rc = 0;
+    for (int i = 0; i < ndst && rc == 0; i++)
+        rc = add_part(l, s, dsts[i], ndim, shape, err);
+    free(dsts);
+    return rc;
 }
 
 static int setup(singa_layer *l, singa_err *err)
@@ -79,38 +154,7 @@ static int setup(singa_layer *l, singa_err *err)
         ndim = 2;
     }
     s->width = s->dim == 0 ? shape[0] : singa_tensor_cols(in) / s->num;
-
-    s->self = l;
-    if (ndst && (!(s->parts = calloc((size_t)ndst, sizeof *s->parts)) || !(s->slab = calloc((size_t)ndst, sizeof *s->slab))))
-        return singa_err_set(err, "out of memory");
-    for (int i = 0; i < l->net->nlayers; i++) {
-        singa_layer *dst = l->net->layers[i];
-        for (int k = 0; k < dst->nsrc; k++) {
-            if (dst->src[k] != l)
-                continue;
-            int slab = dst->src_slab ? dst->src_slab[k] : s->nparts;
-            if (slab < 0 || slab >= s->num)
-                return singa_layer_err(l, err, "'%s' reads slab %d of %d", dst->name, slab, s->num);
-            s->slab[s->nparts] = slab;
-            singa_layer *p = &s->parts[s->nparts++];
-            size_t len = strlen(l->name) + 16;
-            if (!(p->name = malloc(len)))
-                return singa_err_set(err, "out of memory");
-            snprintf(p->name, len, "%s[%d]", l->name, slab);
-            p->type = &part_type;
-            p->conf = l->conf;
-            p->net = l->net;
-            p->src = &s->self;
-            p->nsrc = 1;
-            p->needs_grad = l->needs_grad;
-            const singa_tensor *aux = &l->src[0]->aux; /* labels: a slab of rows takes its own */
-            if (singa_layer_shape(p, ndim, shape, err) < 0 ||
-                (aux->data && singa_layer_aux_rows(p, s->dim == 0 ? s->width : aux->shape[0], err) < 0))
-                return -1;
-            dst->src[k] = p;
-        }
-    }
-    return 0;
+    return add_parts(l, s, ndst, ndim, shape, err);
 }
 
 static int forward(singa_layer *l, singa_phase phase, singa_err *err)
@@ -159,8 +203,17 @@ static void backward(singa_layer *l)
 
 static void destroy(singa_layer *l) { free_parts(l->state); }
 
+static int export_onnx(const singa_layer *l, singa_onnx_graph *x, singa_err *err)
+{
+    if (singa_conf_int(l->conf, "slice_dim", 0) != 1)
+        return singa_err_set(err, "slice_dim 0 cuts the batch into instances; ONNX export needs every "
+                                  "instance computed on its own (slice_dim = 1)");
+    return 0; /* its parts, which its destinations read, are written as they are needed */
+}
+
 const singa_layer_type singa_slice_layer = {
     .name = "kSlice", .fields = fields, .min_src = 1, .max_src = 1,
     .state_size = sizeof(slice_state), .setup = setup, .forward = forward,
     .backward = backward, .destroy = destroy,
+    .export_onnx = export_onnx,
 };

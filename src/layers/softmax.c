@@ -5,6 +5,7 @@
 
 #include "core/vmath.h"
 #include "layers/layers.h"
+#include "onnx/graph.h"
 
 double singa_softmax_row(float *p, const float *x, int k)
 {
@@ -45,7 +46,27 @@ static void backward(singa_layer *l)
     }
 }
 
+/* Softmax over each instance's features: of source 0's matrix view, in l's shape. */
+static void softmax_rows(singa_onnx_graph *x, const singa_layer *l)
+{
+    char flat[SINGA_OX_NAME_LEN], sm[SINGA_OX_NAME_LEN];
+    const char *in = singa_ox_src_matrix(x, l, 0, flat);
+    bool matrix = l->data.ndim <= 2;
+    size_t n = singa_ox_begin(x, "Softmax", matrix ? l->name : singa_ox_name(sm, l, "softmax"), 1, in);
+    singa_ox_attr_i(x, "axis", 1);
+    singa_ox_end(x, n);
+    if (!matrix)
+        singa_ox_reshape_to(x, l, sm);
+}
+
+int singa_softmax_export_onnx(const singa_layer *l, singa_onnx_graph *x, singa_err *err)
+{
+    softmax_rows(x, l);
+    return 0;
+}
+
 const singa_layer_type singa_softmax_layer = {
     .name = "kSoftmax", .fields = fields, .min_src = 1, .max_src = 1,
     .setup = singa_layer_setup_like_src, .forward = forward, .backward = backward,
+    .export_onnx = singa_softmax_export_onnx,
 };

@@ -68,4 +68,5 @@ const singa_layer_type singa_softmax_loss_layer = {
     .name = "kSoftmaxLoss", .fields = fields, .min_src = 2, .max_src = 2,
     .flags = SINGA_LAYER_LOSS, .state_size = sizeof(softmax_state),
     .setup = setup, .forward = forward, .backward = backward,
+    .export_onnx = singa_softmax_export_onnx, /* the probabilities; the labels are not read */
 };

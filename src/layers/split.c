@@ -3,6 +3,7 @@
  * every destination adds into this layer's one gradient blob through singa_layer_grad_beta, so
  * the sum is already made when backward runs, and backward passes it on. */
 #include "layers/layers.h"
+#include "onnx/graph.h"
 
 static const singa_field fields[] = {{"num_splits", SINGA_FIELD_INT}, {NULL, 0}};
 
@@ -20,4 +21,5 @@ static int setup(singa_layer *l, singa_err *err)
 const singa_layer_type singa_split_layer = {
     .name = "kSplit", .flags = SINGA_LAYER_FEATURE_WISE | SINGA_LAYER_FEATURE_PARTS, .fields = fields, .min_src = 1, .max_src = 1,
     .setup = setup, .forward = singa_layer_copy_forward, .backward = singa_layer_copy_backward,
+    .export_onnx = singa_ox_identity,
 };

@@ -4,6 +4,7 @@
  * statistics the training net keeps) and checkpoints write and resume every param, so nothing
  * else needs to know about it.  The updater skips it because it is never `trained`, and its
  * gradient buffer is freed so nothing can write one by mistake. */
+#include "layers/ctx.h"
 #include "layers/layers.h"
 #include "singa/net.h"
 
@@ -17,7 +18,7 @@ singa_param *singa_layer_state(singa_layer *l, int index, const char *suffix, in
                         index + 1, suffix);
         return NULL;
     }
-    singa_params *ps = l->net->params;
+    singa_params *ps = l->ctx->params;
     int before = ps->n;
     singa_param *p = singa_layer_param_value(l, index, suffix, ndim, shape, -1, 0, 0, "kConstant", value, err);
     if (!p)

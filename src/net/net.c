@@ -7,6 +7,7 @@
 
 #include "core/trace.h"
 #include "layers/param_state.h"
+#include "net/layer_ctx.h"
 #include "net/parts.h"
 #include "net/topo.h"
 #include "layers/running.h"
@@ -135,6 +136,42 @@ static long net_pass(void *ud, int i)
     return g->pass[i] = pass;
 }
 
+/* The error for layers left over by the sort (not placed): they lie on a cycle or after one.
+ * Walking sources from the first one left must come back to a layer already seen: that loop is
+ * the cycle to report. */
+static int report_cycle(const singa_net *net, const bool *placed, singa_err *err)
+{
+    int n = net->nlayers, *seen_at = calloc((size_t)n, sizeof *seen_at), len = 0;
+    singa_layer *cur = NULL, **path = malloc((size_t)n * sizeof *path);
+    for (int i = 0; i < n && !cur; i++)
+        if (!placed[i])
+            cur = net->layers[i];
+    while (seen_at && path && cur) {
+        int idx = index_in(net, cur);
+        if (seen_at[idx])
+            break;
+        seen_at[idx] = ++len;
+        path[len - 1] = cur;
+        singa_layer *next = NULL;
+        for (int k = 0; k < cur->nsrc && !next; k++)
+            for (int j = 0; j < n; j++)
+                if (net->layers[j] == cur->src[k] && !placed[j] && orders(cur, k))
+                    next = cur->src[k];
+        cur = next;
+    }
+    char cyc[512] = "";
+    if (cur && path && seen_at) {
+        int idx = index_in(net, cur);
+        /* path runs destination -> source; print it source -> destination */
+        for (int i = len - 1; i >= seen_at[idx] - 1; i--)
+            singa_appendf(cyc, sizeof cyc, "'%s' -> ", path[i]->name);
+        singa_appendf(cyc, sizeof cyc, "'%s'", path[len - 1]->name);
+    }
+    free(seen_at);
+    free(path);
+    return singa_err_set(err, "the layers form a cycle through srclayer: %s", cyc);
+}
+
 /* Orders the layers by scans in declaration order, each placing the layers whose sources are
  * placed: that keeps the order stable and close to what was written. */
 static int toposort(singa_net *net, singa_err *err)
@@ -152,41 +189,7 @@ static int toposort(singa_net *net, singa_err *err)
     }
     int rc = 0;
     if (done < n) {
-        /* Layers left over lie on a cycle or after one.  Walking sources from the first one
-         * left must come back to a layer already seen: that loop is the cycle to report. */
-        int *seen_at = calloc((size_t)n, sizeof *seen_at), len = 0;
-        singa_layer *cur = NULL, **path = malloc((size_t)n * sizeof *path);
-        for (int i = 0; i < n && !cur; i++)
-            if (!placed[i])
-                cur = net->layers[i];
-        while (seen_at && path && cur) {
-            int idx = 0;
-            while (net->layers[idx] != cur)
-                idx++;
-            if (seen_at[idx])
-                break;
-            seen_at[idx] = ++len;
-            path[len - 1] = cur;
-            singa_layer *next = NULL;
-            for (int k = 0; k < cur->nsrc && !next; k++)
-                for (int j = 0; j < n; j++)
-                    if (net->layers[j] == cur->src[k] && !placed[j] && orders(cur, k))
-                        next = cur->src[k];
-            cur = next;
-        }
-        char cyc[512] = "";
-        if (cur && path && seen_at) {
-            int idx = 0;
-            while (net->layers[idx] != cur)
-                idx++;
-            /* path runs destination -> source; print it source -> destination */
-            for (int i = len - 1; i >= seen_at[idx] - 1; i--)
-                singa_appendf(cyc, sizeof cyc, "'%s' -> ", path[i]->name);
-            singa_appendf(cyc, sizeof cyc, "'%s'", path[len - 1]->name);
-        }
-        free(seen_at);
-        free(path);
-        rc = singa_err_set(err, "the layers form a cycle through srclayer: %s", cyc);
+        rc = report_cycle(net, placed, err);
     } else {
         singa_layer **sorted = malloc(((size_t)n + 1) * sizeof *sorted);
         if (!sorted)
@@ -202,6 +205,66 @@ static int toposort(singa_net *net, singa_err *err)
     return rc;
 }
 
+/* Layer i of the list: checks its name and finds its type, or NULL with err set; `what` names
+ * it for messages ("layer 3 'fc1'"). */
+static const singa_layer_type *type_of(const singa_conf *lc, size_t i, const singa_registry *reg, char *what,
+                                       size_t whatlen, singa_err *err)
+{
+    const char *name = singa_conf_str(lc, "name", NULL), *type = singa_conf_str(lc, "type", NULL);
+    snprintf(what, whatlen, "layer %zu%s%s%s", i + 1, name ? " '" : "", name ? name : "", name ? "'" : "");
+    const singa_conf *nv = singa_conf_get(lc, "name"), *tv = singa_conf_get(lc, "type");
+    if (!nv || nv->kind != SINGA_CONF_STR || !*nv->str) {
+        singa_err_set(err, "%s: field 'name' is required (a non-empty string)", what);
+        return NULL;
+    }
+    if (strlen(nv->str) > SINGA_NAME_MAX) {
+        singa_err_set(err, "layer %zu: field 'name' is longer than %d characters", i + 1, SINGA_NAME_MAX);
+        return NULL;
+    }
+    if (!tv || tv->kind != SINGA_CONF_STR) {
+        singa_err_set(err, "%s: field 'type' is required (a string such as \"kInnerProduct\")", what);
+        return NULL;
+    }
+    const singa_layer_type *lt = singa_registry_find(reg, type);
+    if (!lt) {
+        const char *names[256];
+        size_t n = singa_registry_names(reg, names, 256);
+        singa_err_unknown(err, what, "layer type", type, names, n);
+    }
+    return lt;
+}
+
+/* The copies of layer conf lc (unrolled in time when more than one), at the end of the net. */
+static int add_copies(singa_net *net, const singa_conf *lc, const singa_layer_type *lt, const char *name, int copies,
+                      int *cap, singa_err *err)
+{
+    if (net->nlayers + copies > *cap) {
+        *cap = 2 * (net->nlayers + copies);
+        singa_layer **grown = realloc(net->layers, (size_t)*cap * sizeof *grown);
+        if (!grown)
+            return singa_err_set(err, "out of memory");
+        net->layers = grown;
+    }
+    for (int c = 0; c < copies; c++) {
+        singa_layer *l = calloc(1, sizeof *l);
+        char copy[SINGA_NAME_MAX + 16];
+        snprintf(copy, sizeof copy, copies > 1 ? "%s#%d" : "%s", name, c);
+        if (!l || !(l->name = strdup(copy)) || (lt->state_size && !(l->state = calloc(1, lt->state_size)))) {
+            layer_free(l);
+            return singa_err_set(err, "out of memory");
+        }
+        l->type = lt;
+        l->conf = lc;
+        l->net = net;
+        l->ctx = net->layer_ctx;
+        l->unroll_index = c;
+        l->unroll_len = copies;
+        l->unroll_first = c ? net->layers[net->nlayers - c] : l;
+        net->layers[net->nlayers++] = l;
+    }
+    return 0;
+}
+
 static int add_layers(singa_net *net, const singa_conf *netconf, const singa_conf *list,
                       const singa_registry *reg, singa_err *err)
 {
@@ -212,24 +275,12 @@ static int add_layers(singa_net *net, const singa_conf *netconf, const singa_con
         return singa_err_set(err, "out of memory");
     for (size_t i = 0; i < list->n; i++) {
         const singa_conf *lc = list->items[i];
-        const char *name = singa_conf_str(lc, "name", NULL), *type = singa_conf_str(lc, "type", NULL);
         char what[160];
-        snprintf(what, sizeof what, "layer %zu%s%s%s", i + 1, name ? " '" : "", name ? name : "",
-                 name ? "'" : "");
-        const singa_conf *nv = singa_conf_get(lc, "name"), *tv = singa_conf_get(lc, "type");
-        if (!nv || nv->kind != SINGA_CONF_STR || !*nv->str)
-            return singa_err_set(err, "%s: field 'name' is required (a non-empty string)", what);
-        if (strlen(nv->str) > SINGA_NAME_MAX)
-            return singa_err_set(err, "layer %zu: field 'name' is longer than %d characters", i + 1, SINGA_NAME_MAX);
-        if (!tv || tv->kind != SINGA_CONF_STR)
-            return singa_err_set(err, "%s: field 'type' is required (a string such as \"kInnerProduct\")", what);
-        const singa_layer_type *lt = singa_registry_find(reg, type);
-        if (!lt) {
-            const char *names[256];
-            size_t n = singa_registry_names(reg, names, 256);
-            return singa_err_unknown(err, what, "layer type", type, names, n);
-        }
-        snprintf(what, sizeof what, "layer '%s' (%s)", name, type);
+        const singa_layer_type *lt = type_of(lc, i, reg, what, sizeof what, err);
+        if (!lt)
+            return -1;
+        const char *name = singa_conf_str(lc, "name", NULL);
+        snprintf(what, sizeof what, "layer '%s' (%s)", name, singa_conf_str(lc, "type", NULL));
         const singa_field *const schemas[] = {singa_layer_common_fields, lt->fields, NULL};
         unsigned excluded;
         if (singa_conf_check(lc, schemas, what, err) < 0 || phases_of(lc, what, &excluded, err) < 0)
@@ -247,30 +298,8 @@ static int add_layers(singa_net *net, const singa_conf *netconf, const singa_con
         int copies = lt->flags & SINGA_LAYER_INPUT ? 1 : singa_conf_int(lc, "unroll_len", net_unroll);
         if (copies < 1)
             return singa_err_set(err, "%s: field 'unroll_len' must be at least 1", what);
-        if (net->nlayers + copies > cap) {
-            cap = 2 * (net->nlayers + copies);
-            singa_layer **grown = realloc(net->layers, (size_t)cap * sizeof *grown);
-            if (!grown)
-                return singa_err_set(err, "out of memory");
-            net->layers = grown;
-        }
-        for (int c = 0; c < copies; c++) {
-            singa_layer *l = calloc(1, sizeof *l);
-            char copy[SINGA_NAME_MAX + 16];
-            snprintf(copy, sizeof copy, copies > 1 ? "%s#%d" : "%s", name, c);
-            if (!l || !(l->name = strdup(copy)) ||
-                (lt->state_size && !(l->state = calloc(1, lt->state_size)))) {
-                layer_free(l);
-                return singa_err_set(err, "out of memory");
-            }
-            l->type = lt;
-            l->conf = lc;
-            l->net = net;
-            l->unroll_index = c;
-            l->unroll_len = copies;
-            l->unroll_first = c ? net->layers[net->nlayers - c] : l;
-            net->layers[net->nlayers++] = l;
-        }
+        if (add_copies(net, lc, lt, name, copies, &cap, err) < 0)
+            return -1;
     }
     return 0;
 }
@@ -359,6 +388,7 @@ static int setup_layer(singa_layer *l, singa_err *err)
 
 static int setup_layers(singa_net *net, singa_err *err)
 {
+    singa_net_ctx_sync(net);
     for (int i = 0; i < net->nlayers; i++)
         if (setup_layer(net->layers[i], err) < 0)
             return -1;
@@ -376,7 +406,7 @@ int singa_net_create(singa_net **out, const singa_conf *netconf, singa_phase pha
     const singa_conf *list = singa_conf_get(netconf, "layer");
     if (!list || list->n == 0)
         return singa_err_set(err, "neuralnet: field 'layer' must list at least one layer");
-    singa_net *net = calloc(1, sizeof *net);
+    singa_net *net = singa_net_alloc();
     if (!net)
         return singa_err_set(err, "out of memory");
     net->phase = phase;
@@ -456,6 +486,7 @@ static int add_node_layer(graph_nets *gn, int i, const singa_registry *reg, sing
     l->type = lt;
     l->conf = conf;
     l->net = net;
+    l->ctx = net->layer_ctx;
     l->part.dim = part ? n->dim : -1;
     l->part.index = n->part;
     l->part.count = part ? n->nparts : 1;
@@ -486,7 +517,7 @@ static int build_graph_nets(graph_nets *gn, const singa_registry *reg, singa_par
     if (!(gn->at = malloc((size_t)g->nnodes * sizeof *gn->at)))
         return singa_err_set(err, "out of memory");
     for (int k = 0; k < gn->nnets; k++) {
-        singa_net *net = gn->nets[k] = calloc(1, sizeof *net);
+        singa_net *net = gn->nets[k] = singa_net_alloc();
         if (!net || !(net->layers = calloc((size_t)g->nnodes, sizeof *net->layers)) ||
             !(net->confs = singa_conf_new(SINGA_CONF_LIST)))
             return singa_err_set(err, "out of memory");
@@ -500,6 +531,8 @@ static int build_graph_nets(graph_nets *gn, const singa_registry *reg, singa_par
     for (int i = 0; i < g->nnodes; i++) /* the graph's order computes sources first */
         if (add_node_layer(gn, i, reg, err) < 0)
             return -1;
+    for (int k = 0; k < gn->nnets; k++)
+        singa_net_ctx_sync(gn->nets[k]);
     for (int i = 0; i < g->nnodes; i++)
         if (setup_layer(net_of(gn, i)->layers[gn->at[i]], err) < 0)
             return -1;
@@ -568,6 +601,7 @@ static double seconds(void)
 
 int singa_net_forward_layers(singa_net *net, singa_err *err)
 {
+    singa_net_ctx_sync(net);
     for (int i = 0; i < net->nlayers; i++) {
         singa_layer *l = net->layers[i];
         if (net->parts && singa_parts_wait(net->parts, net, i, false, err) < 0)
@@ -618,6 +652,7 @@ void singa_net_backward_begin(singa_net *net)
 
 int singa_net_backward_layers(singa_net *net, singa_err *err)
 {
+    singa_net_ctx_sync(net);
     for (int i = net->nlayers - 1; i >= 0; i--) {
         singa_layer *l = net->layers[i];
         if (net->parts && singa_parts_wait(net->parts, net, i, true, err) < 0)

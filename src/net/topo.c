@@ -5,15 +5,11 @@
 
 #include "net/topo.h"
 
-int singa_topo_sort(int n, const singa_topo_graph *g, int *order, bool *placed)
+/* Readers of each node, grouped by source: readers[first[s] .. first[s + 1]), and each node's
+ * count of sources in indeg; -1 when out of memory. */
+static int index_readers(int n, const singa_topo_graph *g, int *indeg, int *first, int **readers)
 {
-    int *indeg = calloc((size_t)n + 1, sizeof *indeg), *first = calloc((size_t)n + 2, sizeof *first);
-    int *ready = malloc(((size_t)n + 1) * sizeof *ready), *readers = NULL, nedges = 0;
-    long *key = malloc(((size_t)n + 1) * sizeof *key);
-    int rc = -1;
-    if (!indeg || !first || !ready || !key)
-        goto out;
-    /* Readers of each node, grouped by source: readers[first[s] .. first[s + 1]). */
+    int nedges = 0;
     for (int i = 0; i < n; i++)
         for (int k = 0; k < g->nsrc(g->ud, i); k++) {
             int s = g->src(g->ud, i, k);
@@ -25,14 +21,39 @@ int singa_topo_sort(int n, const singa_topo_graph *g, int *order, bool *placed)
         }
     for (int s = 0; s < n; s++)
         first[s + 2] += first[s + 1];
-    if (!(readers = malloc(((size_t)nedges + 1) * sizeof *readers)))
-        goto out;
+    if (!(*readers = malloc(((size_t)nedges + 1) * sizeof **readers)))
+        return -1;
     for (int i = 0; i < n; i++)
         for (int k = 0; k < g->nsrc(g->ud, i); k++) {
             int s = g->src(g->ud, i, k);
             if (s >= 0)
-                readers[first[s + 1]++] = i;
+                (*readers)[first[s + 1]++] = i;
         }
+    return 0;
+}
+
+/* The ready node of the smallest key, then index: removed from ready[0..*nready). */
+static int take_best(int *ready, int *nready, const long *key)
+{
+    int best = 0;
+    for (int r = 1; r < *nready; r++) {
+        int i = ready[r], b = ready[best];
+        if (key[i] < key[b] || (key[i] == key[b] && i < b))
+            best = r;
+    }
+    int u = ready[best];
+    ready[best] = ready[--*nready];
+    return u;
+}
+
+int singa_topo_sort(int n, const singa_topo_graph *g, int *order, bool *placed)
+{
+    int *indeg = calloc((size_t)n + 1, sizeof *indeg), *first = calloc((size_t)n + 2, sizeof *first);
+    int *ready = malloc(((size_t)n + 1) * sizeof *ready), *readers = NULL;
+    long *key = malloc(((size_t)n + 1) * sizeof *key);
+    int rc = -1;
+    if (!indeg || !first || !ready || !key || index_readers(n, g, indeg, first, &readers) < 0)
+        goto out;
     int nready = 0, done = 0;
     for (int i = 0; i < n; i++) {
         placed[i] = false;
@@ -42,14 +63,7 @@ int singa_topo_sort(int n, const singa_topo_graph *g, int *order, bool *placed)
         }
     }
     while (nready > 0) {
-        int best = 0;
-        for (int r = 1; r < nready; r++) {
-            int i = ready[r], b = ready[best];
-            if (key[i] < key[b] || (key[i] == key[b] && i < b))
-                best = r;
-        }
-        int u = ready[best];
-        ready[best] = ready[--nready];
+        int u = take_best(ready, &nready, key);
         placed[u] = true;
         order[done++] = u;
         for (int e = first[u]; e < first[u + 1]; e++) {

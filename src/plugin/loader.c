@@ -189,6 +189,50 @@ static singa_plugin *find_loaded(const singa_registry *reg, const char *real, co
     return NULL;
 }
 
+/* Calls the plugin's init, which registers its types; on failure takes them back and says why. */
+static int register_types(singa_registry *reg, singa_plugin *p, const char *path, singa_err *err)
+{
+    size_t mark = reg->n;
+    singa_plugin_ctx ctx = {.reg = reg, .p = p};
+    singa_err perr = {{0}};
+    int rc = p->def->init(&ctx, &perr);
+    if (ctx.failed)
+        rc = singa_err_set(err, "plugin '%s': %s", path, ctx.err.msg);
+    else if (rc != 0 && perr.msg[0])
+        rc = singa_err_set(err, "plugin '%s': its registration failed: %s", path, perr.msg);
+    else if (rc != 0)
+        rc = singa_err_set(err, "plugin '%s': its registration failed (init returned %d without a message)", path, rc);
+    else if (p->ntypes == 0)
+        rc = singa_err_set(err, "plugin '%s': it registers no layer types", path);
+    if (rc != 0)
+        reg->n = mark; /* take its types back before its memory goes */
+    return rc != 0 ? -1 : 0;
+}
+
+/* A new plugin record for the file at path (real: its resolved name, taken), dlopen'd; NULL
+ * with err set. */
+static singa_plugin *open_plugin(const char *path, char *real, singa_err *err)
+{
+    singa_plugin *p = calloc(1, sizeof *p);
+    if (!p || !(p->path = strdup(path)) || !(p->real = real ? real : strdup(path))) {
+        free(real);
+        plugin_free(p);
+        singa_err_set(err, "out of memory");
+        return NULL;
+    }
+    /* dlopen searches the library path for a name without a slash: this is a file name. */
+    char local[PATH_MAX + 2];
+    snprintf(local, sizeof local, "%s%s", strchr(path, '/') ? "" : "./", path);
+    dlerror();
+    if (!(p->handle = dlopen(local, RTLD_NOW | RTLD_LOCAL))) {
+        const char *why = dlerror();
+        singa_err_set(err, "plugin '%s': cannot load it: %s", path, why ? why : "dlopen failed");
+        plugin_free(p);
+        return NULL;
+    }
+    return p;
+}
+
 int singa_plugin_load(singa_registry *reg, const char *path, const singa_plugin **out,
                       singa_err *err)
 {
@@ -205,22 +249,8 @@ int singa_plugin_load(singa_registry *reg, const char *path, const singa_plugin 
             *out = p;
         return 0;
     }
-    if (!(p = calloc(1, sizeof *p)) || !(p->path = strdup(path)) ||
-        !(p->real = real ? real : strdup(path))) {
-        free(real);
-        plugin_free(p);
-        return singa_err_set(err, "out of memory");
-    }
-    /* dlopen searches the library path for a name without a slash: this is a file name. */
-    char local[PATH_MAX + 2];
-    snprintf(local, sizeof local, "%s%s", strchr(path, '/') ? "" : "./", path);
-    dlerror();
-    if (!(p->handle = dlopen(local, RTLD_NOW | RTLD_LOCAL))) {
-        const char *why = dlerror();
-        singa_err_set(err, "plugin '%s': cannot load it: %s", path, why ? why : "dlopen failed");
-        plugin_free(p);
+    if (!(p = open_plugin(path, real, err)))
         return -1;
-    }
     singa_plugin *same = find_loaded(reg, NULL, p->handle); /* the same library by another name */
     if (same) {
         plugin_free(p); /* drops the reference this dlopen added */
@@ -239,20 +269,7 @@ int singa_plugin_load(singa_registry *reg, const char *path, const singa_plugin 
         return singa_err_set(err, "out of memory");
     }
     reg->plugins = grown;
-    size_t mark = reg->n;
-    singa_plugin_ctx ctx = {.reg = reg, .p = p};
-    singa_err perr = {{0}};
-    int rc = p->def->init(&ctx, &perr);
-    if (ctx.failed)
-        rc = singa_err_set(err, "plugin '%s': %s", path, ctx.err.msg);
-    else if (rc != 0 && perr.msg[0])
-        rc = singa_err_set(err, "plugin '%s': its registration failed: %s", path, perr.msg);
-    else if (rc != 0)
-        rc = singa_err_set(err, "plugin '%s': its registration failed (init returned %d without a message)", path, rc);
-    else if (p->ntypes == 0)
-        rc = singa_err_set(err, "plugin '%s': it registers no layer types", path);
-    if (rc != 0) {
-        reg->n = mark; /* take its types back before its memory goes */
+    if (register_types(reg, p, path, err) < 0) {
         plugin_free(p);
         return -1;
     }

@@ -9,6 +9,7 @@
  * layers of earlier RBMs that turn the data into this RBM's input) are fixed features, as
  * SINGA's CDWorker updated the RBM layers' params only.  check() therefore marks the others'
  * params as not trained, so the updater leaves them alone (no weight decay either). */
+#include "net/gibbs.h"
 #include "train/tob.h"
 
 static int cd_k(const singa_conf *conf) { return singa_conf_int(conf, "cd_k", 1); }
@@ -19,22 +20,10 @@ static int run(singa_net *net, const singa_conf *conf, singa_err *err)
     net->cd_step = 0;
     if (singa_net_forward(net, err) < 0)
         return -1;
-    for (int step = 1; step <= k; step++) {
-        net->cd_step = step;
-        for (int i = 0; i < net->nlayers; i++) {
-            singa_layer *l = net->layers[i];
-            if ((l->type->flags & SINGA_LAYER_GIBBS) && l->type->forward(l, net->phase, err) < 0) {
-                net->cd_step = 0;
-                return -1;
-            }
-        }
-    }
-    net->cd_step = 0;
-    for (int i = net->nlayers - 1; i >= 0; i--) {
-        singa_layer *l = net->layers[i];
-        if ((l->type->flags & SINGA_LAYER_GIBBS) && l->type->backward)
-            l->type->backward(l);
-    }
+    for (int step = 1; step <= k; step++)
+        if (singa_net_gibbs_forward(net, step, err) < 0)
+            return -1;
+    singa_net_gibbs_backward(net);
     return 0;
 }
 

@@ -43,6 +43,47 @@ int singa_job_create(singa_job **out, const singa_conf *conf, const singa_regist
     return singa_job_create_worker(out, conf, reg, 0, 0, err);
 }
 
+/* The job's nets: the training net (cut among the group's workers when partitioned), and the
+ * test and validation nets when they run. */
+static int create_nets(singa_job *job, const singa_registry *reg, singa_err *err)
+{
+    singa_rng_seed(&job->rng, job->seed, 0);
+    job->params.defer_init = job->dist && job->cluster.shard_params;
+    const singa_conf *nc = singa_conf_get(job->conf, "neuralnet");
+    if (job->cut ? singa_graph_build(&job->graph, nc, SINGA_PHASE_TRAIN, job->cluster.nworkers_per_group, reg, err) < 0 ||
+                       singa_net_create_parts(&job->train, &job->graph, reg, &job->params, &job->rng, job->seed,
+                                              &job->split, err) < 0
+                 : singa_net_create(&job->train, nc, SINGA_PHASE_TRAIN, reg, &job->params, &job->rng, job->seed,
+                                    &job->split, err) < 0)
+        return -1;
+    if (job->tob->check && job->tob->check(job->train, job->tob_conf, err) < 0)
+        return -1;
+    if (singa_net_batchsize(job->train) == 0)
+        return singa_err_set(err, "neuralnet: the kTrain net has no input layer (such as kIDXData)");
+    if (job->test.steps > 0 &&
+        singa_net_create(&job->test_net, nc, SINGA_PHASE_TEST, reg, &job->params, &job->rng, job->seed, NULL, err) < 0)
+        return -1;
+    if (job->validate.steps > 0 &&
+        singa_net_create(&job->val_net, nc, SINGA_PHASE_VALIDATION, reg, &job->params, &job->rng, job->seed, NULL, err) < 0)
+        return -1;
+    return 0;
+}
+
+/* The job's threads, for the layers' own loops of every net. */
+static int share_pool(singa_job *job, singa_err *err)
+{
+    if (job->threads > 1 && !(job->pool = singa_pool_new(job->threads)))
+        return singa_err_set(err, "cannot start %d threads", job->threads);
+    job->train->pool = job->pool;
+    for (int k = 0; k < singa_net_nlocations(job->train); k++) /* every worker's parts of a cut net */
+        singa_net_location(job->train, k)->profile = singa_conf_bool(job->conf, "profile", false);
+    if (job->test_net)
+        job->test_net->pool = job->pool;
+    if (job->val_net)
+        job->val_net->pool = job->pool;
+    return 0;
+}
+
 int singa_job_create_worker(singa_job **out, const singa_conf *conf, const singa_registry *reg, int group,
                             int id, singa_err *err)
 {
@@ -70,38 +111,8 @@ int singa_job_create_worker(singa_job **out, const singa_conf *conf, const singa
         if (id)
             job->disp.freq = 0;
     }
-    singa_rng_seed(&job->rng, job->seed, 0);
-    job->params.defer_init = job->dist && job->cluster.shard_params;
-    const singa_conf *nc = singa_conf_get(job->conf, "neuralnet");
-    if (job->cut ? singa_graph_build(&job->graph, nc, SINGA_PHASE_TRAIN, job->cluster.nworkers_per_group, reg, err) < 0 ||
-                       singa_net_create_parts(&job->train, &job->graph, reg, &job->params, &job->rng, job->seed,
-                                              &job->split, err) < 0
-                 : singa_net_create(&job->train, nc, SINGA_PHASE_TRAIN, reg, &job->params, &job->rng, job->seed,
-                                    &job->split, err) < 0)
+    if (create_nets(job, reg, err) < 0 || share_pool(job, err) < 0)
         goto fail;
-    if (job->tob->check && job->tob->check(job->train, job->tob_conf, err) < 0)
-        goto fail;
-    if (singa_net_batchsize(job->train) == 0) {
-        singa_err_set(err, "neuralnet: the kTrain net has no input layer (such as kIDXData)");
-        goto fail;
-    }
-    if (job->test.steps > 0 &&
-        singa_net_create(&job->test_net, nc, SINGA_PHASE_TEST, reg, &job->params, &job->rng, job->seed, NULL, err) < 0)
-        goto fail;
-    if (job->validate.steps > 0 &&
-        singa_net_create(&job->val_net, nc, SINGA_PHASE_VALIDATION, reg, &job->params, &job->rng, job->seed, NULL, err) < 0)
-        goto fail;
-    if (job->threads > 1 && !(job->pool = singa_pool_new(job->threads))) {
-        singa_err_set(err, "cannot start %d threads", job->threads);
-        goto fail;
-    }
-    job->train->pool = job->pool;
-    for (int k = 0; k < singa_net_nlocations(job->train); k++) /* every worker's parts of a cut net */
-        singa_net_location(job->train, k)->profile = singa_conf_bool(job->conf, "profile", false);
-    if (job->test_net)
-        job->test_net->pool = job->pool;
-    if (job->val_net)
-        job->val_net->pool = job->pool;
     /* Last, when every net has declared its params and who shares what is settled.  Distributed,
      * the servers update the params (and the runtime's workers give the learning rates). */
     if ((!job->dist && singa_updater_create(&job->upd, singa_conf_get(job->conf, "updater"), &job->params, err) < 0) ||

@@ -98,18 +98,10 @@ static int check_elastic_batches(const singa_job *job, singa_err *err)
     return 0;
 }
 
-int job_read_fields(singa_job *job, singa_err *err)
+/* train_one_batch: the algorithm and its table. */
+static int read_tob(singa_job *job, singa_err *err)
 {
-    const singa_conf *c = job->conf;
-    const singa_field *const schemas[] = {singa_job_fields, NULL};
-    if (singa_conf_check(c, schemas, "job", err) < 0 ||
-        singa_cluster_read(&job->cluster, singa_conf_get(c, "cluster"), err) < 0)
-        return -1;
-    job->dist = singa_cluster_distributed(&job->cluster);
-    job->cut = cut_among_workers(job);
-    if (check_elastic_batches(job, err) < 0)
-        return -1;
-    const singa_conf *tob = singa_conf_get(c, "train_one_batch");
+    const singa_conf *tob = singa_conf_get(job->conf, "train_one_batch");
     const singa_field *const ts[] = {tob_fields, NULL};
     if (tob && singa_conf_check(tob, ts, "train_one_batch", err) < 0)
         return -1;
@@ -120,6 +112,13 @@ int job_read_fields(singa_job *job, singa_err *err)
         return singa_err_set(err, "train_one_batch: alg = %s: a net cut among the %d workers of a group (a partition_dim "
                                   "other than 0 or a location) trains by kBP or kBPTT, so far",
                              singa_conf_str(tob, "alg", "kBP"), job->cluster.nworkers_per_group);
+    return 0;
+}
+
+/* The job's name, seed, steps and schedules, and its checkpoint directory. */
+static int read_schedule(singa_job *job, singa_err *err)
+{
+    const singa_conf *c = job->conf;
     job->name = singa_conf_str(c, "name", "job");
     job->seed = (uint64_t)singa_conf_int(c, "seed", 0);
     job->train_steps = singa_conf_int(c, "train_steps", 0);
@@ -144,6 +143,12 @@ int job_read_fields(singa_job *job, singa_err *err)
     job->resume = singa_conf_bool(c, "resume", false);
     job->overwrite = singa_conf_bool(c, "overwrite", false);
     job->stop_nonfinite = singa_conf_bool(c, "stop_on_nonfinite", true);
+    return 0;
+}
+
+/* The values read, checked against each other. */
+static int check_schedule(const singa_job *job, singa_err *err)
+{
     if (job->train_steps <= 0)
         return singa_err_set(err, "job: field 'train_steps' must be a positive integer");
     if (job->threads < 1 || job->threads > 256)
@@ -166,7 +171,20 @@ int job_read_fields(singa_job *job, singa_err *err)
     if (job->cluster.shard_params && job->ninit > 0)
         return singa_err_set(err, "cluster: shard_params: checkpoint_path lists checkpoints to initialise params from, "
                                   "which a sharded job does not read, so far");
-    if (read_watch(job, err) < 0)
+    return 0;
+}
+
+int job_read_fields(singa_job *job, singa_err *err)
+{
+    const singa_conf *c = job->conf;
+    const singa_field *const schemas[] = {singa_job_fields, NULL};
+    if (singa_conf_check(c, schemas, "job", err) < 0 ||
+        singa_cluster_read(&job->cluster, singa_conf_get(c, "cluster"), err) < 0)
+        return -1;
+    job->dist = singa_cluster_distributed(&job->cluster);
+    job->cut = cut_among_workers(job);
+    if (check_elastic_batches(job, err) < 0 || read_tob(job, err) < 0 || read_schedule(job, err) < 0 ||
+        check_schedule(job, err) < 0 || read_watch(job, err) < 0)
         return -1;
     int from, to; /* a trace that cannot be written is refused before training, not after */
     if (singa_conf_get(c, "trace") && singa_trace_check_path(singa_conf_str(c, "trace", NULL), err) < 0)

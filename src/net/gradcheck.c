@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "net/layer_ctx.h"
 #include "singa/gradcheck.h"
 #include "singa/partition.h"
 #include "singa/net.h"
@@ -26,6 +27,7 @@ typedef struct harness {
     singa_params params;
     singa_rng rng, saved;
     singa_net net;
+    singa_layer_ctx ctx;
     singa_layer in[SINGA_MAX_DIMS], l, dst[SINGA_GRADCHECK_MAX_DSTS];
     singa_layer *srcs[SINGA_MAX_DIMS], *dst_src[SINGA_GRADCHECK_MAX_DSTS];
     singa_layer *order[1 + SINGA_GRADCHECK_MAX_DSTS];
@@ -58,11 +60,37 @@ static void harness_close(harness *h)
     singa_params_free(&h->params);
 }
 
+/* The inputs, drawn from the harness's generator unless given. */
+static int add_inputs(harness *h, const singa_gradcheck_input *inputs, int ninputs, singa_err *err)
+{
+    static const char *const input_names[SINGA_MAX_DIMS] = {"input0", "input1", "input2", "input3"};
+    for (int i = 0; i < ninputs; i++) {
+        const singa_gradcheck_input *spec = &inputs[i];
+        singa_layer *in = &h->in[i];
+        in->type = &input_type;
+        in->name = (char *)input_names[i];
+        in->net = &h->net;
+        in->ctx = &h->ctx;
+        in->needs_grad = spec->label_classes == 0;
+        h->ninputs = i + 1;
+        if (singa_layer_shape(in, spec->ndim, spec->shape, err) < 0)
+            return -1;
+        for (size_t k = 0; k < in->data.size; k++) {
+            float u = singa_rng_uniform(&h->rng);
+            in->data.data[k] = spec->values ? spec->values[k]
+                               : spec->label_classes
+                                   ? (float)singa_rng_below(&h->rng, (uint64_t)spec->label_classes)
+                                   : (u < 0.5f ? -1.0f : 1.0f) * (0.1f + singa_rng_uniform(&h->rng));
+        }
+        h->srcs[i] = in;
+    }
+    return 0;
+}
+
 static int harness_open(harness *h, const singa_registry *reg, const singa_conf *conf,
                         const singa_gradcheck_input *inputs, int ninputs, int ndst, uint64_t seed,
                         singa_err *err)
 {
-    static const char *const input_names[SINGA_MAX_DIMS] = {"input0", "input1", "input2", "input3"};
     static const char *const dst_names[SINGA_GRADCHECK_MAX_DSTS] = {"dst0", "dst1", "dst2", "dst3",
                                                                     "dst4", "dst5", "dst6", "dst7"};
     memset(h, 0, sizeof *h);
@@ -84,30 +112,14 @@ static int harness_open(harness *h, const singa_registry *reg, const singa_conf 
 
     singa_rng_seed(&h->rng, seed, 1);
     h->net = (singa_net){.phase = SINGA_PHASE_TRAIN, .params = &h->params, .rng = &h->rng, .seed = seed,
-                        .split = {0, 1, 0, 1}};
-    for (int i = 0; i < ninputs; i++) {
-        const singa_gradcheck_input *spec = &inputs[i];
-        singa_layer *in = &h->in[i];
-        in->type = &input_type;
-        in->name = (char *)input_names[i];
-        in->net = &h->net;
-        in->needs_grad = spec->label_classes == 0;
-        h->ninputs = i + 1;
-        if (singa_layer_shape(in, spec->ndim, spec->shape, err) < 0)
-            return -1;
-        for (size_t k = 0; k < in->data.size; k++) {
-            float u = singa_rng_uniform(&h->rng);
-            in->data.data[k] = spec->values ? spec->values[k]
-                               : spec->label_classes
-                                   ? (float)singa_rng_below(&h->rng, (uint64_t)spec->label_classes)
-                                   : (u < 0.5f ? -1.0f : 1.0f) * (0.1f + singa_rng_uniform(&h->rng));
-        }
-        h->srcs[i] = in;
-    }
+                        .split = {0, 1, 0, 1}, .layer_ctx = &h->ctx};
+    if (add_inputs(h, inputs, ninputs, err) < 0)
+        return -1;
     h->l.type = lt;
     h->l.name = (char *)singa_conf_str(conf, "name", type);
     h->l.conf = conf;
     h->l.net = &h->net;
+    h->l.ctx = &h->ctx;
     h->l.src = h->srcs;
     h->l.nsrc = ninputs;
     h->l.needs_grad = true;
@@ -117,6 +129,7 @@ static int harness_open(harness *h, const singa_registry *reg, const singa_conf 
         d->type = &dst_type;
         d->name = (char *)dst_names[k];
         d->net = &h->net;
+        d->ctx = &h->ctx;
         d->src = &h->dst_src[k];
         d->nsrc = 1;
         d->needs_grad = true;
@@ -129,6 +142,7 @@ static int harness_open(harness *h, const singa_registry *reg, const singa_conf 
     h->net.nlayers = 1 + ndst;
     if (lt->state_size && !(h->l.state = calloc(1, lt->state_size)))
         return singa_err_set(err, "out of memory");
+    singa_net_ctx_sync(&h->net);
     return lt->setup(&h->l, err);
 }
 
@@ -177,6 +191,26 @@ static int check_blob(harness *h, const char *blob, singa_tensor *x, const float
     return 0;
 }
 
+/* Analytic gradients: each output's gradient is its R, added up where outputs coincide. */
+static int analytic(harness *h, singa_err *err)
+{
+    if (isnan(objective(h, err)))
+        return -1;
+    for (int i = 0; i < h->ninputs; i++)
+        h->in[i].grad_written = false;
+    for (int k = 0; k < nouts(h); k++)
+        out_layer(h, k)->grad_written = false;
+    for (int k = 0; k < nouts(h); k++) {
+        singa_layer *o = out_layer(h, k);
+        float beta = singa_layer_grad_beta(o);
+        for (size_t i = 0; i < o->grad.size; i++)
+            o->grad.data[i] = beta * o->grad.data[i] + h->r[k].data[i];
+    }
+    if (h->l.type->backward)
+        h->l.type->backward(&h->l);
+    return 0;
+}
+
 int singa_gradcheck(const singa_registry *reg, const singa_conf *conf,
                     const singa_gradcheck_input *inputs, int ninputs, int ndst, uint64_t seed,
                     singa_gradcheck_report *rep, singa_err *err)
@@ -197,21 +231,8 @@ int singa_gradcheck(const singa_registry *reg, const singa_conf *conf,
     }
     h->saved = h->rng;
 
-    /* Analytic gradients: each output's gradient is its R, added up where outputs coincide. */
-    if (isnan(objective(h, err)))
+    if (analytic(h, err) < 0)
         goto out;
-    for (int i = 0; i < ninputs; i++)
-        h->in[i].grad_written = false;
-    for (int k = 0; k < nouts(h); k++)
-        out_layer(h, k)->grad_written = false;
-    for (int k = 0; k < nouts(h); k++) {
-        singa_layer *o = out_layer(h, k);
-        float beta = singa_layer_grad_beta(o);
-        for (size_t i = 0; i < o->grad.size; i++)
-            o->grad.data[i] = beta * o->grad.data[i] + h->r[k].data[i];
-    }
-    if (h->l.type->backward)
-        h->l.type->backward(&h->l);
     nblobs = ninputs + h->l.nparams;
     if (!(g = calloc((size_t)nblobs, sizeof *g))) {
         singa_err_set(err, "out of memory");
@@ -297,6 +318,20 @@ static double net_objective(singa_net *net, const net_rewind *r, singa_err *err)
     return singa_metrics_avg(&net->metrics, "loss", NAN);
 }
 
+/* The losses the objective averages: the parts of a loss cut on the batch report one loss
+ * between them (their gradients are already scaled to the whole batch). */
+static double loss_count(const singa_net *net)
+{
+    double losses = 0;
+    for (int i = 0; i < net->nlayers; i++)
+        if (net->layers[i]->type->flags & SINGA_LAYER_LOSS)
+            losses += 1.0 / (net->layers[i]->part.count > 1 ? net->layers[i]->part.count : 1);
+    for (int m = 0; m < net->metrics.n && losses == 0; m++) /* losses from layers of other kinds */
+        if (strcmp(net->metrics.name[m], "loss") == 0)
+            losses = net->metrics.count[m];
+    return losses;
+}
+
 /* The check of a built training net whose params are in `params`. */
 static int check_net(singa_net *net, singa_params *params, singa_gradcheck_report *rep, singa_err *err)
 {
@@ -313,15 +348,7 @@ static int check_net(singa_net *net, singa_params *params, singa_gradcheck_repor
             singa_err_set(err, "gradcheck: the net reports no \"loss\"");
         goto out;
     }
-    /* The objective averages the losses reported; the parts of a loss cut on the batch report
-     * one loss between them (their gradients are already scaled to the whole batch). */
-    double losses = 0;
-    for (int i = 0; i < net->nlayers; i++)
-        if (net->layers[i]->type->flags & SINGA_LAYER_LOSS)
-            losses += 1.0 / (net->layers[i]->part.count > 1 ? net->layers[i]->part.count : 1);
-    for (int m = 0; m < net->metrics.n && losses == 0; m++) /* losses from layers of other kinds */
-        if (strcmp(net->metrics.name[m], "loss") == 0)
-            losses = net->metrics.count[m];
+    double losses = loss_count(net);
     if (singa_net_backward(net, err) < 0)
         goto out;
     for (int i = 0; i < params->n; i++) {

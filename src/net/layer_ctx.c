@@ -1,0 +1,39 @@
+/* What a net's layers see of it (layers/ctx.h), and the walks over its layers they need. */
+#include <stdlib.h>
+
+#include "net/layer_ctx.h"
+
+typedef struct net_block {
+    singa_net net; /* first: freeing the net frees the block */
+    singa_layer_ctx ctx;
+} net_block;
+
+singa_net *singa_net_alloc(void)
+{
+    net_block *b = calloc(1, sizeof *b);
+    if (!b)
+        return NULL;
+    b->net.layer_ctx = &b->ctx;
+    return &b->net;
+}
+
+static int dsts(const singa_layer *l, singa_layer_dst *dst, int cap)
+{
+    const singa_net *net = l->net;
+    int n = 0;
+    for (int i = 0; i < net->nlayers; i++)
+        for (int k = 0; k < net->layers[i]->nsrc; k++)
+            if (net->layers[i]->src[k] == l) {
+                if (n < cap)
+                    dst[n] = (singa_layer_dst){net->layers[i], k};
+                n++;
+            }
+    return n;
+}
+
+void singa_net_ctx_sync(singa_net *net)
+{
+    *net->layer_ctx = (singa_layer_ctx){.phase = net->phase, .rng = net->rng, .seed = net->seed, .pool = net->pool,
+                                        .params = net->params, .split = net->split, .metrics = &net->metrics,
+                                        .cd_step = net->cd_step, .nlayers = net->nlayers, .dsts = dsts};
+}

@@ -1,0 +1,14 @@
+/* A net's context for its layers (layers/ctx.h). */
+#ifndef SINGA_NET_LAYER_CTX_H
+#define SINGA_NET_LAYER_CTX_H
+
+#include "layers/ctx.h"
+
+/* A zeroed net with its layers' context beside it (freed with the net). */
+singa_net *singa_net_alloc(void);
+/* Refreshes net->layer_ctx from the net's members: called before the net calls its layers, so
+ * what is set after creation (the job's pool, a location's generator, the CD step) reaches
+ * them. */
+void singa_net_ctx_sync(singa_net *net);
+
+#endif
