@@ -630,26 +630,6 @@ static void local_done(rt_stub *s)
         route(s, &(msg){.type = MSG_DONE, .src = stub_addr(s, 0), .dst = {ENT_STUB, 0, 0, 0}}, NULL, 0);
 }
 
-bool rt_loss_ends_job(const rt_ctx *rt, int r)
-{
-    const singa_cluster *c = rt->c;
-    if (r == 0 || c->nworker_groups == 1)
-        return true;
-    for (int g = 0; g < c->nworker_groups; g++) {
-        bool there = false, elsewhere = false, served_there = false;
-        for (int j = 0; j < c->nworkers_per_group; j++) {
-            int p = rt_worker_proc(rt, g, j);
-            there |= p == r;
-            elsewhere |= p != r;
-        }
-        for (int j = 0; j < c->nservers_per_group; j++)
-            served_there |= rt_server_proc(rt, singa_cluster_server_group(c, g), j) == r;
-        if ((there && elsewhere) || (elsewhere && served_there))
-            return true;
-    }
-    return false;
-}
-
 /* Rank 0: answers worker 0.0 for server i (group * per + id), lost before it wrote its shard. */
 static void ckpt_lost(rt_stub *s, int i)
 {
