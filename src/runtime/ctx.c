@@ -1,10 +1,12 @@
 /* What every thread of the runtime shares of its process (ctx.h): the first failure, the steps
  * the groups stop before, the host's checkpoint step, the sockets' send and receive, the log and
- * rank 0's host records.  It calls nothing else of the runtime but the wire (msg.c). */
+ * rank 0's host records, the buffers cluster.compress needs.  It calls nothing else of the
+ * runtime but the wire (msg.c). */
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -98,6 +100,17 @@ void rt_record(rt_ctx *rt, const singa_record *r, bool step)
     if (hook)
         hook(rt->hooks->ud, r);
     pthread_mutex_unlock(&rt->lock);
+}
+
+/* cluster.compress: buffers for the longest slice's floats and for its longest encoding. */
+int rt_compress_buffers(const rt_ctx *rt, float **unpacked, uint8_t **packed)
+{
+    size_t n = 1;
+    for (int k = 0; k < rt->nslices; k++)
+        n = rt->slices[k].len > n ? rt->slices[k].len : n;
+    *unpacked = malloc(n * sizeof **unpacked);
+    *packed = malloc(8 * n); /* the most any kind takes: top-k of all */
+    return *unpacked && *packed ? 0 : -1;
 }
 
 /* <workspace>/rank<r>.log, appended to, its folders made as needed. */

@@ -28,21 +28,6 @@
 #include "singa/plugin.h"
 #include "singa/tensor.h"
 
-bool rt_compress_values(const rt_ctx *rt, int type, int proc)
-{
-    return type == MSG_UPDATE_REPLY && proc != rt->rank && rt->c->compress.values != SINGA_COMPRESS_NONE;
-}
-
-int rt_compress_buffers(const rt_ctx *rt, float **unpacked, uint8_t **packed)
-{
-    size_t n = 1;
-    for (int k = 0; k < rt->nslices; k++)
-        n = rt->slices[k].len > n ? rt->slices[k].len : n;
-    *unpacked = malloc(n * sizeof **unpacked);
-    *packed = malloc(8 * n); /* the most any kind takes: top-k of all */
-    return *unpacked && *packed ? 0 : -1;
-}
-
 /* The worker of group g that checkpoints the process's residuals: its first here. */
 static bool keeps_residuals(const rt_ctx *rt, int g, int id)
 {
@@ -947,6 +932,82 @@ static int lost_end(const rt_ctx *rt, singa_err *err)
 /* How long rank 0 waits for the other ranks' traces at the end (they write them once stopped). */
 enum { TRACE_WAIT = 10 };
 
+/* The context's own state, once the launch is read: rank, steering, checkpoint settings, the
+ * stop and checkpoint steps, the counters of the heartbeats. */
+static int init_ctx(rt_ctx *rt, singa_job *job, singa_err *err)
+{
+    rt->rank = rt->launch.rank;
+    rt->nprocs = rt->launch.size;
+    rt->cut = singa_job_cut(job);
+    singa_job_control_init(&rt->from_rank0);
+    rt->control = rt->rank == 0 ? rt->hooks->control : &rt->from_rank0;
+    rt->fingerprint = singa_conf_hash(rt->conf);
+    if (singa_conf_strs_len(rt->conf, "checkpoint_path"))
+        rt->ckpt_dir = singa_conf_strs_at(rt->conf, "checkpoint_path", 0);
+    rt->ckpt_keep = singa_conf_int(rt->conf, "checkpoint_keep", 3);
+    singa_registry_plugin_ids(singa_job_registry(job), rt->plugins, sizeof rt->plugins);
+    singa_stats_set_rank(rt->stats, rt->rank);
+    if (rt->trace && rt->rank == 0)
+        singa_trace_clear_ranks(rt->trace, rt->nprocs); /* an earlier run's would be merged */
+    pthread_mutex_init(&rt->lock, NULL);
+    snprintf(rt->endpoint, sizeof rt->endpoint, "inproc://singa-stub-%p", (void *)rt);
+    if (!(rt->stop_step = malloc((size_t)rt->c->nworker_groups * sizeof *rt->stop_step)))
+        return singa_err_set(err, "out of memory");
+    for (int g = 0; g < rt->c->nworker_groups; g++)
+        atomic_init(&rt->stop_step[g], INT_MAX);
+    atomic_init(&rt->ckpt_step, -1);
+    rt->rejoined_at = -1;
+    atomic_init(&rt->busy, 0);
+    atomic_init(&rt->progress, 0);
+    return 0;
+}
+
+/* This process's part of the job: the log, the slices, the checkpoint resumed, the workers, the
+ * servers and the stub, before any thread starts. */
+static int build(rt_ctx *rt, singa_job *job, singa_err *err)
+{
+    if (rt_log_open(rt, err) < 0 || make_slices(rt, job, err) < 0 || rejoin_check(rt, err) < 0 ||
+        ckpt_setup(rt, job, err) < 0 || add_workers(rt, job, err) < 0 || share_replicas(rt, err) < 0 ||
+        rt_residuals_setup(rt, err) < 0 || add_servers(rt, err) < 0 || rt_history_setup(rt, err) < 0 ||
+        rt_stub_create(rt, err) < 0)
+        return -1;
+    if (rt->history) { /* for the workspace's log only: it changes no result */
+        char line[160];
+        snprintf(line, sizeof line, "the workers add their gradients into the servers' momentum history: %d of %d params",
+                 rt->history->nparams, rt->nparams);
+        rt_log_line(rt, line, false, false);
+    }
+    for (int k = 0; rt->c->shard_params && rt->rank != 0 && k < rt->nparams; k++)
+        singa_param_state_of(rt->final_params[k])->partial = true; /* the script's job here is no worker's: it was never drawn */
+    return 0;
+}
+
+/* Runs the threads; then the result (rank 0's, handed to the others), the failure or an elastic
+ * job's loss, and the trace. */
+static int run(rt_ctx *rt, singa_result *res, singa_err *err)
+{
+    if (!(rt->zmq = zmq_ctx_new()))
+        return singa_err_set(err, "cannot start ZeroMQ: %s", zmq_strerror(zmq_errno()));
+    int rc = run_threads(rt, err);
+    zmq_ctx_term(rt->zmq);
+    struct rusage ru;
+    char peak[64];
+    if (getrusage(RUSAGE_SELF, &ru) == 0) { /* what a memory budget must allow this process */
+        snprintf(peak, sizeof peak, "rank %d: peak resident memory %.1f MB", rt->rank, (double)ru.ru_maxrss / 1024.0);
+        rt_log_line(rt, peak, false, false);
+    }
+    if (rc == 0) /* worker 0 of group 0, which tests, is always the first in rank 0 */
+        *res = rt->rank == 0 ? rt->workers[0].res : rt->final;
+    else if (rt->lost && rt->c->elastic_min)
+        rc = lost_end(rt, err);
+    if (rc < 0)
+        rt_log_line(rt, err->msg, false, false);
+    singa_err terr;
+    if (rt->trace && singa_trace_write(rt->trace, rt->rank, rt->nprocs, rt->clock_offset, TRACE_WAIT, &terr) < 0)
+        rt_log_line(rt, terr.msg, true, true);
+    return rc;
+}
+
 int singa_runtime_run(singa_job *job, const singa_job_hooks *hooks, singa_trace *trace, singa_result *res, singa_err *err)
 {
     static const singa_job_hooks none;
@@ -954,67 +1015,7 @@ int singa_runtime_run(singa_job *job, const singa_job_hooks *hooks, singa_trace 
                   .stats = singa_job_stats(job), .trace = trace};
     if (rt_launch_read(&rt.launch, rt.c, err) < 0)
         return -1;
-    rt.rank = rt.launch.rank;
-    rt.nprocs = rt.launch.size;
-    rt.cut = singa_job_cut(job);
-    singa_job_control_init(&rt.from_rank0);
-    rt.control = rt.rank == 0 ? rt.hooks->control : &rt.from_rank0;
-    rt.fingerprint = singa_conf_hash(rt.conf);
-    if (singa_conf_strs_len(rt.conf, "checkpoint_path"))
-        rt.ckpt_dir = singa_conf_strs_at(rt.conf, "checkpoint_path", 0);
-    rt.ckpt_keep = singa_conf_int(rt.conf, "checkpoint_keep", 3);
-    singa_registry_plugin_ids(singa_job_registry(job), rt.plugins, sizeof rt.plugins);
-    singa_stats_set_rank(rt.stats, rt.rank);
-    if (trace && rt.rank == 0)
-        singa_trace_clear_ranks(trace, rt.nprocs); /* an earlier run's would be merged */
-    pthread_mutex_init(&rt.lock, NULL);
-    snprintf(rt.endpoint, sizeof rt.endpoint, "inproc://singa-stub-%p", (void *)&rt);
-    int rc = -1;
-    if (!(rt.stop_step = malloc((size_t)rt.c->nworker_groups * sizeof *rt.stop_step))) {
-        singa_err_set(err, "out of memory");
-        goto out;
-    }
-    for (int g = 0; g < rt.c->nworker_groups; g++)
-        atomic_init(&rt.stop_step[g], INT_MAX);
-    atomic_init(&rt.ckpt_step, -1);
-    rt.rejoined_at = -1;
-    atomic_init(&rt.busy, 0);
-    atomic_init(&rt.progress, 0);
-    if (rt_log_open(&rt, err) < 0 || make_slices(&rt, job, err) < 0 || rejoin_check(&rt, err) < 0 ||
-        ckpt_setup(&rt, job, err) < 0 || add_workers(&rt, job, err) < 0 || share_replicas(&rt, err) < 0 ||
-        rt_residuals_setup(&rt, err) < 0 || add_servers(&rt, err) < 0 ||
-        rt_history_setup(&rt, err) < 0 || rt_stub_create(&rt, err) < 0)
-        goto out;
-    if (rt.history) { /* for the workspace's log only: it changes no result */
-        char line[160];
-        snprintf(line, sizeof line, "the workers add their gradients into the servers' momentum history: %d of %d params",
-                 rt.history->nparams, rt.nparams);
-        rt_log_line(&rt, line, false, false);
-    }
-    for (int k = 0; rt.c->shard_params && rt.rank != 0 && k < rt.nparams; k++)
-        singa_param_state_of(rt.final_params[k])->partial = true; /* the script's job here is no worker's: it was never drawn */
-    if (!(rt.zmq = zmq_ctx_new())) {
-        singa_err_set(err, "cannot start ZeroMQ: %s", zmq_strerror(zmq_errno()));
-        goto out;
-    }
-    rc = run_threads(&rt, err);
-    zmq_ctx_term(rt.zmq);
-    struct rusage ru;
-    char peak[64];
-    if (getrusage(RUSAGE_SELF, &ru) == 0) { /* what a memory budget must allow this process */
-        snprintf(peak, sizeof peak, "rank %d: peak resident memory %.1f MB", rt.rank, (double)ru.ru_maxrss / 1024.0);
-        rt_log_line(&rt, peak, false, false);
-    }
-    if (rc == 0) /* worker 0 of group 0, which tests, is always the first in rank 0 */
-        *res = rt.rank == 0 ? rt.workers[0].res : rt.final;
-    else if (rt.lost && rt.c->elastic_min)
-        rc = lost_end(&rt, err);
-    if (rc < 0)
-        rt_log_line(&rt, err->msg, false, false);
-    singa_err terr;
-    if (trace && singa_trace_write(trace, rt.rank, rt.nprocs, rt.clock_offset, TRACE_WAIT, &terr) < 0)
-        rt_log_line(&rt, terr.msg, true, true);
-out:
+    int rc = init_ctx(&rt, job, err) < 0 || build(&rt, job, err) < 0 ? -1 : run(&rt, res, err);
     if (rt.log)
         fclose(rt.log);
     free_rt(&rt, job);

@@ -1,9 +1,9 @@
 /* Which process of the job this is and which threads it holds (topology.h): the rank and size a
  * launcher gave it (singa_launch_rank, since an elastic job's topology follows the size),
  * whether `--procs` restarted an elastic job, where each worker and server lives (the cluster's
- * placement), which workers send gradients, and which losses end the job.  Where rank 0 listens
- * and where the others do may come from the environment too, since they differ per machine
- * while the job's configuration must not. */
+ * placement), which workers send gradients, which answers travel encoded (cluster.compress)
+ * and which losses end the job.  Where rank 0 listens and where the others do may come from the
+ * environment too, since they differ per machine while the job's configuration must not. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,4 +132,9 @@ bool rt_loss_ends_job(const rt_ctx *rt, int r)
             return true;
     }
     return false;
+}
+
+bool rt_compress_values(const rt_ctx *rt, int type, int proc)
+{
+    return type == MSG_UPDATE_REPLY && proc != rt->rank && rt->c->compress.values != SINGA_COMPRESS_NONE;
 }
