@@ -160,7 +160,7 @@ typedef struct msg_kind {
 
 extern const msg_kind msg_types[MSG_NTYPES];
 
-/* The final flush (several server groups, once every worker is done; stub.c and server.c):
+/* The final flush (several server groups, once every worker is done; stub_end.c and server_flush.c):
  * - rank 0's stub to a server: flush now; the payload is the MSG_FLUSH_MASK_BYTES mask of the
  *   server groups taking part (those not lost; bit g for group g) among this server's peers of
  *   the same id.  A later one only narrows the mask: a group was lost during the flush.

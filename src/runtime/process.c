@@ -28,86 +28,6 @@
 #include "singa/plugin.h"
 #include "singa/tensor.h"
 
-void rt_fail_as(rt_ctx *rt, const singa_err *err, bool lost)
-{
-    pthread_mutex_lock(&rt->lock);
-    if (!rt->failed) {
-        rt->failed = true;
-        rt->lost = lost;
-        rt->err = *err;
-    }
-    pthread_mutex_unlock(&rt->lock);
-    singa_job_abandon(rt->job); /* a thread stuck in a host function has to give up */
-}
-
-void rt_fail(rt_ctx *rt, const singa_err *err) { rt_fail_as(rt, err, false); }
-
-bool rt_failed(rt_ctx *rt)
-{
-    pthread_mutex_lock(&rt->lock);
-    bool failed = rt->failed;
-    pthread_mutex_unlock(&rt->lock);
-    return failed;
-}
-
-void rt_stop_before(rt_ctx *rt, int g, int step)
-{
-    int at = atomic_load(&rt->stop_step[g]);
-    while (step < at && !atomic_compare_exchange_weak(&rt->stop_step[g], &at, step))
-        ;
-}
-
-bool rt_last_step(const rt_ctx *rt, int g, int step) { return step + 1 >= atomic_load(&rt->stop_step[g]); }
-
-void rt_ckpt_at(rt_ctx *rt, int step)
-{
-    int at = atomic_load(&rt->ckpt_step);
-    while (step > at && !atomic_compare_exchange_weak(&rt->ckpt_step, &at, step))
-        ;
-}
-
-bool rt_ckpt_due(const rt_ctx *rt, int step) { return step == atomic_load(&rt->ckpt_step); }
-
-int rt_worker_proc(const rt_ctx *rt, int group, int id)
-{
-    return singa_cluster_worker_proc(rt->c, group, id, rt->nprocs);
-}
-
-bool rt_sends(const rt_ctx *rt, int group, int id)
-{
-    return !rt->cut || id == 0 || rt_worker_proc(rt, group, id) != rt_worker_proc(rt, group, id - 1);
-}
-
-int rt_senders(const rt_ctx *rt, int group)
-{
-    int n = 0;
-    for (int j = 0; j < rt->c->nworkers_per_group; j++)
-        n += rt_sends(rt, group, j);
-    return n;
-}
-
-int rt_sender_of(const rt_ctx *rt, int group, int id)
-{
-    while (!rt_sends(rt, group, id))
-        id--;
-    return id;
-}
-
-bool rt_compress_values(const rt_ctx *rt, int type, int proc)
-{
-    return type == MSG_UPDATE_REPLY && proc != rt->rank && rt->c->compress.values != SINGA_COMPRESS_NONE;
-}
-
-int rt_compress_buffers(const rt_ctx *rt, float **unpacked, uint8_t **packed)
-{
-    size_t n = 1;
-    for (int k = 0; k < rt->nslices; k++)
-        n = rt->slices[k].len > n ? rt->slices[k].len : n;
-    *unpacked = malloc(n * sizeof **unpacked);
-    *packed = malloc(8 * n); /* the most any kind takes: top-k of all */
-    return *unpacked && *packed ? 0 : -1;
-}
-
 /* The worker of group g that checkpoints the process's residuals: its first here. */
 static bool keeps_residuals(const rt_ctx *rt, int g, int id)
 {
@@ -189,30 +109,6 @@ int rt_residuals_add(const rt_ctx *rt, int group, int id, singa_ckpt *c, singa_e
             return -1;
     }
     return 0;
-}
-
-int rt_server_proc(const rt_ctx *rt, int group, int id)
-{
-    return singa_cluster_server_proc(rt->c, group, id, rt->nprocs);
-}
-
-void rt_identity(char *buf, size_t len, int kind, int group, int id)
-{
-    snprintf(buf, len, "%c%d.%d", kind == ENT_WORKER ? 'w' : kind == ENT_SERVER ? 's' : 'p', group, id);
-}
-
-int rt_send(void *sock, const msg *m, const void *payload, size_t nbytes)
-{
-    return msg_send(sock, NULL, m, payload, nbytes);
-}
-
-int rt_recv(rt_ctx *rt, void *sock, msg *m, zmq_msg_t *payload)
-{
-    atomic_fetch_sub(&rt->busy, 1);
-    int rc = msg_recv(sock, false, NULL, 0, m, payload);
-    atomic_fetch_add(&rt->busy, 1);
-    atomic_fetch_add_explicit(&rt->progress, 1, memory_order_relaxed);
-    return rc;
 }
 
 /* ---- checkpoints: what their files record, resume, pruning ---- */
@@ -725,71 +621,6 @@ static int share_replicas(rt_ctx *rt, singa_err *err)
     return 0;
 }
 
-/* Appends "workers 0.0-0.1, 1.0" for the threads of one kind in process `rank`. */
-static size_t role_part(const rt_ctx *rt, int rank, bool workers, char *buf, size_t len, size_t at)
-{
-    const singa_cluster *c = rt->c;
-    int ngroups = workers ? c->nworker_groups : c->nserver_groups, per = workers ? c->nworkers_per_group : c->nservers_per_group;
-    bool listed = false;
-    for (int g = 0; g < ngroups && at < len; g++) {
-        int first = -1, last = -1;
-        for (int j = 0; j < per; j++)
-            if ((workers ? rt_worker_proc(rt, g, j) : rt_server_proc(rt, g, j)) == rank)
-                last = first < 0 ? (first = j) : j;
-        if (first < 0)
-            continue;
-        const char *lead = listed ? ", " : workers ? "workers " : at ? "; servers " : "servers ";
-        at += (size_t)snprintf(buf + at, len - at, "%s%d.%d", lead, g, first);
-        if (at < len && last > first)
-            at += (size_t)snprintf(buf + at, len - at, "-%d.%d", g, last);
-        listed = true;
-    }
-    return at < len ? at : len - 1;
-}
-
-void rt_role(const rt_ctx *rt, int rank, char *buf, size_t len)
-{
-    buf[0] = 0;
-    role_part(rt, rank, false, buf, len, role_part(rt, rank, true, buf, len, 0));
-}
-
-/* A line for the workspace's log, shown by rank 0's host when `show`, by every host when `all`. */
-static void log_line(rt_ctx *rt, const char *line, bool show, bool all)
-{
-    pthread_mutex_lock(&rt->lock);
-    if (rt->log) {
-        time_t t = time(NULL);
-        char when[32];
-        strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", localtime(&t));
-        fprintf(rt->log, "%s %s\n", when, line);
-        fflush(rt->log);
-    }
-    if (show && (all || rt->rank == 0) && rt->hooks->log)
-        rt->hooks->log(rt->hooks->ud, line);
-    pthread_mutex_unlock(&rt->lock);
-}
-
-void rt_announce(rt_ctx *rt, const char *endpoint)
-{
-    char line[512];
-    int n = snprintf(line, sizeof line, "rank %d of %d (pid %d, %s)%s%s: ", rt->rank, rt->nprocs, (int)getpid(),
-                     rt->launch.from, endpoint ? " at " : "", endpoint ? endpoint : "");
-    rt_role(rt, rt->rank, line + n, sizeof line - (size_t)n);
-    if (rt->rejoined_at >= 0)
-        singa_appendf(line, sizeof line, "; rejoined the job, its groups going on from step %d", rt->rejoined_at);
-    log_line(rt, line, rt->nprocs > 1, true);
-}
-
-void rt_log(rt_ctx *rt, const char *fmt, ...)
-{
-    char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    log_line(rt, line, true, false);
-}
-
 /* A record of a group leader in another process, to rank 0's host through the stubs. */
 static void send_record(rt_worker *w, const singa_record *r, bool step)
 {
@@ -809,21 +640,12 @@ static void hook_record(void *ud, const singa_record *r)
         for (int i = 0; i < r->metrics->n && n < (int)sizeof line; i++)
             n += snprintf(line + n, sizeof line - (size_t)n, " %s %.6g", r->metrics->name[i],
                           r->metrics->sum[i] / (double)(r->metrics->count[i] ? r->metrics->count[i] : 1));
-        log_line(w->rt, line, false, false);
+        rt_log_line(w->rt, line, false, false);
     }
     if (w->rt->rank != 0)
         send_record(w, r, false);
     else
         rt_record(w->rt, r, false);
-}
-
-void rt_record(rt_ctx *rt, const singa_record *r, bool step)
-{
-    pthread_mutex_lock(&rt->lock);
-    void (*hook)(void *, const singa_record *) = step ? rt->hooks->step : rt->hooks->record;
-    if (hook)
-        hook(rt->hooks->ud, r);
-    pthread_mutex_unlock(&rt->lock);
 }
 
 /* Every step of a group leader; from another process at most 20 a second, enough for a plot. */
@@ -843,7 +665,7 @@ static void hook_step(void *ud, const singa_record *r)
     }
 }
 
-static void hook_log(void *ud, const char *line) { log_line(((rt_worker *)ud)->rt, line, true, false); }
+static void hook_log(void *ud, const char *line) { rt_log_line(((rt_worker *)ud)->rt, line, true, false); }
 
 static void hook_checkpoint(void *ud, int step, const char *path)
 {
@@ -1083,26 +905,6 @@ static int run_threads(rt_ctx *rt, singa_err *err)
     return 0;
 }
 
-/* <workspace>/rank<r>.log, appended to, its folders made as needed. */
-static int open_log(rt_ctx *rt, singa_err *err)
-{
-    char path[PATH_MAX];
-    if (!rt->c->workspace)
-        return 0;
-    if (snprintf(path, sizeof path, "%s/rank%d.log", rt->c->workspace, rt->rank) >= (int)sizeof path)
-        return singa_err_set(err, "cluster: workspace '%s' is too long a path", rt->c->workspace);
-    for (char *p = path + 1; *p; p++)
-        if (*p == '/') {
-            *p = 0;
-            if (mkdir(path, 0777) < 0 && errno != EEXIST)
-                return singa_err_set(err, "cluster: cannot make the workspace folder %s: %s", path, strerror(errno));
-            *p = '/';
-        }
-    if (!(rt->log = fopen(path, "a")))
-        return singa_err_set(err, "cluster: cannot write the log %s: %s", path, strerror(errno));
-    return 0;
-}
-
 /* An elastic job that lost a process: it may restart while enough processes are left and
  * restarts remain (`--procs` counts them; under another launcher its relaunches are the user's). */
 static int lost_end(const rt_ctx *rt, singa_err *err)
@@ -1130,6 +932,83 @@ static int lost_end(const rt_ctx *rt, singa_err *err)
 /* How long rank 0 waits for the other ranks' traces at the end (they write them once stopped). */
 enum { TRACE_WAIT = 10 };
 
+/* The context's own state, once the launch is read: rank, steering, checkpoint settings, the
+ * stop and checkpoint steps, the counters of the heartbeats. */
+static int init_ctx(rt_ctx *rt, singa_job *job, singa_err *err)
+{
+    rt->rank = rt->launch.rank;
+    rt->nprocs = rt->launch.size;
+    rt->cut = singa_job_cut(job);
+    singa_job_control_init(&rt->from_rank0);
+    rt->control = rt->rank == 0 ? rt->hooks->control : &rt->from_rank0;
+    rt->fingerprint = singa_conf_hash(rt->conf);
+    if (singa_conf_strs_len(rt->conf, "checkpoint_path"))
+        rt->ckpt_dir = singa_conf_strs_at(rt->conf, "checkpoint_path", 0);
+    rt->ckpt_keep = singa_conf_int(rt->conf, "checkpoint_keep", 3);
+    singa_registry_plugin_ids(singa_job_registry(job), rt->plugins, sizeof rt->plugins);
+    singa_stats_set_rank(rt->stats, rt->rank);
+    if (rt->trace && rt->rank == 0)
+        singa_trace_clear_ranks(rt->trace, rt->nprocs); /* an earlier run's would be merged */
+    pthread_mutex_init(&rt->lock, NULL);
+    snprintf(rt->endpoint, sizeof rt->endpoint, "inproc://singa-stub-%p", (void *)rt);
+    if (!(rt->stop_step = malloc((size_t)rt->c->nworker_groups * sizeof *rt->stop_step)))
+        return singa_err_set(err, "out of memory");
+    for (int g = 0; g < rt->c->nworker_groups; g++)
+        atomic_init(&rt->stop_step[g], INT_MAX);
+    atomic_init(&rt->ckpt_step, -1);
+    rt->rejoined_at = -1;
+    atomic_init(&rt->busy, 0);
+    atomic_init(&rt->progress, 0);
+    return 0;
+}
+
+/* This process's part of the job: the log, the slices, the checkpoint resumed, the workers, the
+ * servers and the stub, before any thread starts. */
+static int build(rt_ctx *rt, singa_job *job, singa_err *err)
+{
+    if (rt_log_open(rt, err) < 0 || make_slices(rt, job, err) < 0 || rejoin_check(rt, err) < 0 ||
+        ckpt_setup(rt, job, err) < 0 || add_workers(rt, job, err) < 0 || share_replicas(rt, err) < 0 ||
+        rt_residuals_setup(rt, err) < 0 || add_servers(rt, err) < 0 || rt_history_setup(rt, err) < 0 ||
+        rt_stub_create(rt, err) < 0)
+        return -1;
+    rt_momentum_setup(rt);
+    if (rt->history) { /* for the workspace's log only: it changes no result */
+        char line[160];
+        snprintf(line, sizeof line, "the workers add their gradients into the servers' momentum history: %d of %d params",
+                 rt->history->nparams, rt->nparams);
+        rt_log_line(rt, line, false, false);
+    }
+    for (int k = 0; rt->c->shard_params && rt->rank != 0 && k < rt->nparams; k++)
+        singa_param_state_of(rt->final_params[k])->partial = true; /* the script's job here is no worker's: it was never drawn */
+    return 0;
+}
+
+/* Runs the threads; then the result (rank 0's, handed to the others), the failure or an elastic
+ * job's loss, and the trace. */
+static int run(rt_ctx *rt, singa_result *res, singa_err *err)
+{
+    if (!(rt->zmq = zmq_ctx_new()))
+        return singa_err_set(err, "cannot start ZeroMQ: %s", zmq_strerror(zmq_errno()));
+    int rc = run_threads(rt, err);
+    zmq_ctx_term(rt->zmq);
+    struct rusage ru;
+    char peak[64];
+    if (getrusage(RUSAGE_SELF, &ru) == 0) { /* what a memory budget must allow this process */
+        snprintf(peak, sizeof peak, "rank %d: peak resident memory %.1f MB", rt->rank, (double)ru.ru_maxrss / 1024.0);
+        rt_log_line(rt, peak, false, false);
+    }
+    if (rc == 0) /* worker 0 of group 0, which tests, is always the first in rank 0 */
+        *res = rt->rank == 0 ? rt->workers[0].res : rt->final;
+    else if (rt->lost && rt->c->elastic_min)
+        rc = lost_end(rt, err);
+    if (rc < 0)
+        rt_log_line(rt, err->msg, false, false);
+    singa_err terr;
+    if (rt->trace && singa_trace_write(rt->trace, rt->rank, rt->nprocs, rt->clock_offset, TRACE_WAIT, &terr) < 0)
+        rt_log_line(rt, terr.msg, true, true);
+    return rc;
+}
+
 int singa_runtime_run(singa_job *job, const singa_job_hooks *hooks, singa_trace *trace, singa_result *res, singa_err *err)
 {
     static const singa_job_hooks none;
@@ -1137,68 +1016,7 @@ int singa_runtime_run(singa_job *job, const singa_job_hooks *hooks, singa_trace 
                   .stats = singa_job_stats(job), .trace = trace};
     if (rt_launch_read(&rt.launch, rt.c, err) < 0)
         return -1;
-    rt.rank = rt.launch.rank;
-    rt.nprocs = rt.launch.size;
-    rt.cut = singa_job_cut(job);
-    singa_job_control_init(&rt.from_rank0);
-    rt.control = rt.rank == 0 ? rt.hooks->control : &rt.from_rank0;
-    rt.fingerprint = singa_conf_hash(rt.conf);
-    if (singa_conf_strs_len(rt.conf, "checkpoint_path"))
-        rt.ckpt_dir = singa_conf_strs_at(rt.conf, "checkpoint_path", 0);
-    rt.ckpt_keep = singa_conf_int(rt.conf, "checkpoint_keep", 3);
-    singa_registry_plugin_ids(singa_job_registry(job), rt.plugins, sizeof rt.plugins);
-    singa_stats_set_rank(rt.stats, rt.rank);
-    if (trace && rt.rank == 0)
-        singa_trace_clear_ranks(trace, rt.nprocs); /* an earlier run's would be merged */
-    pthread_mutex_init(&rt.lock, NULL);
-    snprintf(rt.endpoint, sizeof rt.endpoint, "inproc://singa-stub-%p", (void *)&rt);
-    int rc = -1;
-    if (!(rt.stop_step = malloc((size_t)rt.c->nworker_groups * sizeof *rt.stop_step))) {
-        singa_err_set(err, "out of memory");
-        goto out;
-    }
-    for (int g = 0; g < rt.c->nworker_groups; g++)
-        atomic_init(&rt.stop_step[g], INT_MAX);
-    atomic_init(&rt.ckpt_step, -1);
-    rt.rejoined_at = -1;
-    atomic_init(&rt.busy, 0);
-    atomic_init(&rt.progress, 0);
-    if (open_log(&rt, err) < 0 || make_slices(&rt, job, err) < 0 || rejoin_check(&rt, err) < 0 ||
-        ckpt_setup(&rt, job, err) < 0 || add_workers(&rt, job, err) < 0 || share_replicas(&rt, err) < 0 ||
-        rt_residuals_setup(&rt, err) < 0 || add_servers(&rt, err) < 0 ||
-        rt_history_setup(&rt, err) < 0 || rt_stub_create(&rt, err) < 0)
-        goto out;
-    rt_momentum_setup(&rt);
-    if (rt.history) { /* for the workspace's log only: it changes no result */
-        char line[160];
-        snprintf(line, sizeof line, "the workers add their gradients into the servers' momentum history: %d of %d params",
-                 rt.history->nparams, rt.nparams);
-        log_line(&rt, line, false, false);
-    }
-    for (int k = 0; rt.c->shard_params && rt.rank != 0 && k < rt.nparams; k++)
-        singa_param_state_of(rt.final_params[k])->partial = true; /* the script's job here is no worker's: it was never drawn */
-    if (!(rt.zmq = zmq_ctx_new())) {
-        singa_err_set(err, "cannot start ZeroMQ: %s", zmq_strerror(zmq_errno()));
-        goto out;
-    }
-    rc = run_threads(&rt, err);
-    zmq_ctx_term(rt.zmq);
-    struct rusage ru;
-    char peak[64];
-    if (getrusage(RUSAGE_SELF, &ru) == 0) { /* what a memory budget must allow this process */
-        snprintf(peak, sizeof peak, "rank %d: peak resident memory %.1f MB", rt.rank, (double)ru.ru_maxrss / 1024.0);
-        log_line(&rt, peak, false, false);
-    }
-    if (rc == 0) /* worker 0 of group 0, which tests, is always the first in rank 0 */
-        *res = rt.rank == 0 ? rt.workers[0].res : rt.final;
-    else if (rt.lost && rt.c->elastic_min)
-        rc = lost_end(&rt, err);
-    if (rc < 0)
-        log_line(&rt, err->msg, false, false);
-    singa_err terr;
-    if (trace && singa_trace_write(trace, rt.rank, rt.nprocs, rt.clock_offset, TRACE_WAIT, &terr) < 0)
-        log_line(&rt, terr.msg, true, true);
-out:
+    int rc = init_ctx(&rt, job, err) < 0 || build(&rt, job, err) < 0 ? -1 : run(&rt, res, err);
     if (rt.log)
         fclose(rt.log);
     free_rt(&rt, job);

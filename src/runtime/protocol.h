@@ -4,7 +4,8 @@
  * from another process's stub (PEER).  stub.c expands the rows into its dispatch table (a check
  * beyond the row's columns, then a handler); t/fuzz-peers.c into the messages it forges.  A
  * message no row takes is dropped and counted, so a new message type is routed, validated and
- * fuzzed by adding its row here (and writing its check and handler in stub.c).
+ * fuzzed by adding its row here (and writing its check and handler in stub.c; the handlers named
+ * stub_* live in the stub's other files, declared in stub.h).
  *
  * The message types themselves, their fields and payloads: msg.h. */
 #ifndef SINGA_RUNTIME_PROTOCOL_H
@@ -23,21 +24,21 @@ enum {
 enum { RT_HERE = 1, RT_OUT = 2, RT_PEER = 4 };
 
 /* X(type, to, from, via, check, handle); type 0 is any type.  The first row that matches is the
- * leg; checks and handlers are stub.c's. */
+ * leg; checks and handlers are the stub's (stub.h). */
 #define RT_STUB_LEGS(X)                                                                             \
     /* to the stub itself */                                                                        \
     X(MSG_HELLO, RT_STUBS, RT_WORKERS | RT_SERVERS, RT_HERE, NULL, on_hello)                        \
     X(MSG_ABORT, RT_STUBS, RT_ANYONE, RT_HERE, NULL, on_abort)                                      \
-    X(MSG_DONE, RT_STUBS, RT_WORKERS, RT_HERE, NULL, on_worker_done)                                \
-    X(MSG_DONE, RT_STUBS, RT_STUBS, RT_PEER, at_rank0, on_proc_done)                                \
-    X(MSG_UPDATE, RT_STUBS, RT_WORKERS, RT_HERE, gradient_ok, on_worker_update)                     \
+    X(MSG_DONE, RT_STUBS, RT_WORKERS, RT_HERE, NULL, stub_on_worker_done)                           \
+    X(MSG_DONE, RT_STUBS, RT_STUBS, RT_PEER, at_rank0, stub_on_proc_done)                           \
+    X(MSG_UPDATE, RT_STUBS, RT_WORKERS, RT_HERE, gradient_ok, stub_on_worker_update)                \
     X(MSG_GET, RT_STUBS, RT_WORKERS, RT_HERE, test_fetch_ok, on_test_fetch)                         \
-    X(MSG_UPDATE_REPLY, RT_STUBS, RT_SERVERS, RT_HERE | RT_PEER, reply_ok, on_update_reply)         \
-    X(MSG_GET_REPLY, RT_STUBS, RT_SERVERS, RT_HERE | RT_PEER, reply_ok, on_get_reply)               \
-    X(MSG_FLUSH, RT_STUBS, RT_SERVERS, RT_HERE | RT_PEER, flush_report_ok, on_flush_report)         \
-    X(MSG_FINISHED, RT_STUBS, RT_WORKERS, RT_HERE, from_lead, on_finished)                          \
-    X(MSG_FINISHED, RT_STUBS, RT_STUBS, RT_PEER, from_rank0, on_finished)                           \
-    X(MSG_FINAL_VALUES, RT_STUBS, RT_STUBS, RT_PEER, final_values_ok, on_final_values)              \
+    X(MSG_UPDATE_REPLY, RT_STUBS, RT_SERVERS, RT_HERE | RT_PEER, reply_ok, stub_on_update_reply)    \
+    X(MSG_GET_REPLY, RT_STUBS, RT_SERVERS, RT_HERE | RT_PEER, reply_ok, stub_on_get_reply)          \
+    X(MSG_FLUSH, RT_STUBS, RT_SERVERS, RT_HERE | RT_PEER, flush_report_ok, stub_on_flush_report)    \
+    X(MSG_FINISHED, RT_STUBS, RT_WORKERS, RT_HERE, from_lead, stub_on_finished)                     \
+    X(MSG_FINISHED, RT_STUBS, RT_STUBS, RT_PEER, from_rank0, stub_on_finished)                      \
+    X(MSG_FINAL_VALUES, RT_STUBS, RT_STUBS, RT_PEER, final_values_ok, stub_on_final_values)         \
     X(MSG_METRIC, RT_STUBS, RT_WORKERS, RT_PEER, at_rank0, on_metric)                               \
     X(MSG_STOP, RT_STUBS, RT_STUBS, RT_PEER, NULL, on_stop)                                         \
     X(MSG_GROUP_STEP, RT_STUBS, RT_WORKERS, RT_HERE, group_step_ok, on_group_step)                  \

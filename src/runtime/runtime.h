@@ -1,6 +1,7 @@
 /* The distributed runtime inside one process: a stub thread routing messages, a thread per
  * worker and per server, and what they share.  process.c builds and joins them, stub.c routes
- * and aggregates, server.c updates slices, worker.c trains. */
+ * and aggregates, server.c updates slices, worker.c trains; what every file uses of the process
+ * (failing, stopping, sending, the log) is ctx.h's, where each thread lives topology.h's. */
 #ifndef SINGA_RUNTIME_RUNTIME_H
 #define SINGA_RUNTIME_RUNTIME_H
 
@@ -22,6 +23,8 @@
 #include "singa/stats.h"
 #include "singa/updater.h"
 #include "train/train.h"
+#include "runtime/topology.h"
+#include "runtime/ctx.h"
 
 /* Trains `job` (whose cluster is distributed) in this process's part of the cluster. */
 /* trace: the job's timeline (singa/trace.h), or NULL. */
@@ -58,22 +61,6 @@ typedef struct rt_history {
     float momentum;
     _Atomic float rate[2];  /* the rate of step s at [s & 1] */
 } rt_history;
-
-/* Which process this is (launch.c): rank and size from `--procs` or a launcher's environment,
- * and where rank 0 (the coordinator) listens. */
-typedef struct rt_launch {
-    int rank, size;
-    const char *from; /* the variable the rank came from */
-    char coordinator[256];
-    const char *bind; /* the address the others listen on: cluster.bind, $SINGA_BIND or loopback */
-    bool rejoin;      /* $SINGA_REJOIN=1: a lost process of a running job, started again */
-    int restart;      /* an elastic job's restart by `--procs` (0: the first run) */
-    const char *lost; /* the ranks the run before lost */
-} rt_launch;
-
-int rt_launch_read(rt_launch *l, const singa_cluster *c, singa_err *err);
-
-typedef struct rt_ctx rt_ctx;
 
 typedef struct rt_worker {
     rt_ctx *rt;
@@ -243,48 +230,6 @@ typedef enum { RT_LOST_SILENT, RT_LOST_CLOSED, RT_LOST_HUNG, RT_LOST_BEFORE } rt
 int rt_peers_lost(rt_peers *p, rt_loss *why);
 double rt_now(void);
 
-/* What a process holds, e.g. "workers 1.0-1.1; servers 0.0". */
-void rt_role(const rt_ctx *rt, int rank, char *buf, size_t len);
-/* Hands rank 0's host a record (step: a step's, else a result), serialised with the other hooks. */
-void rt_record(rt_ctx *rt, const singa_record *r, bool step);
-/* Every process says what it holds and where it listens (NULL: nowhere, it is alone). */
-void rt_announce(rt_ctx *rt, const char *endpoint);
-/* A line for this process's log in the workspace (and rank 0's host). */
-void rt_log(rt_ctx *rt, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* Group g stops before `step` at the latest.  A worker that sees the host's stop before step s
- * picks s + 1 for its group in its process, which no worker of the group can have begun (each
- * needs its gradients of s first); its updates of s carry MSG_F_LAST, and the servers' replies
- * too, so the processes of the group stop at the earliest step any of them picked. */
-void rt_stop_before(rt_ctx *rt, int g, int step);
-bool rt_last_step(const rt_ctx *rt, int g, int step);
-
-/* The host asked for a checkpoint: the lead, before step s, picks s + 1, as for a stop; in a job
- * of one worker group its updates of s carry MSG_F_CKPT, so every worker writes its state at the
- * start of the same step, and the lead has the servers write their shards then.  With several
- * groups rank 0's stub tells every process (worker.c: host_ckpt_owed). */
-void rt_ckpt_at(rt_ctx *rt, int step);
-bool rt_ckpt_due(const rt_ctx *rt, int step);
-
-/* Whether losing process r ends the job (stub.c): it held worker 0.0 or the coordinator, the job
- * is synchronous, or another process needs one of its servers or shares a worker group with it. */
-bool rt_loss_ends_job(const rt_ctx *rt, int r);
-
-/* Records the first failure of any thread; _as says whether it is a lost process's. */
-void rt_fail(rt_ctx *rt, const singa_err *err);
-void rt_fail_as(rt_ctx *rt, const singa_err *err, bool lost);
-bool rt_failed(rt_ctx *rt);
-/* Where the runtime's threads live. */
-int rt_worker_proc(const rt_ctx *rt, int group, int id);
-/* Whether worker (group, id) trains a job of its own and sends gradients: every worker, or, when
- * the net is cut among a group's workers, the first of the group in each process (its job computes
- * the parts of the others there, and its gradients are the process's part of the group's, which
- * the servers sum rather than average). */
-bool rt_sends(const rt_ctx *rt, int group, int id);
-/* How many of a group's workers send gradients; the one that sends for worker `id`. */
-int rt_senders(const rt_ctx *rt, int group);
-int rt_sender_of(const rt_ctx *rt, int group, int id);
-int rt_server_proc(const rt_ctx *rt, int group, int id);
 /* cluster.compress: whether a server's answer of `type` to process `proc` carries its values
  * encoded (updates' answers, in compress.values: top-k is for gradients, and a get's values stay
  * exact, as they end in the job's result); and the buffers an end that encodes or decodes needs (*unpacked
@@ -296,15 +241,9 @@ int rt_residuals_setup(rt_ctx *rt, singa_err *err);
 void rt_residuals_free(rt_ctx *rt);
 int rt_residuals_add(const rt_ctx *rt, int group, int id, singa_ckpt *c, singa_err *err);
 int rt_compress_buffers(const rt_ctx *rt, float **unpacked, uint8_t **packed);
-/* An identity on the stub's router: "w<group>.<id>", "s<group>.<id>". */
-void rt_identity(char *buf, size_t len, int kind, int group, int id);
 /* A worker's or server's socket to the stub, which it has greeted; NULL (the runtime failed,
  * err set) when it cannot be made. */
 void *rt_connect(rt_ctx *rt, int kind, int group, int id, singa_err *err);
-/* Sends a message to the stub from a worker's or server's socket; payload may be NULL. */
-int rt_send(void *sock, const msg *m, const void *payload, size_t nbytes);
-/* A worker's or server's next message, as msg_recv; the thread counts as waiting meanwhile. */
-int rt_recv(rt_ctx *rt, void *sock, msg *m, zmq_msg_t *payload);
 
 void *rt_worker_main(void *arg);
 /* A worker whose net is cut among a group living in several processes: the bridges between them

@@ -5,32 +5,8 @@
  * w += h, and the server hands them the next step's rate.  Worker groups sharing a server group
  * are not waited for by each other (Downpour).
  *
- * Server groups (Hogwild) keep their own copies: a server that is not a slice's master sends the
- * master its delta since the last sync every sync_freq updates and merges the master's answer as
- * value = master + (value - value when the delta left).  Values a worker group here reads in
- * place change only while that group waits for its update, so a delta or an answer that arrives
- * in between waits for the slice's next update.  A master with no such reader (values not shared,
- * or their group past its last step) adds a delta and answers it at once: a master whose group is
- * done early would otherwise leave the others training its slices unsynced to the end.
- *
- * The final flush (once every worker is done, so nobody reads values in place any more): rank 0's
- * stub tells every server that takes part (its process is not lost) which groups do.  A server
- * sends each slice's flush master (its master, or a stand-in when the master was lost) the whole
- * change the master has not seen: value - last answer, or value - snapshot when a delta is still
- * out to that master (it is on the same ordered path, so the master counts it first).  A flush
- * master adds its pending deltas at once, then every delta as it comes, and tells rank 0 once it
- * has one from every other group taking part; rank 0 then reads each slice from it.
- *
- * The two machines, beside the code that moves them:
- *   a slice's sync (srv_sync, servers that are not its master):
- *     IDLE     --sync_freq updates: the delta leaves (sync_groups)------> OUT
- *     OUT      --the master's answer (on_sync)---------------------------> ANSWERED
- *     ANSWERED --its next update merges it (sync_groups)-----------------> IDLE
- *   the server's flush (srv_flush):
- *     SERVING  --rank 0's first word: final deltas leave (on_flush_word)--> FLUSHING
- *     FLUSHING --a later word narrows the groups; a final delta comes------> FLUSHING
- *     FLUSHING --every final delta awaited is in: rank 0 hears it---------> FLUSHED
- *   Flushing, the sync is over: an answer still due is not merged.
+ * Server groups (Hogwild) keep their own copies, synced by server_sync.c; the final flush once
+ * every worker is done is server_flush.c's.  server.h is what they share.
  *
  * Checkpoints: asked by worker 0.0, a server writes its shard of the step, "param/<name>" (its
  * slice's values), "updater/<name>/<slot>" (their updater state), "slice/<name>" (the slice's
@@ -39,7 +15,7 @@
  * starts, whatever topology wrote it, and a put marks the slice ready without taking its values.  A
  * server group's sync state is not kept: it starts afresh from the values loaded.  A process
  * that rejoins (SINGA_REJOIN) takes each slice's newest values from a live group instead
- * (fetch_newest). */
+ * (srv_fetch_newest). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,71 +24,11 @@
 #include "runtime/compress.h"
 #include "runtime/protocol.h"
 #include "runtime/runtime.h"
+#include "runtime/server.h"
 #include "singa/checkpoint.h"
 #include "singa/ckpt_set.h"
 #include "singa/updater.h"
 
-typedef enum { SYNC_IDLE, SYNC_OUT, SYNC_ANSWERED } srv_sync;
-typedef enum { SRV_SERVING, SRV_FLUSHING, SRV_FLUSHED } srv_flush;
-
-/* A worker group's contributions to the current step of a slice. */
-typedef struct pending {
-    int step, count;
-    const float *direct; /* the only non-empty contribution so far, covering the slice: used in
-                          * place (a worker's buffer, or a frame that completes the step) */
-    bool summed;   /* contributions summed into `acc` */
-    float *acc;    /* the group's own: groups' contributions to a slice interleave (Downpour) */
-    uint8_t flags; /* MSG_F_STEP flags any contribution carried, for the answers */
-    size_t (*span)[2]; /* per process: the elements its contribution covers, which it gets back */
-} pending;
-
-typedef struct srv_slice {
-    int slice;          /* global index */
-    int store;          /* its param in the server's store */
-    float *data;
-    int shared_group;   /* the worker group whose copy here `data` is, or -1 */
-    msg_loan lent;      /* answers that lend `data` (rt_server.lend) */
-    bool ready;         /* its values are in */
-    bool loaded;        /* from a checkpoint: the put's values are not taken */
-    int version;
-    pending *pend;      /* per worker group served */
-    msg_addr *asked;    /* the stubs whose GET waits for the values */
-    int nasked;
-    /* Server-group sync. */
-    int since;          /* updates since the last delta left */
-    float *last, *snap, *master;
-    srv_sync sync;
-    float *delta;       /* master: deltas received and not yet added */
-    uint64_t delta_from; /* master: server groups to answer */
-    uint64_t flushed_from; /* flush master: groups whose final delta is added */
-    uint64_t fetch_asked; /* SINGA_REJOIN: the groups whose answer to fetch_newest is still due */
-    float **base;       /* compress values = "int8": per process, what its workers hold (NULL until
-                         * an exact answer of the whole slice) */
-} srv_slice;
-
-struct rt_server {
-    rt_ctx *rt;
-    int group, id;
-    singa_trace_buf *trace; /* this thread's, or NULL */
-    int first_group, ngroups; /* the worker groups it serves */
-    singa_params store;       /* one param per slice, for the updater */
-    singa_updater *upd;
-    srv_slice *sl;
-    int nsl;
-    int *local;               /* global slice -> index in sl, or -1 */
-    bool lend;                /* answers lend the values rather than copy them (see answer) */
-    void *sock;
-    /* The final flush. */
-    srv_flush flush;
-    uint64_t flush_groups;    /* the groups taking part, from rank 0's first word */
-    uint64_t flush_live;      /* those still alive: final deltas are awaited from them only */
-    int last_step;            /* the job's last step (the host may stop a group before) */
-    bool reader_done;         /* the worker group reading values in place trained its last step */
-    int published;            /* the last step whose rate it handed the workers (history.c) */
-    /* cluster.compress: an update from another process decoded, an answer to one encoded. */
-    float *unpacked;
-    uint8_t *packed;
-};
 
 size_t rt_server_size(void) { return sizeof(rt_server); }
 
@@ -330,15 +246,10 @@ void rt_server_free(rt_server *s)
     free(s->local);
 }
 
-static msg_addr self(const rt_server *s)
-{
-    return (msg_addr){ENT_SERVER, (uint16_t)s->group, (uint16_t)s->id, (uint16_t)s->rt->rank};
-}
-
 /* To this process's stub, which stops the job everywhere. */
 static void fail(rt_server *s, const singa_err *err)
 {
-    msg m = {.type = MSG_ABORT, .src = self(s), .dst = {ENT_STUB, 0, 0, (uint16_t)s->rt->rank}};
+    msg m = {.type = MSG_ABORT, .src = srv_self(s), .dst = {ENT_STUB, 0, 0, (uint16_t)s->rt->rank}};
     rt_send(s->sock, &m, err->msg, strlen(err->msg));
 }
 
@@ -362,11 +273,11 @@ static float *base_of(rt_server *s, srv_slice *x, int p, bool make)
  * every answer, whose last byte ZeroMQ had then read.  on_update waits for the loan all the same
  * before it writes, as ZeroMQ may hold the frame a moment longer.  With more groups an update may
  * come while an answer is still on its way (or stuck to a lost process), so answers are copied. */
-static void answer(rt_server *s, srv_slice *x, int type, int g, int p, int version, size_t at, size_t len,
+void srv_answer(rt_server *s, srv_slice *x, int type, int g, int p, int version, size_t at, size_t len,
                    uint8_t flags)
 {
     const rt_ctx *rt = s->rt;
-    msg m = {.type = (uint8_t)type, .flags = flags, .src = self(s),
+    msg m = {.type = (uint8_t)type, .flags = flags, .src = srv_self(s),
              .dst = {ENT_STUB, (uint16_t)g, 0, (uint16_t)p}, .slice = x->slice, .step = version, .offset = at,
              .len = len};
     bool values = !(p == rt->rank && x->shared_group == g);
@@ -400,71 +311,8 @@ static void answer_update(rt_server *s, srv_slice *x, const pending *pd, int g)
         int p = rt_worker_proc(rt, g, j);
         const size_t *span = pd->span[p];
         if (j == 0 || rt_worker_proc(rt, g, j - 1) != p) /* a process holds consecutive workers */
-            answer(s, x, MSG_UPDATE_REPLY, g, p, pd->step + 1, span[0], span[1] - span[0], pd->flags);
+            srv_answer(s, x, MSG_UPDATE_REPLY, g, p, pd->step + 1, span[0], span[1] - span[0], pd->flags);
     }
-}
-
-static float *copy_of(const float *src, float **dst, size_t n)
-{
-    if (!*dst && !(*dst = malloc(n * sizeof(float))))
-        return NULL;
-    memcpy(*dst, src, n * sizeof(float));
-    return *dst;
-}
-
-/* Master: the slice's values to every server group whose delta was added. */
-static void answer_deltas(rt_server *s, srv_slice *x, uint64_t groups)
-{
-    const rt_ctx *rt = s->rt;
-    for (int g = 0; g < rt->c->nserver_groups; g++)
-        if (groups >> g & 1) {
-            msg m = {.type = MSG_SYNC_REPLY, .flags = MSG_F_VALUES, .src = self(s),
-                     .dst = {ENT_SERVER, (uint16_t)g, (uint16_t)s->id, (uint16_t)rt_server_proc(rt, g, s->id)},
-                     .slice = x->slice};
-            rt_send(s->sock, &m, x->data, rt->slices[x->slice].len * sizeof(float));
-        }
-}
-
-/* After an update, while the group that reads the values in place waits: deltas from other
- * server groups are added and answered (master), the master's answer is merged (others), and a
- * new delta leaves every sync_freq updates. */
-static int sync_groups(rt_server *s, srv_slice *x)
-{
-    const rt_ctx *rt = s->rt;
-    size_t n = rt->slices[x->slice].len;
-    int nsg = rt->c->nserver_groups, master = x->slice % nsg;
-    if (nsg == 1)
-        return 0;
-    if (s->group == master) {
-        if (!x->delta_from)
-            return 0;
-        for (size_t i = 0; i < n; i++)
-            x->data[i] += x->delta[i];
-        memset(x->delta, 0, n * sizeof(float));
-        answer_deltas(s, x, x->delta_from);
-        x->delta_from = 0;
-        return 0;
-    }
-    if (x->sync == SYNC_ANSWERED) {
-        for (size_t i = 0; i < n; i++) {
-            x->data[i] = x->master[i] + (x->data[i] - x->snap[i]);
-            x->last[i] = x->master[i];
-        }
-        x->sync = SYNC_IDLE;
-    }
-    if (x->sync != SYNC_IDLE || ++x->since < rt->c->sync_freq)
-        return 0;
-    if (!copy_of(x->data, &x->snap, n) || (!x->master && !(x->master = malloc(n * sizeof(float)))))
-        return -1;
-    for (size_t i = 0; i < n; i++) /* the delta, built in `master` until the answer overwrites it */
-        x->master[i] = x->data[i] - x->last[i];
-    msg m = {.type = MSG_SYNC, .flags = MSG_F_VALUES, .src = self(s),
-             .dst = {ENT_SERVER, (uint16_t)master, (uint16_t)s->id, (uint16_t)rt_server_proc(rt, master, s->id)},
-             .slice = x->slice};
-    rt_send(s->sock, &m, x->master, n * sizeof(float));
-    x->since = 0;
-    x->sync = SYNC_OUT;
-    return 0;
 }
 
 /* Whether group g's update of `step` is its last: the job's last step, or the host stopped the
@@ -618,63 +466,22 @@ static int on_update(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payloa
     x->version++;
     if (g == x->shared_group && last_update(s, g, p->step))
         s->reader_done = true;
-    if (sync_groups(s, x) < 0)
+    if (srv_sync_groups(s, x) < 0)
         return singa_err_set(err, "server %d.%d: out of memory", s->group, s->id);
     answer_update(s, x, p, g);
     return 0;
 }
 
 /* The values are in: every GET waiting for them is answered. */
-static void serve_asked(rt_server *s, srv_slice *x)
+void srv_serve_asked(rt_server *s, srv_slice *x)
 {
     x->ready = true;
     for (int i = 0; i < x->nasked; i++)
-        answer(s, x, MSG_GET_REPLY, x->asked[i].group, x->asked[i].proc, x->version, 0,
+        srv_answer(s, x, MSG_GET_REPLY, x->asked[i].group, x->asked[i].proc, x->version, 0,
                s->rt->slices[x->slice].len, 0);
     free(x->asked);
     x->asked = NULL;
     x->nasked = 0;
-}
-
-/* The server groups in other processes that hold this server's slices and are not known lost.
- * Never none while the job runs: worker 0.0 is in rank 0, so the loss of a process holding a server
- * of worker group 0's server group ends the job (rt_loss_ends_job); that group's servers are live
- * and none is in a process that rejoined. */
-static uint64_t live_groups(const rt_server *s)
-{
-    const rt_ctx *rt = s->rt;
-    uint64_t live = 0;
-    for (int g = 0; g < rt->c->nserver_groups; g++) {
-        int p = rt_server_proc(rt, g, s->id);
-        if (p != rt->rank && !singa_stats_rank_lost(rt->stats, p))
-            live |= 1ull << g;
-    }
-    return live;
-}
-
-/* SINGA_REJOIN: the checkpoint's values are stale, so before its workers start a slice asks a
- * live server group in another process for the newest (a MSG_SYNC without values): its master,
- * or, when the master is in this process or its process is known lost, every live group, the
- * first answer giving the values and each taking this master back into that group's sync rounds
- * (answer_fetch).  A group that is lost before it answers is asked no more (on_lost_word). */
-static void fetch_newest(rt_server *s, srv_slice *x)
-{
-    const rt_ctx *rt = s->rt;
-    int nsg = rt->c->nserver_groups, master = x->slice % nsg, at = rt_server_proc(rt, master, s->id);
-    uint64_t ask = live_groups(s);
-    if (at != rt->rank && (ask >> master & 1))
-        ask = 1ull << master;
-    else if (at != rt->rank)
-        rt_log(s->rt, "server %d.%d: slice %d's master, group %d (rank %d), is lost: its newest values from the "
-                      "live groups instead", s->group, s->id, x->slice, master, at);
-    for (int g = 0; g < nsg; g++)
-        if (ask >> g & 1) {
-            msg m = {.type = MSG_SYNC, .src = self(s),
-                     .dst = {ENT_SERVER, (uint16_t)g, (uint16_t)s->id, (uint16_t)rt_server_proc(rt, g, s->id)},
-                     .slice = x->slice};
-            rt_send(s->sock, &m, NULL, 0);
-        }
-    x->fetch_asked = ask;
 }
 
 /* The initial values: from a group here by address (nothing to copy when it is the very memory
@@ -691,167 +498,17 @@ static int on_put(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload)
         memcpy(x->data, zmq_msg_data(payload), n * sizeof(float));
     else if (x->shared_group < 0)
         memcpy(x->data, (const float *)(uintptr_t)m->ptr, n * sizeof(float));
-    if (s->rt->c->nserver_groups > 1 && !copy_of(x->data, &x->last, n)) /* deltas count from here */
+    if (s->rt->c->nserver_groups > 1 && !srv_copy_of(x->data, &x->last, n)) /* deltas count from here */
         return -1;
     if (s->rt->launch.rejoin && s->rt->c->nserver_groups > 1)
-        fetch_newest(s, x);
+        srv_fetch_newest(s, x);
     else
-        serve_asked(s, x);
+        srv_serve_asked(s, x);
     return 0;
-}
-
-/* A group that rejoins asks for the newest values (fetch_newest): they leave at once, read while
- * a reader here may read them in place.  When it is the slice's master, this group's sync with it
- * starts afresh from them: a delta out to its lost incarnation, or an answer from it not yet
- * merged, is dropped (the changes stay in value - last, so the next delta carries them). */
-static int answer_fetch(rt_server *s, srv_slice *x, int g)
-{
-    int nsg = s->rt->c->nserver_groups;
-    if (g == s->group || !x->ready)
-        return 1;
-    if (g == x->slice % nsg) {
-        if (!copy_of(x->data, &x->last, s->rt->slices[x->slice].len))
-            return -1;
-        x->sync = SYNC_IDLE;
-        x->since = 0;
-    }
-    answer_deltas(s, x, 1ull << g);
-    return 0;
-}
-
-static int on_sync(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload)
-{
-    size_t n = s->rt->slices[x->slice].len;
-    const float *v = zmq_msg_data(payload);
-    if (m->type == MSG_SYNC && !(m->flags & MSG_F_VALUES) && m->src.group < s->rt->c->nserver_groups)
-        return answer_fetch(s, x, m->src.group);
-    if (!(m->flags & MSG_F_VALUES) || zmq_msg_size(payload) != n * sizeof(float) ||
-        m->src.group >= s->rt->c->nserver_groups)
-        return 1;
-    if (m->type == MSG_SYNC) {
-        if (x->slice % s->rt->c->nserver_groups != s->group || s->flush == SRV_FLUSHED)
-            return 1;
-        if (s->flush != SRV_SERVING || (x->ready && (x->shared_group < 0 || s->reader_done))) { /* nobody reads in place */
-            for (size_t i = 0; i < n; i++)
-                x->data[i] += v[i];
-            if (s->flush == SRV_SERVING) /* in the flush, the final delta follows and nobody waits */
-                answer_deltas(s, x, 1ull << m->src.group);
-            return 0;
-        }
-        if (!x->delta && !(x->delta = calloc(n, sizeof(float))))
-            return 1;
-        for (size_t i = 0; i < n; i++)
-            x->delta[i] += v[i];
-        x->delta_from |= 1ull << m->src.group;
-        return 0;
-    }
-    if (x->fetch_asked >> m->src.group & 1) { /* fetch_newest's: the first answer gives the values */
-        x->fetch_asked &= ~(1ull << m->src.group);
-        if (!x->ready) {
-            memcpy(x->data, v, n * sizeof(float));
-            memcpy(x->last, v, n * sizeof(float));
-            serve_asked(s, x);
-        }
-        return 0;
-    }
-    if (s->flush != SRV_SERVING) /* the final delta counted everything since the snapshot */
-        return 0;
-    if (x->sync != SYNC_OUT)
-        return 1;
-    memcpy(x->master, v, n * sizeof(float));
-    x->sync = SYNC_ANSWERED;
-    return 0;
-}
-
-/* The flush: a slice's final delta leaves for its flush master; the flush master itself adds the
- * deltas still pending, whose senders wait for no answer any more. */
-static int flush_slice(rt_server *s, srv_slice *x)
-{
-    const rt_ctx *rt = s->rt;
-    size_t n = rt->slices[x->slice].len;
-    int nsg = rt->c->nserver_groups, master = x->slice % nsg;
-    int to = msg_flush_master(x->slice, nsg, s->flush_groups);
-    if (to == s->group) {
-        if (x->delta_from) {
-            for (size_t i = 0; i < n; i++)
-                x->data[i] += x->delta[i];
-            memset(x->delta, 0, n * sizeof(float));
-            x->delta_from = 0;
-        }
-        return 0;
-    }
-    if (!x->master && !(x->master = malloc(n * sizeof(float))))
-        return -1;
-    /* What `to` has not seen: a delta out to the master gets there first, one out to a lost
-     * master never does.  A slice never put (its worker group lost at once) changed nothing. */
-    const float *seen = x->sync != SYNC_IDLE && to == master ? x->snap : x->last;
-    for (size_t i = 0; i < n; i++)
-        x->master[i] = x->ready ? x->data[i] - seen[i] : 0.0f;
-    msg m = {.type = MSG_FLUSH, .flags = MSG_F_VALUES, .src = self(s),
-             .dst = {ENT_SERVER, (uint16_t)to, (uint16_t)s->id, (uint16_t)rt_server_proc(rt, to, s->id)},
-             .slice = x->slice};
-    rt_send(s->sock, &m, x->master, n * sizeof(float));
-    return 0;
-}
-
-/* Tells rank 0 once every slice this server gathers has the final delta of every other group
- * still alive (a group lost during the flush is not waited for; what it sent counts). */
-static void report_flushed(rt_server *s)
-{
-    int nsg = s->rt->c->nserver_groups;
-    uint64_t others = s->flush_live & ~(1ull << s->group);
-    if (s->flush != SRV_FLUSHING)
-        return;
-    for (int i = 0; i < s->nsl; i++)
-        if (msg_flush_master(s->sl[i].slice, nsg, s->flush_groups) == s->group && (others & ~s->sl[i].flushed_from))
-            return;
-    s->flush = SRV_FLUSHED;
-    msg m = {.type = MSG_FLUSH, .src = self(s), .dst = {ENT_STUB, 0, 0, 0}};
-    rt_send(s->sock, &m, NULL, 0);
 }
 
 /* The message handlers: 0, 1 for a message dropped, -1 on failure (err set).  x is the slice of
  * this server a message is about, for the legs that have one. */
-
-/* Rank 0's word to flush; a later one narrows the groups. */
-static int on_flush_word(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload, singa_err *err)
-{
-    if (m->src.proc != 0 || zmq_msg_size(payload) != MSG_FLUSH_MASK_BYTES)
-        return 1;
-    uint64_t groups = msg_flush_mask_decode(zmq_msg_data(payload));
-    if (!(groups >> s->group & 1))
-        return 1;
-    if (s->flush != SRV_SERVING) {
-        s->flush_live &= groups;
-    } else {
-        s->flush = SRV_FLUSHING;
-        s->flush_groups = s->flush_live = groups;
-        for (int i = 0; i < s->nsl; i++)
-            if (flush_slice(s, &s->sl[i]) < 0)
-                return singa_err_set(err, "server %d.%d: out of memory", s->group, s->id);
-    }
-    report_flushed(s);
-    return 0;
-}
-
-/* Another server's final delta, which may come before rank 0's word: it is sent only once every
- * worker is done. */
-static int on_final_delta(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload, singa_err *err)
-{
-    int nsg = s->rt->c->nserver_groups;
-    size_t n = s->rt->slices[x->slice].len;
-    int from = m->src.group;
-    if (from >= nsg || from == s->group || m->src.id != s->id || s->flush == SRV_FLUSHED ||
-        (x->flushed_from >> from & 1) || !(m->flags & MSG_F_VALUES) || zmq_msg_size(payload) != n * sizeof(float) ||
-        (s->flush != SRV_SERVING && msg_flush_master(x->slice, nsg, s->flush_groups) != s->group))
-        return 1;
-    const float *v = zmq_msg_data(payload);
-    for (size_t i = 0; i < n; i++)
-        x->data[i] += v[i];
-    x->flushed_from |= 1ull << from;
-    report_flushed(s);
-    return 0;
-}
 
 /* Worker 0.0 asks for this server's shard of checkpoint m->step. */
 static int on_checkpoint(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload, singa_err *err)
@@ -865,7 +522,7 @@ static int on_checkpoint(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *pa
     singa_trace_span(s->trace, "checkpoint", "checkpoint shard", t0, rt_now());
     if (written < 0)
         return -1;
-    msg r = {.type = MSG_CKPT_REPLY, .src = self(s), .dst = {ENT_WORKER, 0, 0, 0}, .step = m->step,
+    msg r = {.type = MSG_CKPT_REPLY, .src = srv_self(s), .dst = {ENT_WORKER, 0, 0, 0}, .step = m->step,
              .server = s->group * rt->c->nservers_per_group + s->id};
     rt_send(s->sock, &r, NULL, 0);
     return 0;
@@ -883,7 +540,7 @@ static int on_get(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload, 
     if (!from_group(s, m) && s->flush != SRV_FLUSHED)
         return 1;
     if (x->ready || s->flush == SRV_FLUSHED) { /* only the asker: every process of the group asks for itself */
-        answer(s, x, MSG_GET_REPLY, m->src.group, m->src.proc, x->version, 0, s->rt->slices[x->slice].len, 0);
+        srv_answer(s, x, MSG_GET_REPLY, m->src.group, m->src.proc, x->version, 0, s->rt->slices[x->slice].len, 0);
         return 0;
     }
     msg_addr *grown = realloc(x->asked, (size_t)(x->nasked + 1) * sizeof *grown);
@@ -891,29 +548,6 @@ static int on_get(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload, 
         return singa_err_set(err, "server %d.%d: out of memory", s->group, s->id);
     x->asked = grown;
     x->asked[x->nasked++] = m->src;
-    return 0;
-}
-
-static int on_sync_msg(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload, singa_err *err)
-{
-    return on_sync(s, x, m, payload);
-}
-
-/* This process rejoined and its stub found another lost: a slice whose fetch now waits for lost
- * groups alone asks the live ones. */
-static int on_lost_word(rt_server *s, srv_slice *unused, const msg *m, zmq_msg_t *payload, singa_err *err)
-{
-    if (m->src.proc != s->rt->rank)
-        return 1;
-    uint64_t live = live_groups(s);
-    for (int i = 0; i < s->nsl; i++) {
-        srv_slice *x = &s->sl[i];
-        if (x->ready || !x->fetch_asked)
-            continue;
-        x->fetch_asked &= live;
-        if (!x->fetch_asked)
-            fetch_newest(s, x);
-    }
     return 0;
 }
 
@@ -930,12 +564,12 @@ static const srv_leg legs[] = {
     {MSG_PUT, RT_STUBS, true, true, on_put_msg},
     {MSG_GET, RT_STUBS, true, true, on_get},
     {MSG_UPDATE, RT_STUBS, false, true, on_update},
-    {MSG_SYNC, RT_SERVERS, false, true, on_sync_msg},
-    {MSG_SYNC_REPLY, RT_SERVERS, false, true, on_sync_msg},
-    {MSG_FLUSH, RT_STUBS, false, false, on_flush_word},
-    {MSG_FLUSH, RT_SERVERS, false, true, on_final_delta},
+    {MSG_SYNC, RT_SERVERS, false, true, srv_on_sync_msg},
+    {MSG_SYNC_REPLY, RT_SERVERS, false, true, srv_on_sync_msg},
+    {MSG_FLUSH, RT_STUBS, false, false, srv_on_flush_word},
+    {MSG_FLUSH, RT_SERVERS, false, true, srv_on_final_delta},
     {MSG_CKPT, RT_WORKERS, false, false, on_checkpoint},
-    {MSG_LOST, RT_STUBS, false, false, on_lost_word},
+    {MSG_LOST, RT_STUBS, false, false, srv_on_lost_word},
 };
 
 /* Every process starts from the step its checkpoint gave; they share checkpoint_path, so they

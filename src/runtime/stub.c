@@ -6,41 +6,12 @@
  * every thread when the workers are done or one thread fails.  What it accepts, from whom and
  * how, is its table of legs (protocol.h); a message no leg takes is dropped and counted.
  *
- * The end of a job: each process tells rank 0 once its workers are done; rank 0 then fetches the
- * newest values for worker 0.0's final test and hands its result to every process with the
- * stop.  A failure anywhere, or a process gone silent in a synchronous job, stops every process
- * with the reason; an asynchronous job goes on without a lost worker group.
- *
- * With several server groups (Hogwild) no group alone holds the model, so before that fetch rank
- * 0 runs the final flush (server.c): every server still alive sends its slices' outstanding
- * changes to their masters, which report once all are in; worker 0.0 then reads each slice from
- * its master.  A server group lost with its process cannot flush: it is left out (its changes
- * since its last sync are lost), its slices gathered by a stand-in, and a loss during the flush
- * only narrows whom the masters wait for, so nothing hangs on it.
- *
- * Rank 0's end of the job (stub_end), a machine of its own:
- *   TRAINING --every process done, one server group-------> FETCHING  get_all(0)
- *   TRAINING --every process done, several server groups--> FLUSHING  flush_begin: a flush word
- *                                                                      to every server alive
- *   FLUSHING --a server's report, or its process lost-----> FLUSHING  (narrowed; flush_lost)
- *   FLUSHING --the last report------------------------------> FETCHING each slice from its flush
- *                                                                      master (fetch_flushed)
- *   FETCHING --worker 0.0's FINISHED-------------------------> the stop of every thread
- * A process other than rank 0 stays in TRAINING until rank 0's FINISHED or a STOP.
- *
- * A group's fetch (stub_fetch), what its gets are for; one at a time:
- *   NONE --every thread said hello----------------> START  READY to every worker of the group here
- *   NONE --worker 0.0's GET (a test, cut net)-----> TEST   READY to worker 0.0 alone
- *   NONE --rank 0 enters FETCHING (group 0)-------> FINAL  READY to worker 0.0 alone
- *   any  --the last slice's reply-----------------> NONE
- *
- * A process that rejoined (SINGA_REJOIN) tells its servers of every loss: a Hogwild server's fetch
- * of the newest values (server.c) must not wait for a lost group.
+ * The end of a job (stub_end.c), the params' traffic (stub_params.c), and losses and rejoins
+ * (stub_loss.c) are files of their own; stub.h is what they share.
  *
  * Checkpoints: worker 0.0's request to every server passes through here like any message; rank
  * 0's stub notes which answers worker 0.0 waits for and answers itself (lost) for a server whose
  * process is lost, so an asynchronous job that goes on without it does not wait forever. */
-#include <cblas.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,51 +21,7 @@
 #include "runtime/compress.h"
 #include "runtime/protocol.h"
 #include "runtime/runtime.h"
-
-typedef enum { END_TRAINING, END_FLUSHING, END_FETCHING } stub_end;
-typedef enum { FETCH_NONE, FETCH_START, FETCH_TEST, FETCH_FINAL } stub_fetch;
-/* Rank 0, per server: worker 0.0's checkpoint request passed on (ASKED) until the server's
- * answer, or the stub's own when the server's process is lost, goes back (IDLE). */
-typedef enum { CKPT_IDLE, CKPT_ASKED } stub_ckpt;
-
-/* What the stub keeps of a worker group with workers in this process. */
-typedef struct stub_group {
-    int nlocal;            /* its workers here; 0 for a group elsewhere */
-    int *arrived;          /* per param: local gradients summed this step */
-    int *step;
-    float **agg;           /* per param: the gradient the others are summed into */
-    msg_loan *lent;        /* per param: agg's slices lent to ZeroMQ on their way to other processes */
-    size_t (*span)[2];     /* per param: the elements its workers here compute (all, unless cut) */
-    int *slices_left;      /* per param: slices whose update is not yet answered */
-    int gets_left;         /* slices to fetch before the group may train */
-    stub_fetch fetch;      /* what they are for */
-} stub_group;
-
-struct rt_stub {
-    rt_ctx *rt;
-    singa_trace_buf *trace; /* this thread's, or NULL */
-    void *router;
-    rt_peers *peers;     /* the other processes, when there are any */
-    stub_group *groups;
-    int hellos, threads;   /* threads here, and how many said hello */
-    int done;              /* workers here that finished training */
-    bool *proc_done;       /* rank 0: processes whose workers are all done (or lost) */
-    int procs_done;
-    stub_end end;
-    bool stop;
-    /* Rank 0, several server groups: the final flush. */
-    uint64_t *flush_live;  /* per server id: the server groups taking part and not lost */
-    bool *flush_wait;      /* per server (group * nservers_per_group + id): its report is awaited */
-    int flush_left;
-    int *fetch_from;       /* per slice: the server group its final values come from, -1 once in */
-    /* Rank 0: the checkpoint worker 0.0 waits for, and each server's part (group * per + id). */
-    int ckpt_step;
-    uint8_t *ckpt;         /* stub_ckpt */
-    rt_bound *bound;       /* cluster.staleness: the steps the groups finished (NULL: unbounded) */
-    /* cluster.compress: an update to another process encoded, an answer from one decoded. */
-    float *unpacked;
-    uint8_t *packed;
-};
+#include "runtime/stub.h"
 
 int rt_stub_create(rt_ctx *rt, singa_err *err)
 {
@@ -109,6 +36,7 @@ int rt_stub_create(rt_ctx *rt, singa_err *err)
         s->groups[rt->workers[i].group].nlocal++;
     for (int g = 0; g < rt->c->nworker_groups; g++) {
         stub_group *sg = &s->groups[g];
+        sg->server_group = singa_cluster_server_group(rt->c, g);
         if (!sg->nlocal)
             continue;
         size_t n = (size_t)rt->nparams;
@@ -141,6 +69,8 @@ int rt_stub_create(rt_ctx *rt, singa_err *err)
         goto oom;
     if (c->staleness >= 0 && !(s->bound = rt_bound_new(c->nworker_groups, rt->resume_step)))
         goto oom;
+    s->ckpt_freq = rt->nworkers ? singa_conf_int(rt->conf, "checkpoint_freq", 0) : 0;
+    s->ckpt_after = singa_conf_int(rt->conf, "checkpoint_after", 0);
     return 0;
 oom:
     if (s && !rt->stub) {
@@ -207,7 +137,7 @@ static size_t carried(const rt_ctx *rt, const msg *m, size_t nbytes)
 }
 
 /* Sends m where it is addressed: a thread here, or the stub of its process. */
-static void route(rt_stub *s, const msg *m, const void *payload, size_t nbytes)
+void stub_route(rt_stub *s, const msg *m, const void *payload, size_t nbytes)
 {
     char id[32], peer[32];
     peer_name(peer, sizeof peer, &m->dst, s->rt->rank);
@@ -223,506 +153,79 @@ static void route(rt_stub *s, const msg *m, const void *payload, size_t nbytes)
     msg_send(s->router, id, m, payload, nbytes);
 }
 
-static msg_addr stub_addr(const rt_stub *s, int group)
-{
-    return (msg_addr){ENT_STUB, (uint16_t)group, 0, (uint16_t)s->rt->rank};
-}
-
-static msg_addr server_addr(const rt_ctx *rt, int group, int id)
+msg_addr stub_server_addr(const rt_ctx *rt, int group, int id)
 {
     return (msg_addr){ENT_SERVER, (uint16_t)group, (uint16_t)id, (uint16_t)rt_server_proc(rt, group, id)};
 }
 
 /* Sends a message to every local worker of group g. */
-static void to_workers(rt_stub *s, int g, msg m)
+void stub_to_workers(rt_stub *s, int g, msg m)
 {
     for (int i = 0; i < s->rt->nworkers; i++) {
         rt_worker *w = &s->rt->workers[i];
         if (w->group != g)
             continue;
         m.dst = (msg_addr){ENT_WORKER, (uint16_t)g, (uint16_t)w->id, (uint16_t)s->rt->rank};
-        route(s, &m, NULL, 0);
+        stub_route(s, &m, NULL, 0);
     }
 }
 
 /* Group g finished `step` (INT_MAX: it left the bound); the workers here hear when the floor rises. */
-static void bound_note(rt_stub *s, int g, int step)
+void stub_bound_note(rt_stub *s, int g, int step)
 {
     if (!rt_bound_note(s->bound, g, step))
         return;
     msg m = {.type = MSG_GROUP_STEP, .src = stub_addr(s, 0), .step = rt_bound_floor(s->bound)};
     for (int h = 0; h < s->rt->c->nworker_groups; h++)
         if (s->groups[h].nlocal)
-            to_workers(s, h, m);
+            stub_to_workers(s, h, m);
 }
 
 /* Sends m to every server here. */
-static void to_servers(rt_stub *s, msg m, const void *payload, size_t nbytes)
+void stub_to_servers(rt_stub *s, msg m, const void *payload, size_t nbytes)
 {
     for (int g = 0; g < s->rt->c->nserver_groups; g++)
         for (int j = 0; j < s->rt->c->nservers_per_group; j++)
             if (rt_server_proc(s->rt, g, j) == s->rt->rank) {
-                m.dst = server_addr(s->rt, g, j);
-                route(s, &m, payload, nbytes);
+                m.dst = stub_server_addr(s->rt, g, j);
+                stub_route(s, &m, payload, nbytes);
             }
 }
 
-static void stop_all(rt_stub *s, const char *why)
+void stub_stop_all(rt_stub *s, const char *why)
 {
     msg m = {.type = MSG_STOP, .src = stub_addr(s, 0)};
     size_t n = why ? strlen(why) : 0;
     for (int i = 0; i < s->rt->nworkers; i++) {
         rt_worker *w = &s->rt->workers[i];
         m.dst = (msg_addr){ENT_WORKER, (uint16_t)w->group, (uint16_t)w->id, (uint16_t)s->rt->rank};
-        route(s, &m, why, n);
+        stub_route(s, &m, why, n);
         struct singa_parts *parts = singa_job_train_net(w->job)->parts;
         if (why && parts) /* a worker may wait at a bridge, not at its socket */
             singa_parts_abort(parts, why);
     }
-    to_servers(s, m, why, n);
+    stub_to_servers(s, m, why, n);
     s->stop = true;
 }
 
 /* Sends m to the stub of every other process. */
-static void to_peers(rt_stub *s, msg m, const void *payload, size_t nbytes)
+void stub_to_peers(rt_stub *s, msg m, const void *payload, size_t nbytes)
 {
     for (int r = 0; r < s->rt->nprocs; r++)
         if (r != s->rt->rank) {
             m.dst = (msg_addr){ENT_STUB, 0, 0, (uint16_t)r};
-            route(s, &m, payload, nbytes);
+            stub_route(s, &m, payload, nbytes);
         }
 }
 
 /* A failure here ends the job everywhere, each process naming where it began. */
-static void fail_everywhere(rt_stub *s, const singa_err *e, bool lost)
+void stub_fail_everywhere(rt_stub *s, const singa_err *e, bool lost)
 {
     char why[sizeof e->msg + 16];
     rt_fail_as(s->rt, e, lost);
-    stop_all(s, e->msg);
+    stub_stop_all(s, e->msg);
     snprintf(why, sizeof why, "rank %d: %s", s->rt->rank, e->msg);
-    to_peers(s, (msg){.type = MSG_STOP, .src = stub_addr(s, 0), .lost = lost}, why, strlen(why));
-}
-
-/* A slice's values in group g's copy here. */
-static float *replica_at(rt_ctx *rt, int g, const rt_slice *sl)
-{
-    return rt->replica[g][sl->param]->data.data + sl->offset;
-}
-
-/* Asks group g's servers for every slice. */
-static void get_all(rt_stub *s, int g, stub_fetch why)
-{
-    rt_ctx *rt = s->rt;
-    for (int k = 0; k < rt->nslices; k++) {
-        msg m = {.type = MSG_GET, .src = stub_addr(s, g),
-                 .dst = server_addr(rt, singa_cluster_server_group(rt->c, g), rt->slices[k].server), .slice = k,
-                 .step = rt->resume_step};
-        route(s, &m, NULL, 0);
-    }
-    s->groups[g].gets_left = rt->nslices;
-    s->groups[g].fetch = why;
-}
-
-/* A put or an update to a server: the values' address when it is here, else the values (none
- * when len is 0), lent from `loan` when one is given (else copied). */
-static void send_slice(rt_stub *s, msg *m, float *values, size_t len, msg_loan *loan)
-{
-    bool here = m->dst.proc == s->rt->rank;
-    const singa_compress *c = &s->rt->c->compress;
-    if (!here && len && m->type == MSG_UPDATE && c->kind != SINGA_COMPRESS_NONE) { /* encoded, then copied */
-        float *const *residual = s->rt->residual ? s->rt->residual[m->src.group] : NULL;
-        m->flags |= MSG_F_VALUES | MSG_F_PACKED;
-        rt_compress_encode(c, values, len, residual ? residual[m->slice] + m->offset : NULL, s->unpacked, s->packed);
-        route(s, m, s->packed, rt_compress_bytes(c, len));
-        return;
-    }
-    m->flags |= here ? MSG_F_PTR : MSG_F_VALUES;
-    m->ptr = here ? (uint64_t)(uintptr_t)values : 0;
-    m->loan = here || !len ? NULL : loan;
-    route(s, m, here || !len ? NULL : values, here ? 0 : len * sizeof(float));
-}
-
-/* Puts (the first group of each server group) and gets every slice, once every thread is here. */
-static void start(rt_stub *s)
-{
-    rt_ctx *rt = s->rt;
-    int per = rt->c->nworker_groups / rt->c->nserver_groups;
-    for (int g = 0; g < rt->c->nworker_groups; g++) {
-        stub_group *sg = &s->groups[g];
-        if (!sg->nlocal)
-            continue;
-        int server_group = singa_cluster_server_group(rt->c, g);
-        for (int k = 0; k < rt->nslices; k++) {
-            const rt_slice *sl = &rt->slices[k];
-            msg m = {.type = MSG_PUT, .src = stub_addr(s, g), .dst = server_addr(rt, server_group, sl->server), .slice = k,
-                     .step = rt->resume_step};
-            /* Sharded, a process holds the initial values of its own servers' slices only. */
-            if (g % per == 0 && (!rt->c->shard_params || m.dst.proc == rt->rank))
-                send_slice(s, &m, replica_at(rt, g, sl), sl->len, NULL);
-        }
-        get_all(s, g, FETCH_START);
-    }
-}
-
-/* A value reply for group g: copies its values (those of [offset, offset + len) of the slice)
- * unless they are already in place; sharded, only those of the elements its workers here hold.
- * Halves decode straight into place; int8 changes (in blocks) are decoded whole, then added. */
-static int take_values(rt_stub *s, int g, const msg *m, zmq_msg_t *payload)
-{
-    const rt_slice *sl = &s->rt->slices[m->slice];
-    singa_compress c = rt_compress_of_values(&s->rt->c->compress);
-    const uint8_t *in = zmq_msg_data(payload);
-    bool packed = m->flags & MSG_F_PACKED;
-    if (!(m->flags & MSG_F_VALUES))
-        return 0;
-    if (m->offset > sl->len || m->len > sl->len - m->offset ||
-        zmq_msg_size(payload) != (packed ? rt_compress_bytes(&c, m->len) : m->len * sizeof(float)))
-        return -1;
-    size_t a = sl->offset + m->offset, b = a + m->len;
-    if (s->rt->c->shard_params) {
-        const size_t *span = s->groups[g].span[sl->param];
-        a = a > span[0] ? a : span[0];
-        b = b < span[1] ? b : span[1];
-    }
-    if (a >= b) /* an empty payload's data may be NULL */
-        return 0;
-    float *to = replica_at(s->rt, g, sl) + (a - sl->offset);
-    size_t skip = a - sl->offset - m->offset, n = b - a;
-    if (!packed) {
-        memcpy(to, (const float *)(const void *)in + skip, n * sizeof(float));
-        return 0;
-    }
-    if (c.kind != SINGA_COMPRESS_INT8)
-        return rt_compress_decode(&c, in + rt_compress_bytes(&c, skip), rt_compress_bytes(&c, n), to, n);
-    if (!s->unpacked || rt_compress_decode(&c, in, zmq_msg_size(payload), s->unpacked, m->len) < 0)
-        return -1;
-    rt_compress_add(to, s->unpacked + skip, n); /* changes to what it holds */
-    return 0;
-}
-
-/* What group g's updates of `step` tell the other processes: it is the group's last, or the
- * host asked for a checkpoint at the start of the next; and the servers: a checkpoint starts the
- * next step, so the values go back exact. */
-static uint8_t step_flags(const rt_ctx *rt, int g, int step)
-{
-    bool asked = rt_ckpt_due(rt, step + 1);
-    bool ckpt = rt->c->nworker_groups == 1 && asked; /* several: on_ckpt_word */
-    bool exact = asked || (rt->nworkers && singa_job_ckpt_fires(rt->workers[0].job, step + 1));
-    return (rt_last_step(rt, g, step) ? MSG_F_LAST : 0) | (ckpt ? MSG_F_CKPT : 0) | (exact ? MSG_F_EXACT : 0);
-}
-
-/* A local worker's gradient of param k: summed with the others of its group here; once all are
- * in, one update per slice goes to the group's servers, with the part of the slice computed here
- * (of a cut group's net, the rest of this process's gradient is zero; it may be nothing, and
- * the server still waits for that word).  Those in other processes get the sum lent, not
- * copied: its workers write it again only in their next backward pass, after they hear the
- * param is fresh, which on_update_reply tells them once ZeroMQ has given it back. */
-static void on_worker_update(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
-{
-    rt_ctx *rt = s->rt;
-    int g = m->src.group, k = m->param;
-    stub_group *sg = &s->groups[g];
-    float *grad = (float *)(uintptr_t)m->ptr;
-    size_t n = rt->params[k].size;
-    if (sg->arrived[k]++ == 0) {
-        sg->agg[k] = grad;
-        sg->step[k] = m->step;
-    } else if (!rt->params[k].hist) { /* else every worker added its own (history.c) */
-        cblas_saxpy((int)n, 1.0f, grad, 1, sg->agg[k], 1);
-    }
-    if (sg->arrived[k] < sg->nlocal)
-        return;
-    sg->arrived[k] = 0;
-    sg->slices_left[k] = rt->params[k].nslices;
-    int server_group = singa_cluster_server_group(rt->c, g);
-    for (int i = 0; i < rt->params[k].nslices; i++) {
-        int idx = rt->params[k].first_slice + i;
-        const rt_slice *sl = &rt->slices[idx];
-        size_t a = sl->offset > sg->span[k][0] ? sl->offset : sg->span[k][0];
-        size_t b = sl->offset + sl->len < sg->span[k][1] ? sl->offset + sl->len : sg->span[k][1];
-        if (b < a)
-            a = b = sl->offset;
-        msg u = {.type = MSG_UPDATE, .flags = step_flags(rt, g, sg->step[k]),
-                 .src = stub_addr(s, g), .dst = server_addr(rt, server_group, sl->server), .slice = idx,
-                 .step = sg->step[k], .count = (uint32_t)sg->nlocal, .offset = a - sl->offset, .len = b - a};
-        send_slice(s, &u, sg->agg[k] + a, b - a, &sg->lent[k]);
-    }
-}
-
-static void on_update_reply(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
-{
-    rt_ctx *rt = s->rt;
-    int g = m->dst.group;
-    const rt_slice *sl = &rt->slices[m->slice];
-    stub_group *sg = &s->groups[g];
-    if (sg->slices_left[sl->param] <= 0 || take_values(s, g, m, payload) < 0) {
-        singa_stats_drop(rt->stats);
-        return;
-    }
-    if (m->flags & MSG_F_LAST) /* another process of the group stops after this step */
-        rt_stop_before(rt, g, m->step);
-    if (m->flags & MSG_F_CKPT) /* or checkpoints before the next */
-        rt_ckpt_at(rt, m->step);
-    if (--sg->slices_left[sl->param] > 0)
-        return;
-    /* Every slice's answer is in, so each server had the last byte of its update: the frames
-     * lent are closed or about to be. */
-    msg_loan_wait(&sg->lent[sl->param]);
-    to_workers(s, g, (msg){.type = MSG_UPDATE_REPLY, .src = stub_addr(s, g), .param = sl->param,
-                           .step = sg->step[sl->param]});
-}
-
-static void on_get_reply(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
-{
-    int g = m->dst.group;
-    stub_group *sg = &s->groups[g];
-    if (sg->fetch == FETCH_FINAL && s->rt->c->nserver_groups > 1) { /* each slice once, from where it was asked */
-        if (s->fetch_from[m->slice] != m->src.group) {
-            singa_stats_drop(s->rt->stats);
-            return;
-        }
-        s->fetch_from[m->slice] = -1;
-    }
-    if (sg->gets_left <= 0 || take_values(s, g, m, payload) < 0) { /* nothing asked for: no write */
-        singa_stats_drop(s->rt->stats);
-        return;
-    }
-    if (--sg->gets_left > 0)
-        return;
-    msg ready = {.type = MSG_READY, .src = stub_addr(s, g), .dst = {ENT_WORKER, (uint16_t)g, 0, (uint16_t)s->rt->rank}};
-    if (sg->fetch == FETCH_START)
-        to_workers(s, g, ready);
-    else
-        route(s, &ready, NULL, 0);
-    sg->fetch = FETCH_NONE;
-}
-
-static bool proc_lost(const rt_stub *s, int r)
-{
-    return s->peers && rt_peers_dead(s->peers, r);
-}
-
-/* Asks for slice k's final values from the group that gathered its final deltas. */
-static void fetch_flushed(rt_stub *s, int k)
-{
-    rt_ctx *rt = s->rt;
-    int j = rt->slices[k].server;
-    s->fetch_from[k] = msg_flush_master(k, rt->c->nserver_groups, s->flush_live[j]);
-    msg m = {.type = MSG_GET, .src = stub_addr(s, 0), .dst = server_addr(rt, s->fetch_from[k], j), .slice = k,
-             .step = rt->resume_step};
-    route(s, &m, NULL, 0);
-}
-
-/* Every report is in: worker 0.0's final values come from each slice's flush master. */
-static void flush_done(rt_stub *s)
-{
-    s->end = END_FETCHING;
-    s->groups[0].gets_left = s->rt->nslices;
-    s->groups[0].fetch = FETCH_FINAL;
-    for (int k = 0; k < s->rt->nslices; k++)
-        fetch_flushed(s, k);
-}
-
-static void send_flush(rt_stub *s, int g, int j)
-{
-    uint8_t mask[MSG_FLUSH_MASK_BYTES];
-    msg_flush_mask_encode(s->flush_live[j], mask);
-    msg m = {.type = MSG_FLUSH, .src = stub_addr(s, 0), .dst = server_addr(s->rt, g, j)};
-    route(s, &m, mask, sizeof mask);
-}
-
-/* Every server whose process lives flushes; a lost one is left out, and the others learn so. */
-static void flush_begin(rt_stub *s)
-{
-    rt_ctx *rt = s->rt;
-    int nsg = rt->c->nserver_groups, per = rt->c->nservers_per_group;
-    s->end = END_FLUSHING;
-    for (int j = 0; j < per; j++)
-        for (int g = 0; g < nsg; g++) {
-            int r = rt_server_proc(rt, g, j);
-            if (proc_lost(s, r)) {
-                rt_log(rt, "the final flush goes on without server %d.%d (rank %d, lost): its changes since its "
-                             "last sync are lost", g, j, r);
-                continue;
-            }
-            s->flush_live[j] |= 1ull << g;
-            s->flush_wait[g * per + j] = true;
-            s->flush_left++;
-        }
-    for (int j = 0; j < per; j++)
-        for (int g = 0; g < nsg; g++)
-            if (s->flush_wait[g * per + j])
-                send_flush(s, g, j);
-    if (s->flush_left == 0)
-        flush_done(s);
-}
-
-/* A server's report: its final deltas are all in. */
-static void on_flush_report(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
-{
-    int i = m->src.group * s->rt->c->nservers_per_group + m->src.id;
-    if (!s->flush_wait[i]) {
-        singa_stats_drop(s->rt->stats);
-        return;
-    }
-    s->flush_wait[i] = false;
-    if (--s->flush_left == 0)
-        flush_done(s);
-}
-
-/* Process r was lost during the flush: its servers are waited for no more, the masters still
- * waiting hear whom they wait for, and a final value asked of it is asked of a stand-in. */
-static void flush_lost(rt_stub *s, int r)
-{
-    rt_ctx *rt = s->rt;
-    int nsg = rt->c->nserver_groups, per = rt->c->nservers_per_group;
-    if (!s->flush_live || s->end == END_TRAINING) /* no flush, or not yet */
-        return;
-    for (int j = 0; j < per; j++) {
-        bool narrowed = false;
-        for (int g = 0; g < nsg; g++)
-            if ((s->flush_live[j] >> g & 1) && rt_server_proc(rt, g, j) == r) {
-                s->flush_live[j] &= ~(1ull << g);
-                narrowed = true;
-                if (s->flush_wait[g * per + j]) {
-                    s->flush_wait[g * per + j] = false;
-                    s->flush_left--;
-                }
-                rt_log(rt, "server %d.%d (rank %d) was lost during the final flush: what it had not sent is lost", g,
-                         j, r);
-            }
-        for (int g = 0; narrowed && s->end == END_FLUSHING && g < nsg; g++)
-            if (s->flush_wait[g * per + j])
-                send_flush(s, g, j);
-    }
-    if (s->end == END_FETCHING) {
-        for (int k = 0; k < rt->nslices; k++)
-            if (s->fetch_from[k] >= 0 && rt_server_proc(rt, s->fetch_from[k], rt->slices[k].server) == r)
-                fetch_flushed(s, k);
-    } else if (s->flush_left == 0) {
-        flush_done(s);
-    }
-}
-
-/* Rank 0: process r's workers are done (or lost); once every process's are, worker 0.0 (always
- * here) gets the newest values for its final test, after the flush when there is one. */
-static void proc_done(rt_stub *s, int r)
-{
-    if (s->proc_done[r])
-        return;
-    s->proc_done[r] = true;
-    if (++s->procs_done < s->rt->nprocs)
-        return;
-    if (s->rt->c->nserver_groups > 1) {
-        flush_begin(s);
-        return;
-    }
-    s->end = END_FETCHING;
-    get_all(s, 0, FETCH_FINAL);
-}
-
-/* Every worker here trained (or none lives here). */
-static void local_done(rt_stub *s)
-{
-    if (s->rt->rank == 0)
-        proc_done(s, 0);
-    else
-        route(s, &(msg){.type = MSG_DONE, .src = stub_addr(s, 0), .dst = {ENT_STUB, 0, 0, 0}}, NULL, 0);
-}
-
-bool rt_loss_ends_job(const rt_ctx *rt, int r)
-{
-    const singa_cluster *c = rt->c;
-    if (r == 0 || c->nworker_groups == 1)
-        return true;
-    for (int g = 0; g < c->nworker_groups; g++) {
-        bool there = false, elsewhere = false, served_there = false;
-        for (int j = 0; j < c->nworkers_per_group; j++) {
-            int p = rt_worker_proc(rt, g, j);
-            there |= p == r;
-            elsewhere |= p != r;
-        }
-        for (int j = 0; j < c->nservers_per_group; j++)
-            served_there |= rt_server_proc(rt, singa_cluster_server_group(c, g), j) == r;
-        if ((there && elsewhere) || (elsewhere && served_there))
-            return true;
-    }
-    return false;
-}
-
-/* Rank 0: answers worker 0.0 for server i (group * per + id), lost before it wrote its shard. */
-static void ckpt_lost(rt_stub *s, int i)
-{
-    s->ckpt[i] = CKPT_IDLE;
-    msg m = {.type = MSG_CKPT_REPLY, .src = stub_addr(s, 0), .dst = {ENT_WORKER, 0, 0, 0}, .step = s->ckpt_step,
-             .server = i, .lost = true};
-    route(s, &m, NULL, 0);
-}
-
-static void on_lost(rt_stub *s, int r, rt_loss why)
-{
-    rt_ctx *rt = s->rt;
-    char role[160];
-    rt_role(rt, r, role, sizeof role);
-    singa_err e;
-    if (why == RT_LOST_CLOSED)
-        singa_err_set(&e, "rank %d (%s) at %s died: its connection closed and it does not answer", r, role,
-                      rt_peers_endpoint(s->peers, r));
-    else if (why == RT_LOST_HUNG)
-        singa_err_set(&e, "rank %d (%s) at %s hung: busy for %g s (heartbeat_timeout) without progress while the "
-                          "others waited (an endless loop, in a kLua updater or schedule?)",
-                      r, role, rt_peers_endpoint(s->peers, r), rt->c->heartbeat_timeout);
-    else if (why == RT_LOST_BEFORE)
-        singa_err_set(&e, "rank %d (%s) at %s was lost before this process rejoined", r, role,
-                      rt_peers_endpoint(s->peers, r));
-    else
-        singa_err_set(&e, "rank %d (%s) at %s sent nothing for %g s (heartbeat_timeout): it died, hung or was stopped",
-                      r, role, rt_peers_endpoint(s->peers, r), rt->c->heartbeat_timeout);
-    if (rt_loss_ends_job(rt, r)) {
-        fail_everywhere(s, &e, true);
-        return;
-    }
-    rt_log(rt, "%s; the job goes on without it", e.msg);
-    if (rt->launch.rejoin && rt->c->nserver_groups > 1) /* a server here may wait for r's values */
-        to_servers(s, (msg){.type = MSG_LOST, .src = stub_addr(s, 0)}, NULL, 0);
-    for (int g = 0; s->bound && g < rt->c->nworker_groups; g++)
-        if (rt_worker_proc(rt, g, 0) == r) { /* a lost group leaves the bound */
-            rt_log(rt, "worker group %d leaves the staleness bound at step %d", g, rt_bound_done(s->bound, g));
-            bound_note(s, g, INT_MAX);
-        }
-    if (rt->rank == 0) {
-        int per = rt->c->nservers_per_group;
-        for (int i = 0; i < rt->c->nserver_groups * per; i++)
-            if (s->ckpt[i] == CKPT_ASKED && rt_server_proc(rt, i / per, i % per) == r)
-                ckpt_lost(s, i);
-        rt_ckpt_name_incomplete(rt, r);
-        flush_lost(s, r); /* when the flush is on; else proc_done may begin it, without r */
-        proc_done(s, r);
-    }
-}
-
-/* Rank 0: a lost process asks to rejoin (peers.c checked who it is).  Its workers train on, so
- * the job waits for them again; once every process is done it is too late. */
-static void on_rejoin(rt_stub *s)
-{
-    rt_ctx *rt = s->rt;
-    int step, r = rt_peers_joining(s->peers, &step);
-    char role[160];
-    rt_role(rt, r, role, sizeof role);
-    if (s->end != END_TRAINING) {
-        rt_peers_refuse(s->peers, "the job is ending: every other process is done");
-        return;
-    }
-    singa_err e;
-    if (rt_peers_admit(s->peers, &e) < 0) {
-        rt_log(rt, "rank %d (%s) asked to rejoin, but: %s", r, role, e.msg);
-        return;
-    }
-    if (s->proc_done[r]) {
-        s->proc_done[r] = false;
-        s->procs_done--;
-    }
-    rt_log(rt, "rank %d (%s) rejoined at step %d", r, role, step);
+    stub_to_peers(s, (msg){.type = MSG_STOP, .src = stub_addr(s, 0), .lost = lost}, why, strlen(why));
 }
 
 /* The legs of the stub's protocol (protocol.h): the checks beyond a row's columns, then the
@@ -886,7 +389,7 @@ static void forward(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
     void *data = zmq_msg_data(payload);
     size_t len = zmq_msg_size(payload);
     f.frame = len && (uintptr_t)data % _Alignof(float) == 0 ? payload : NULL;
-    route(s, &f, len ? data : NULL, len);
+    stub_route(s, &f, len ? data : NULL, len);
 }
 
 /* Every thread here said hello: the params are put and fetched. */
@@ -895,19 +398,19 @@ static void on_hello(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
     if (++s->hellos < s->threads)
         return;
     if (rt_failed(s->rt)) { /* before every thread could hear it */
-        stop_all(s, s->rt->err.msg);
+        stub_stop_all(s, s->rt->err.msg);
         return;
     }
-    start(s);
+    stub_start(s);
     if (s->rt->nworkers == 0)
-        local_done(s);
+        stub_local_done(s);
 }
 
 static void on_abort(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
 {
     singa_err e;
     singa_err_set(&e, "%.*s", (int)zmq_msg_size(payload), (const char *)zmq_msg_data(payload));
-    fail_everywhere(s, &e, false);
+    stub_fail_everywhere(s, &e, false);
 }
 
 static void on_stop(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
@@ -916,30 +419,19 @@ static void on_stop(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
     size_t len = zmq_msg_size(payload);
     singa_err_set(&e, "%.*s", (int)len, len ? (const char *)zmq_msg_data(payload) : "another process stopped the job");
     rt_fail_as(s->rt, &e, m->lost);
-    stop_all(s, e.msg);
-}
-
-static void on_worker_done(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
-{
-    if (++s->done == s->rt->nworkers)
-        local_done(s);
-}
-
-static void on_proc_done(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
-{
-    proc_done(s, m->src.proc);
+    stub_stop_all(s, e.msg);
 }
 
 static void on_group_step(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
 {
     if (!remote)
-        to_peers(s, (msg){.type = MSG_GROUP_STEP, .src = stub_addr(s, m->src.group), .step = m->step}, NULL, 0);
-    bound_note(s, m->src.group, m->step);
+        stub_to_peers(s, (msg){.type = MSG_GROUP_STEP, .src = stub_addr(s, m->src.group), .step = m->step}, NULL, 0);
+    stub_bound_note(s, m->src.group, m->step);
 }
 
 static void on_test_fetch(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
 {
-    get_all(s, 0, FETCH_TEST);
+    stub_get_all(s, 0, FETCH_TEST);
 }
 
 static void on_ckpt_request(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
@@ -947,10 +439,10 @@ static void on_ckpt_request(rt_stub *s, const msg *m, zmq_msg_t *payload, bool r
     int i = server_index(s->rt, &m->dst);
     s->ckpt_step = m->step;
     s->ckpt[i] = CKPT_ASKED;
-    if (m->dst.proc != s->rt->rank && proc_lost(s, m->dst.proc)) /* it will never answer */
-        ckpt_lost(s, i);
+    if (m->dst.proc != s->rt->rank && stub_proc_lost(s, m->dst.proc)) /* it will never answer */
+        stub_ckpt_lost(s, i);
     else
-        route(s, m, NULL, 0);
+        stub_route(s, m, NULL, 0);
 }
 
 /* The host's checkpoint in a job of several groups: from worker 0.0 to rank 0's stub, which
@@ -959,13 +451,13 @@ static void on_ckpt_word(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remo
 {
     rt_ckpt_at(s->rt, m->step);
     if (!remote)
-        to_peers(s, (msg){.type = MSG_CKPT, .src = stub_addr(s, 0), .step = m->step}, NULL, 0);
+        stub_to_peers(s, (msg){.type = MSG_CKPT, .src = stub_addr(s, 0), .step = m->step}, NULL, 0);
 }
 
 static void on_ckpt_reply(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
 {
     s->ckpt[server_index(s->rt, &m->src)] = CKPT_IDLE;
-    route(s, m, NULL, 0);
+    stub_route(s, m, NULL, 0);
 }
 
 static void on_bridge(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
@@ -982,36 +474,6 @@ static void on_bridge(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
                  ? singa_parts_deliver_metrics(parts, m->src.proc, m->step, &metrics)
                  : -1;
     if (rc < 0)
-        singa_stats_drop(s->rt->stats);
-}
-
-/* The job ended well: rank 0 hands the final values, slice by slice, and its result (the
- * payload) to every other process, whose script then sees what rank 0's sees. */
-static void on_finished(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
-{
-    rt_ctx *rt = s->rt;
-    const void *result = zmq_msg_data(payload);
-    size_t len = zmq_msg_size(payload);
-    for (int k = 0; !remote && !rt->c->shard_params && k < rt->nslices; k++) /* sharded: no process holds them all */
-        to_peers(s, (msg){.type = MSG_FINAL_VALUES, .flags = MSG_F_VALUES, .src = stub_addr(s, 0), .slice = k},
-                 replica_at(rt, 0, &rt->slices[k]), rt->slices[k].len * sizeof(float));
-    if (!remote)
-        to_peers(s, (msg){.type = MSG_FINISHED, .src = stub_addr(s, 0)}, result, len);
-    else if (msg_result_decode(&s->rt->final, result, len) < 0) {
-        singa_err e;
-        singa_err_set(&e, "rank 0 sent a malformed result at the end of the job");
-        rt_fail(s->rt, &e);
-    }
-    stop_all(s, NULL);
-}
-
-static void on_final_values(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
-{
-    const rt_slice *sl = &s->rt->slices[m->slice];
-    size_t len = zmq_msg_size(payload);
-    if (len == sl->len * sizeof(float))
-        memcpy(s->rt->final_params[sl->param]->data.data + sl->offset, zmq_msg_data(payload), len);
-    else
         singa_stats_drop(s->rt->stats);
 }
 
@@ -1090,7 +552,7 @@ static int receive(rt_stub *s, bool remote)
         singa_trace_span(s->trace, "stub", msg_type_name(m.type), t0, rt_now());
     }
     else if (rc == 3)
-        on_rejoin(s);
+        stub_on_rejoin(s);
     else if (rc == 1)
         singa_stats_drop(s->rt->stats);
     zmq_msg_close(&payload);
@@ -1156,7 +618,7 @@ void *rt_stub_main(void *arg)
             rt_peers_watch(s->peers, it + 1);
         rt_loss why;
         for (int r; remote && !s->stop && (r = rt_peers_lost(s->peers, &why)) >= 0;)
-            on_lost(s, r, why);
+            stub_on_lost(s, r, why);
     }
     free(it);
     rt_peers_close(s->peers);

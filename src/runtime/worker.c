@@ -397,7 +397,7 @@ static int after_training(rt_worker *w, singa_err *err)
 }
 
 /* Before a test during training: every value of the last step; and worker 0.0 of a cut group,
- * whose process gets back only the values of its part (stub.c), fetches the rest. */
+ * whose process gets back only the values of its part (stub_params.c), fetches the rest. */
 static int before_eval(void *ud, singa_err *err)
 {
     rt_worker *w = ud;

@@ -1,0 +1,95 @@
+/* What a server's files share (server.c updates its slices and answers, server_sync.c syncs
+ * them between server groups, server_flush.c runs the final flush): its state, and how it
+ * answers. */
+#ifndef SINGA_RUNTIME_SERVER_H
+#define SINGA_RUNTIME_SERVER_H
+
+#include "runtime/runtime.h"
+
+typedef enum { SYNC_IDLE, SYNC_OUT, SYNC_ANSWERED } srv_sync;
+typedef enum { SRV_SERVING, SRV_FLUSHING, SRV_FLUSHED } srv_flush;
+
+/* A worker group's contributions to the current step of a slice. */
+typedef struct pending {
+    int step, count;
+    const float *direct; /* the only non-empty contribution so far, covering the slice: used in
+                          * place (a worker's buffer, or a frame that completes the step) */
+    bool summed;   /* contributions summed into `acc` */
+    float *acc;    /* the group's own: groups' contributions to a slice interleave (Downpour) */
+    uint8_t flags; /* MSG_F_STEP flags any contribution carried, for the answers */
+    size_t (*span)[2]; /* per process: the elements its contribution covers, which it gets back */
+} pending;
+
+typedef struct srv_slice {
+    int slice;          /* global index */
+    int store;          /* its param in the server's store */
+    float *data;
+    int shared_group;   /* the worker group whose copy here `data` is, or -1 */
+    msg_loan lent;      /* answers that lend `data` (rt_server.lend) */
+    bool ready;         /* its values are in */
+    bool loaded;        /* from a checkpoint: the put's values are not taken */
+    int version;
+    pending *pend;      /* per worker group served */
+    msg_addr *asked;    /* the stubs whose GET waits for the values */
+    int nasked;
+    /* Server-group sync. */
+    int since;          /* updates since the last delta left */
+    float *last, *snap, *master;
+    srv_sync sync;
+    float *delta;       /* master: deltas received and not yet added */
+    uint64_t delta_from; /* master: server groups to answer */
+    uint64_t flushed_from; /* flush master: groups whose final delta is added */
+    uint64_t fetch_asked; /* SINGA_REJOIN: the groups whose answer to fetch_newest is still due */
+    float **base;       /* compress values = "int8": per process, what its workers hold (NULL until
+                         * an exact answer of the whole slice) */
+} srv_slice;
+
+struct rt_server {
+    rt_ctx *rt;
+    int group, id;
+    singa_trace_buf *trace; /* this thread's, or NULL */
+    int first_group, ngroups; /* the worker groups it serves */
+    singa_params store;       /* one param per slice, for the updater */
+    singa_updater *upd;
+    srv_slice *sl;
+    int nsl;
+    int *local;               /* global slice -> index in sl, or -1 */
+    bool lend;                /* answers lend the values rather than copy them (see answer) */
+    void *sock;
+    /* The final flush. */
+    srv_flush flush;
+    uint64_t flush_groups;    /* the groups taking part, from rank 0's first word */
+    uint64_t flush_live;      /* those still alive: final deltas are awaited from them only */
+    int last_step;            /* the job's last step (the host may stop a group before) */
+    bool reader_done;         /* the worker group reading values in place trained its last step */
+    int published;            /* the last step whose rate it handed the workers (history.c) */
+    /* cluster.compress: an update from another process decoded, an answer to one encoded. */
+    float *unpacked;
+    uint8_t *packed;
+};
+
+static inline msg_addr srv_self(const rt_server *s)
+{
+    return (msg_addr){ENT_SERVER, (uint16_t)s->group, (uint16_t)s->id, (uint16_t)s->rt->rank};
+}
+
+
+/* Answers the stub of process p for group g: values [at, at + len) unless it reads this very
+ * memory (server.c). */
+void srv_answer(rt_server *s, srv_slice *x, int type, int g, int p, int version, size_t at, size_t len, uint8_t flags);
+/* The values are in: every GET waiting for them is answered (server.c). */
+void srv_serve_asked(rt_server *s, srv_slice *x);
+
+/* Syncing server groups (server_sync.c). */
+float *srv_copy_of(const float *src, float **dst, size_t n);
+void srv_answer_deltas(rt_server *s, srv_slice *x, uint64_t groups);
+int srv_sync_groups(rt_server *s, srv_slice *x);
+void srv_fetch_newest(rt_server *s, srv_slice *x);
+int srv_on_sync_msg(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload, singa_err *err);
+int srv_on_lost_word(rt_server *s, srv_slice *unused, const msg *m, zmq_msg_t *payload, singa_err *err);
+
+/* The final flush (server_flush.c). */
+int srv_on_flush_word(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload, singa_err *err);
+int srv_on_final_delta(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload, singa_err *err);
+
+#endif
