@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "singa/ckpt_set.h"
-#include "train/ckpt_load.h"
+#include "ckpt/load.h"
 #include "train/job_private.h"
 
 /* Visits every entry a checkpoint of this job holds; `visit` returns -1 to stop.  A distributed

@@ -28,7 +28,7 @@
 #include "layers/layers.h"
 #include "singa/onnx.h"
 #include "singa/singa.h"
-#include "train/ckpt_load.h"
+#include "ckpt/load.h"
 #include "train/model.h"
 
 #define IR_VERSION 7 /* ONNX 1.8's, the first to know opset 13 */

@@ -17,7 +17,7 @@
 #include "singa/ckpt_set.h"
 #include "singa/net.h"
 #include "singa/predict.h"
-#include "train/ckpt_load.h"
+#include "ckpt/load.h"
 #include "train/model.h"
 #include "train/train.h"
 

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "train/ckpt_load.h"
+#include "ckpt/load.h"
 
 bool singa_ckpt_entry_fits(const singa_ckpt_entry *e, int dtype, int ndim, const int *dims)
 {
