@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "runtime/runtime.h"
+#include "ckpt/part.h"
 
 static uint64_t fnv(uint64_t h, const void *p, size_t n)
 {
@@ -102,19 +103,12 @@ static bool fill_lost(const rt_ctx *rt, int64_t *lost)
 int rt_ckpt_write(rt_ctx *rt, singa_ckpt *c, int kind, int group, int id, singa_err *err)
 {
     char path[4096];
-    int64_t ident[2] = {group, id}, files = nparts(rt);
-    int len = RT_TOPOLOGY_LEN, two = 2, one = 1, ngroups = rt->c->nworker_groups + rt->c->nserver_groups;
+    int ngroups = rt->c->nworker_groups + rt->c->nserver_groups;
     int64_t *lost = calloc((size_t)ngroups, sizeof *lost);
-    int rc = lost ? 0 : singa_err_set(err, "out of memory");
-    if (rc == 0 && (singa_ckpt_add(c, "topology", SINGA_CKPT_I64, 1, &len, rt->topology, err) < 0 ||
-                    singa_ckpt_add(c, "files", SINGA_CKPT_I64, 1, &one, &files, err) < 0 ||
-                    (fill_lost(rt, lost) && singa_ckpt_add(c, "lost", SINGA_CKPT_I64, 1, &ngroups, lost, err) < 0) ||
-                    singa_ckpt_add(c, kind == SINGA_CKPT_SERVER ? "shard" : "worker", SINGA_CKPT_I64, 1, &two, ident,
-                                   err) < 0))
-        rc = -1;
-    singa_ckpt_part_path(path, sizeof path, rt->ckpt_dir, c->step, kind, group, id);
-    if (rc == 0)
-        rc = singa_ckpt_write(c, path, err);
+    if (!lost)
+        return singa_err_set(err, "out of memory");
+    singa_ckpt_part part = {kind, group, id, rt->topology, nparts(rt), fill_lost(rt, lost) ? lost : NULL, ngroups};
+    int rc = singa_ckpt_save(c, rt->ckpt_dir, &part, path, sizeof path, err);
     free(lost);
     return rc;
 }

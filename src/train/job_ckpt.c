@@ -10,6 +10,7 @@
 
 #include "singa/ckpt_set.h"
 #include "ckpt/load.h"
+#include "ckpt/part.h"
 #include "ckpt/resume.h"
 #include "train/job_private.h"
 
@@ -123,14 +124,12 @@ void singa_job_ckpt_written(singa_job *job, int step, const char *path)
 int job_ckpt_save(singa_job *job, int step, const singa_job_hooks *hooks, singa_err *err)
 {
     singa_ckpt c;
-    char path[4096];
-    singa_ckpt_path(path, sizeof path, job->ckpt_dir, (uint64_t)step);
-    char where[512];
+    char path[4096], where[512];
     if (job->stop_nonfinite && job_find_nonfinite(job, where, sizeof where)) /* never a bad "last good" one */
         return job_nonfinite_error(job, step, "checkpoint not written", where, err);
     int rc = singa_job_ckpt_fill(job, &c, step, err);
     if (rc == 0)
-        rc = singa_ckpt_write(&c, path, err);
+        rc = singa_ckpt_save(&c, job->ckpt_dir, NULL, path, sizeof path, err);
     for (size_t i = 0; rc == 0 && i < job->nstale; i++) {
         char old[4096];
         singa_ckpt_path(old, sizeof old, job->ckpt_dir, job->stale[i]);
