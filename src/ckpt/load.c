@@ -1,4 +1,4 @@
-/* The checkpoint loader: check every entry, then copy (see ckpt_load.h). */
+/* The checkpoint loader: check every entry, then copy (see load.h). */
 #include <stdlib.h>
 #include <string.h>
 

@@ -91,7 +91,7 @@ int rt_ckpt_lacks(const rt_ctx *rt, char *buf, size_t len)
 }
 
 /* "lost": per worker group, then per server group, 1 where the group is lost now, so a reader
- * knows the step lacks its files on purpose (ckpt_set.c); written when one is. */
+ * knows the step lacks its files on purpose (ckpt/set.c); written when one is. */
 static bool fill_lost(const rt_ctx *rt, int64_t *lost)
 {
     int nw = rt->c->nworker_groups, any = 0;

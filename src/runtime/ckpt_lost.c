@@ -1,7 +1,7 @@
 /* Rank 0, when a process is lost from an asynchronous job that goes on: the checkpoints written
  * since it died but before the loss was known lack its groups' worker files without recording
  * why (rt_ckpt_write's "lost"), so they are really incomplete, and the log says so, naming each
- * at its step.  Those written once the loss is known record it and are whole (ckpt_set.c). */
+ * at its step.  Those written once the loss is known record it and are whole (ckpt/set.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

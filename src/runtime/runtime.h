@@ -157,7 +157,7 @@ struct rt_ctx {
     bool failed;
     bool lost; /* the failure is a lost process's (an elastic job may restart) */
     singa_stats *stats;
-    /* Checkpoints (process.c): checkpoint_path's first entry (NULL: none), checkpoint_keep, the
+    /* Checkpoints (ckpt.c, resume.c): checkpoint_path's first entry (NULL: none), checkpoint_keep, the
      * step every thread of every process starts from (0 for a fresh start; puts and gets carry
      * it, so processes that chose different checkpoints are found out), and what the threads
      * here load from the checkpoint resume chose, of any topology (until they are built). */
