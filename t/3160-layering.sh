@@ -1,5 +1,5 @@
 # The folders of src/ form a DAG (README's Layout): core <- layers (plugin and onnx beside it) <- net <-
-# train <- runtime <- lua <- tui <- app.  A folder may use its own and lower folders only:
+# ckpt <- train <- runtime <- lua <- tui <- app.  A folder may use its own and lower folders only:
 # (1) its private includes ("folder/file.h") name no higher folder, and (2) in the built objects
 # no object of a folder references a symbol an object of a higher folder defines (calls through
 # function pointers a lower folder defines itself are how it is called back, and are not seen).
@@ -22,11 +22,12 @@ layers 1
 plugin 1
 onnx 1
 net 2
-train 3
-runtime 4
-lua 5
-tui 6
-app 7'
+ckpt 3
+train 4
+runtime 5
+lua 6
+tui 7
+app 8'
 echo "$ranks" >"$tmp/ranks"
 
 # Every folder of src/ has a rank.

@@ -1,41 +1,26 @@
 /* Rank 0, when a process is lost from an asynchronous job that goes on: the checkpoints written
  * since it died but before the loss was known lack its groups' worker files without recording
  * why (rt_ckpt_write's "lost"), so they are really incomplete, and the log says so, naming each
- * at its step.  Those written once the loss is known record it and are whole (ckpt_set.c). */
+ * at its step.  Those written once the loss is known record it and are whole (ckpt/set.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "runtime/runtime.h"
-#include "singa/ckpt_set.h"
-
-typedef struct refusal {
-    bool incomplete;
-    char reason[1024];
-} refusal;
-
-static void on_refused(void *ud, uint64_t step, bool incomplete, const char *reason)
-{
-    refusal *r = ud;
-    (void)step;
-    r->incomplete = incomplete;
-    snprintf(r->reason, sizeof r->reason, "%s", reason);
-}
+#include "ckpt/resume.h"
 
 /* Whether step files[0, n) is refused for lacking worker group g's file (dir: their folder). */
 static bool lacks_group(const char *dir, const singa_ckpt_file *files, int g)
 {
     char path[4096], want[4096];
-    singa_ckpt_set set;
-    refusal r = {0};
     singa_err err;
     singa_ckpt_part_path(path, sizeof path, dir, files[0].step, files[0].kind, files[0].group, files[0].id);
     singa_ckpt_part_path(want, sizeof want, dir, files[0].step, SINGA_CKPT_WORKER, g, 0);
-    if (singa_ckpt_set_open(&set, path, NULL, on_refused, &r, &err) == 0) {
-        singa_ckpt_set_free(&set);
-        return false;
-    }
-    return r.incomplete && strstr(r.reason, want);
+    singa_ckpt_want w = {.path = path};
+    singa_ckpt_resumed r;
+    bool lacks = singa_ckpt_resume(&w, &r, &err) < 0 && r.nrefused && r.incomplete[0] && strstr(err.msg, want);
+    singa_ckpt_resumed_free(&r);
+    return lacks;
 }
 
 void rt_ckpt_name_incomplete(rt_ctx *rt, int r)

@@ -23,490 +23,9 @@
 #include "layers/param_state.h"
 #include "runtime/bridge.h"
 #include "runtime/place.h"
-#include "train/ckpt_load.h"
 #include "singa/net.h"
 #include "singa/plugin.h"
 #include "singa/tensor.h"
-
-/* The worker of group g that checkpoints the process's residuals: its first here. */
-static bool keeps_residuals(const rt_ctx *rt, int g, int id)
-{
-    return rt_worker_proc(rt, g, id) == rt->rank && (id == 0 || rt_worker_proc(rt, g, id - 1) != rt->rank);
-}
-
-static void residual_name(char *buf, size_t len, int slice)
-{
-    snprintf(buf, len, "residual/%d", slice);
-}
-
-int rt_residuals_setup(rt_ctx *rt, singa_err *err)
-{
-    const singa_cluster *c = rt->c;
-    if (!c->compress.error_feedback)
-        return 0;
-    const singa_ckpt_set *set = rt->resumed;
-    bool same = set && memcmp(set->topology, rt->topology, sizeof rt->topology) == 0;
-    int loaded = 0, dropped = 0;
-    if (!(rt->residual = calloc((size_t)c->nworker_groups, sizeof *rt->residual)))
-        return singa_err_set(err, "out of memory");
-    for (int g = 0; g < c->nworker_groups; g++) {
-        int id = 0;
-        while (id < c->nworkers_per_group && !keeps_residuals(rt, g, id))
-            id++;
-        if (id == c->nworkers_per_group)
-            continue;
-        if (!(rt->residual[g] = calloc((size_t)rt->nslices, sizeof *rt->residual[g])))
-            return singa_err_set(err, "out of memory");
-        const singa_ckpt *state = NULL;
-        for (size_t i = 0; set && i < set->nworkers; i++)
-            if (set->workers[i].group == g && set->workers[i].id == id)
-                state = &set->workers[i].state;
-        for (int k = 0; k < rt->nslices; k++) {
-            const rt_slice *sl = &rt->slices[k];
-            if (rt_server_proc(rt, singa_cluster_server_group(c, g), sl->server) == rt->rank)
-                continue;
-            if (!(rt->residual[g][k] = calloc(sl->len, sizeof(float))))
-                return singa_err_set(err, "out of memory");
-            char name[32];
-            residual_name(name, sizeof name, k);
-            const singa_ckpt_entry *e = state ? singa_ckpt_find(state, name) : NULL;
-            if (e && same && e->bytes == sl->len * sizeof(float)) {
-                memcpy(rt->residual[g][k], e->data, e->bytes);
-                loaded++;
-            } else if (set) {
-                dropped++;
-            }
-        }
-    }
-    if (dropped)
-        rt_log(rt, "compress: %d error-feedback residual%s of %s not resumed (%s): they start from zero", dropped,
-               dropped == 1 ? "" : "s", set->where, same ? "missing" : "another topology wrote it");
-    else if (loaded)
-        rt_log(rt, "compress: %d error-feedback residual%s resumed", loaded, loaded == 1 ? "" : "s");
-    return 0;
-}
-
-void rt_residuals_free(rt_ctx *rt)
-{
-    for (int g = 0; rt->residual && g < rt->c->nworker_groups; g++) {
-        for (int k = 0; rt->residual[g] && k < rt->nslices; k++)
-            free(rt->residual[g][k]);
-        free(rt->residual[g]);
-    }
-    free(rt->residual);
-    rt->residual = NULL;
-}
-
-int rt_residuals_add(const rt_ctx *rt, int group, int id, singa_ckpt *c, singa_err *err)
-{
-    if (!rt->residual || !rt->residual[group] || !keeps_residuals(rt, group, id))
-        return 0;
-    for (int k = 0; k < rt->nslices; k++) {
-        char name[32];
-        int len = (int)rt->slices[k].len;
-        residual_name(name, sizeof name, k);
-        if (rt->residual[group][k] && singa_ckpt_add(c, name, SINGA_CKPT_F32, 1, &len, rt->residual[group][k], err) < 0)
-            return -1;
-    }
-    return 0;
-}
-
-/* ---- checkpoints: what their files record, resume, pruning ---- */
-
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ ((const unsigned char *)p)[i]) * 0x100000001b3ull;
-    return h;
-}
-
-static void make_topology(rt_ctx *rt, size_t total)
-{
-    const singa_cluster *c = rt->c;
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (int i = 0; i < rt->nparams; i++) {
-        uint64_t size = rt->params[i].size;
-        h = fnv(fnv(h, rt->params[i].name, strlen(rt->params[i].name) + 1), &size, sizeof size);
-    }
-    for (int k = 0; k < rt->nslices; k++) {
-        const rt_slice *d = &rt->slices[k];
-        uint64_t v[4] = {(uint64_t)d->param, d->offset, d->len, (uint64_t)d->server};
-        h = fnv(h, v, sizeof v);
-    }
-    int64_t t[RT_TOPOLOGY_LEN] = {1, c->nworker_groups, c->nworkers_per_group, c->nserver_groups,
-                                     c->nservers_per_group, rt->nslices, (int64_t)total, (int64_t)h};
-    memcpy(rt->topology, t, sizeof t);
-}
-
-/* Whether a file belongs to this job's topology, and how many files a checkpoint of it has. */
-static bool is_part(const rt_ctx *rt, const singa_ckpt_file *f)
-{
-    const singa_cluster *c = rt->c;
-    if (f->kind == SINGA_CKPT_SERVER)
-        return f->group < c->nserver_groups && f->id < c->nservers_per_group;
-    return f->kind == SINGA_CKPT_WORKER && f->group < c->nworker_groups && f->id < c->nworkers_per_group &&
-           rt_sends(rt, f->group, f->id);
-}
-
-/* Whether worker group g (kind SINGA_CKPT_WORKER) or server group g is lost now: a process of
- * it is.  Server group 0's shards are the model: a checkpoint never goes without them. */
-static bool group_lost(const rt_ctx *rt, int kind, int g)
-{
-    const singa_cluster *c = rt->c;
-    int per = kind == SINGA_CKPT_WORKER ? c->nworkers_per_group : c->nservers_per_group;
-    for (int j = 0; j < per && (kind == SINGA_CKPT_WORKER || g > 0); j++) {
-        bool worker = kind == SINGA_CKPT_WORKER;
-        if ((!worker || rt_sends(rt, g, j)) &&
-            singa_stats_rank_lost(rt->stats, worker ? rt_worker_proc(rt, g, j) : rt_server_proc(rt, g, j)))
-            return true;
-    }
-    return false;
-}
-
-/* The files a checkpoint written now has: those of the groups not lost. */
-static int nparts(const rt_ctx *rt)
-{
-    const singa_cluster *c = rt->c;
-    int n = 0;
-    for (int g = 0; g < c->nserver_groups; g++)
-        n += group_lost(rt, SINGA_CKPT_SERVER, g) ? 0 : c->nservers_per_group;
-    for (int g = 0; g < c->nworker_groups; g++)
-        n += group_lost(rt, SINGA_CKPT_WORKER, g) ? 0 : rt_senders(rt, g);
-    return n;
-}
-
-int rt_ckpt_lacks(const rt_ctx *rt, char *buf, size_t len)
-{
-    int n = 0, ns = 0;
-    buf[0] = 0;
-    for (int g = 0; g < rt->c->nworker_groups; g++)
-        if (group_lost(rt, SINGA_CKPT_WORKER, g))
-            singa_appendf(buf, len, "%s worker group %d (rank %d)", n++ ? "," : "the state of lost", g,
-                          rt_worker_proc(rt, g, 0));
-    for (int g = 1; g < rt->c->nserver_groups; g++)
-        if (group_lost(rt, SINGA_CKPT_SERVER, g))
-            singa_appendf(buf, len, "%s server group %d (rank %d)", ns++ ? "," : n ? " and the shards of lost" :
-                          "the shards of lost", g, rt_server_proc(rt, g, 0));
-    if (ns)
-        singa_appendf(buf, len, ", copies of server group 0's");
-    return n + ns;
-}
-
-/* "lost": per worker group, then per server group, 1 where the group is lost now, so a reader
- * knows the step lacks its files on purpose (ckpt_set.c); written when one is. */
-static bool fill_lost(const rt_ctx *rt, int64_t *lost)
-{
-    int nw = rt->c->nworker_groups, any = 0;
-    for (int g = 0; g < nw + rt->c->nserver_groups; g++)
-        any |= (int)(lost[g] = group_lost(rt, g < nw ? SINGA_CKPT_WORKER : SINGA_CKPT_SERVER, g < nw ? g : g - nw));
-    return any;
-}
-
-int rt_ckpt_write(rt_ctx *rt, singa_ckpt *c, int kind, int group, int id, singa_err *err)
-{
-    char path[4096];
-    int64_t ident[2] = {group, id}, files = nparts(rt);
-    int len = RT_TOPOLOGY_LEN, two = 2, one = 1, ngroups = rt->c->nworker_groups + rt->c->nserver_groups;
-    int64_t *lost = calloc((size_t)ngroups, sizeof *lost);
-    int rc = lost ? 0 : singa_err_set(err, "out of memory");
-    if (rc == 0 && (singa_ckpt_add(c, "topology", SINGA_CKPT_I64, 1, &len, rt->topology, err) < 0 ||
-                    singa_ckpt_add(c, "files", SINGA_CKPT_I64, 1, &one, &files, err) < 0 ||
-                    (fill_lost(rt, lost) && singa_ckpt_add(c, "lost", SINGA_CKPT_I64, 1, &ngroups, lost, err) < 0) ||
-                    singa_ckpt_add(c, kind == SINGA_CKPT_SERVER ? "shard" : "worker", SINGA_CKPT_I64, 1, &two, ident,
-                                   err) < 0))
-        rc = -1;
-    singa_ckpt_part_path(path, sizeof path, rt->ckpt_dir, c->step, kind, group, id);
-    if (rc == 0)
-        rc = singa_ckpt_write(c, path, err);
-    free(lost);
-    return rc;
-}
-
-static void drop_resumed(rt_ctx *rt)
-{
-    if (rt->resumed)
-        singa_ckpt_set_free(rt->resumed);
-    free(rt->resumed);
-    rt->resumed = NULL;
-}
-
-/* Removes every file of the steps in files[0, n), or (aside[i]) renames it "<name>.refused": a
- * file that did not verify is kept for a look, under a name no checkpoint has. */
-static void remove_steps(rt_ctx *rt, const singa_ckpt_file *files, size_t n, const bool *aside)
-{
-    for (size_t i = 0; i < n; i++) {
-        char path[4096], to[4200];
-        singa_ckpt_part_path(path, sizeof path, rt->ckpt_dir, files[i].step, files[i].kind, files[i].group, files[i].id);
-        snprintf(to, sizeof to, "%s.refused", path);
-        if (!aside)
-            unlink(path);
-        else if (!aside[i] && unlink(path) == 0)
-            rt_log(rt, "removed %s (of an incomplete checkpoint newer than the one resumed from)", path);
-        else if (aside[i] && rename(path, to) == 0)
-            rt_log(rt, "renamed %s to %s (of a checkpoint that did not verify, newer than the one resumed from)",
-                     path, to);
-    }
-}
-
-/* What resume's search carries: the job, and the steps refused (newest first), which rank 0
- * removes or puts aside once one is taken. */
-typedef struct resume_ctx {
-    rt_ctx *rt;
-    singa_job *job;
-    uint64_t *steps;
-    bool *incomplete;
-    size_t n;
-} resume_ctx;
-
-static void resume_refused(void *ud, uint64_t step, bool incomplete, const char *reason)
-{
-    resume_ctx *c = ud;
-    rt_log(c->rt, "refused %s", reason);
-    uint64_t *s = realloc(c->steps, (c->n + 1) * sizeof *s);
-    bool *in = s ? realloc(c->incomplete, (c->n + 1) * sizeof *in) : NULL;
-    if (s)
-        c->steps = s;
-    if (!in)
-        return; /* those files stay: nothing lost */
-    c->incomplete = in;
-    c->steps[c->n] = step;
-    c->incomplete[c->n++] = incomplete;
-}
-
-/* A checkpoint of any topology fits when it holds every param the servers update with the job's
- * shape (an older one records none: then its number of values), and no param the job lacks. */
-static int resume_accept(void *ud, const singa_ckpt_set *s, singa_err *err)
-{
-    const resume_ctx *c = ud;
-    const rt_ctx *rt = c->rt;
-    char name[600], a[64], b[64];
-    for (int k = 0; k < rt->nparams; k++) {
-        const singa_param *p = rt->final_params[k];
-        snprintf(name, sizeof name, "param/%s", p->name);
-        const singa_ckpt_entry *e = singa_ckpt_find(&s->model, name);
-        if (!e)
-            return singa_err_set(err, "checkpoint '%s': param '%s' (layer '%s') is not in it (it belongs to another net)",
-                                 s->where, p->name, p->layer);
-        if (!singa_ckpt_entry_fits(e, SINGA_CKPT_F32, p->data.ndim, p->data.shape) &&
-            !(e->dtype == SINGA_CKPT_F32 && e->ndim == 1 && e->dims[0] == p->data.size)) {
-            singa_ckpt_entry_shape(e, a, sizeof a);
-            return singa_err_set(err, "checkpoint '%s': param '%s' has shape %s there but %s in this job (layer '%s')",
-                                 s->where, p->name, e->dtype == SINGA_CKPT_F32 ? a : "(not float32)",
-                                 singa_tensor_shape_str(&p->data, b, sizeof b), p->layer);
-        }
-    }
-    for (size_t i = 0; i < s->model.n; i++) {
-        const char *n = s->model.entries[i].name;
-        if (strncmp(n, "param/", 6) == 0 && !singa_params_find(singa_job_params(c->job), n + 6))
-            return singa_err_set(err, "checkpoint '%s': param '%s' is not in this job (it belongs to another net)",
-                                 s->where, n + 6);
-    }
-    return 0;
-}
-
-/* A process started again to rejoin an asynchronous job (SINGA_REJOIN) must be one the job goes
- * on without: neither rank 0 (launch.c) nor one whose loss ends the job.  Servers it holds serve
- * its own groups alone (Hogwild): they fetch the newest values before its workers start (server.c). */
-static int rejoin_check(rt_ctx *rt, singa_err *err)
-{
-    char role[160];
-    if (!rt->launch.rejoin)
-        return 0;
-    rt_role(rt, rt->rank, role, sizeof role);
-    if (rt->c->nworker_groups == 1)
-        return singa_err_set(err, "SINGA_REJOIN: the job is synchronous (one worker group): losing a process ends it, "
-                                  "so no process can rejoin it (resume it from its checkpoint instead)");
-    if (rt_loss_ends_job(rt, rt->rank))
-        return singa_err_set(err, "SINGA_REJOIN: rank %d (%s) holds what other processes need: its loss ended the job, "
-                                  "so it cannot rejoin", rt->rank, role);
-    return 0;
-}
-
-/* An elastic job restarted by `--procs` on the processes left, as its log tells. */
-static void log_restart(rt_ctx *rt, bool resumed)
-{
-    const char *lost = rt->launch.lost;
-    char from[64];
-    snprintf(from, sizeof from, "resuming step %d", rt->resume_step);
-    rt_log(rt, "elastic restart %d of %d: %s %s lost, %s on %d process%s", rt->launch.restart, rt->c->max_restarts,
-           strchr(lost, ',') ? "ranks" : "rank", *lost ? lost : "?", resumed ? from : "no checkpoint yet: starting from step 0",
-           rt->nprocs, rt->nprocs == 1 ? "" : "es");
-}
-
-/* How many checkpoints (steps) the files, newest first, are of. */
-static size_t count_steps(const singa_ckpt_file *files, size_t n)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        k += i == 0 || files[i].step != files[i - 1].step;
-    return k;
-}
-
-/* overwrite = true, rank 0: keeps the earlier run's files (taking `files`) to remove them once
- * this run has written a whole checkpoint. */
-static int note_stale(rt_ctx *rt, singa_ckpt_file *files, size_t n, singa_err *err)
-{
-    if (!(rt->stale_ino = calloc(n, sizeof *rt->stale_ino))) {
-        free(files);
-        return singa_err_set(err, "out of memory");
-    }
-    for (size_t i = 0; i < n; i++) {
-        char path[4096];
-        struct stat st;
-        singa_ckpt_part_path(path, sizeof path, rt->ckpt_dir, files[i].step, files[i].kind, files[i].group, files[i].id);
-        rt->stale_ino[i] = stat(path, &st) == 0 ? st.st_ino : 0;
-    }
-    rt->stale = files;
-    rt->nstale = n;
-    size_t k = count_steps(files, n);
-    rt_log(rt, "checkpoint_path '%s' holds %zu checkpoint%s of an earlier run (newest: step %llu); this run replaces "
-           "%s once it has written its first whole checkpoint (overwrite)", rt->ckpt_dir, k, k == 1 ? "" : "s",
-           (unsigned long long)files[0].step, k == 1 ? "it" : "them");
-    return 0;
-}
-
-/* Whether f is a file of the earlier run (overwrite): the very file, not one this run wrote. */
-static bool is_stale(const rt_ctx *rt, const singa_ckpt_file *f)
-{
-    char path[4096];
-    struct stat st;
-    singa_ckpt_part_path(path, sizeof path, rt->ckpt_dir, f->step, f->kind, f->group, f->id);
-    for (size_t i = 0; i < rt->nstale; i++) {
-        const singa_ckpt_file *s = &rt->stale[i];
-        if (s->step == f->step && s->kind == f->kind && s->group == f->group && s->id == f->id)
-            return stat(path, &st) == 0 && st.st_ino == rt->stale_ino[i];
-    }
-    return false;
-}
-
-/* Once this run has a whole checkpoint of its own, the earlier run's files go; true if they did. */
-static bool drop_stale(rt_ctx *rt, const singa_ckpt_file *files, size_t n)
-{
-    bool whole = false;
-    for (size_t i = 0, j; i < n && !whole; i = j) {
-        int parts = 0;
-        for (j = i; j < n && files[j].step == files[i].step; j++)
-            parts += is_part(rt, &files[j]) && !is_stale(rt, &files[j]);
-        whole = parts == nparts(rt);
-    }
-    if (!whole)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (is_stale(rt, &files[i])) {
-            char path[4096];
-            singa_ckpt_part_path(path, sizeof path, rt->ckpt_dir, files[i].step, files[i].kind, files[i].group,
-                                 files[i].id);
-            if (unlink(path) == 0)
-                rt_log(rt, "removed %s (an earlier run's)", path);
-        }
-    free(rt->stale);
-    free(rt->stale_ino);
-    rt->stale = NULL;
-    rt->stale_ino = NULL;
-    rt->nstale = 0;
-    return true;
-}
-
-/* Before any thread starts, in every process: with resume, the newest checkpoint (of any
- * topology) that is whole, verifies and fits, read by every process from checkpoint_path, which
- * they must share, so all choose the same; without, a folder that holds no checkpoint, since a
- * fresh run's files must not mix with an earlier run's. */
-static int ckpt_setup(rt_ctx *rt, singa_job *job, singa_err *err)
-{
-    singa_ckpt_file *files;
-    size_t n;
-    if (!rt->ckpt_dir)
-        return 0;
-    if (singa_mkdirs(rt->ckpt_dir, err) < 0 || singa_ckpt_dir_files(rt->ckpt_dir, &files, &n, err) < 0)
-        return singa_err_prefix(err, "job: checkpoint_path: ");
-    /* A process that rejoins takes its groups' state from the newest whole checkpoint, which this
-     * run wrote (rank 0 refused an earlier run's files at the start); an elastic restart goes on. */
-    bool resume = singa_conf_bool(rt->conf, "resume", false) || rt->launch.rejoin || rt->launch.restart > 0;
-    int rc = 0;
-    if (n && !resume && !singa_conf_bool(rt->conf, "overwrite", false))
-        rc = singa_job_stale_error(rt->ckpt_dir, count_steps(files, n), files[0].step, err);
-    else if (n && !resume && rt->rank == 0) {
-        rc = note_stale(rt, files, n, err);
-        files = NULL;
-        n = 0;
-    }
-    resume_ctx c = {rt, job, NULL, NULL, 0};
-    if (rc == 0 && resume && !(rt->resumed = malloc(sizeof *rt->resumed)))
-        rc = singa_err_set(err, "out of memory");
-    int found = rc == 0 && resume ? singa_ckpt_set_open(rt->resumed, rt->ckpt_dir, resume_accept, resume_refused, &c, err)
-                                  : 1;
-    if (rc == 0 && found == 0) {
-        const singa_ckpt_set *s = rt->resumed;
-        char what[1024];
-        rt->resume_step = (int)s->step;
-        if (rt->resume_step > singa_conf_int(rt->conf, "train_steps", 0))
-            rc = singa_err_set(err, "resume: checkpoint step %d in '%s' is beyond train_steps %d", rt->resume_step,
-                               rt->ckpt_dir, singa_conf_int(rt->conf, "train_steps", 0));
-        if (rc == 0 && singa_ckpt_set_resharded(s, rt->topology, what, sizeof what))
-            rt_log(rt, "%s", what);
-        if (rc == 0 && singa_ckpt_set_lacks(s, what, sizeof what))
-            rt_log(rt, "resume: %s", what);
-        if (rc == 0)
-            rt_log(rt, "%s from %s (step %d)", rt->launch.rejoin ? "rejoining: this process's groups go on" : "resumed",
-                   s->where, rt->resume_step);
-        bool *aside = calloc(n + 1, sizeof *aside);
-        size_t newer = 0; /* this run writes the refused steps anew: none of their files may stay */
-        while (aside && newer < n && files[newer].step > s->step) {
-            for (size_t k = 0; k < c.n; k++)
-                if (c.steps[k] == files[newer].step)
-                    aside[newer] = !c.incomplete[k];
-            newer++;
-        }
-        if (rc == 0 && aside && rt->rank == 0)
-            remove_steps(rt, files, newer, aside);
-        free(aside);
-    } else if (rc == 0 && found < 0) {
-        rc = singa_err_prefix(err, "resume: no checkpoint in '%s' verifies on every shard and fits; newest: ", rt->ckpt_dir);
-    } else if (rc == 0 && resume) {
-        rt_log(rt, "resume: no checkpoint in '%s', starting from step 0", rt->ckpt_dir);
-    }
-    if (rc == 0 && rt->launch.restart > 0)
-        log_restart(rt, found == 0);
-    if (found != 0)
-        drop_resumed(rt);
-    if (rc == 0 && rt->rank == 0) /* nothing writes yet: no process trains before rank 0 has met all */
-        singa_ckpt_dir_clean(rt->ckpt_dir);
-    free(c.steps);
-    free(c.incomplete);
-    free(files);
-    return rc;
-}
-
-void rt_ckpt_prune(rt_ctx *rt)
-{
-    singa_ckpt_file *files;
-    size_t n;
-    singa_err err;
-    if (singa_ckpt_dir_files(rt->ckpt_dir, &files, &n, &err) < 0) {
-        rt_log(rt, "checkpoints not pruned: %s", err.msg);
-        return;
-    }
-    if (rt->nstale && drop_stale(rt, files, n)) {
-        free(files);
-        if (singa_ckpt_dir_files(rt->ckpt_dir, &files, &n, &err) < 0) {
-            rt_log(rt, "checkpoints not pruned: %s", err.msg);
-            return;
-        }
-    }
-    int complete = 0, keep = rt->ckpt_keep;
-    for (size_t i = 0; i < n;) {
-        size_t j = i;
-        int parts = 0;
-        for (; j < n && files[j].step == files[i].step; j++)
-            parts += is_part(rt, &files[j]);
-        if (complete >= keep)
-            remove_steps(rt, files + i, j - i, NULL);
-        else if (parts >= nparts(rt)) /* a step written before a group was lost has its files too */
-            complete++;
-        i = j;
-    }
-    free(files);
-}
 
 /* The most floats in one slice (2 MB).  A bigger piece of a param is cut into several, so that
  * between processes the transfer of one slice overlaps the update and the copies of the others:
@@ -568,7 +87,7 @@ static int make_slices(rt_ctx *rt, singa_job *job, singa_err *err)
     rt_place_log(pl, rt);
     rt_place_free(pl);
     free(ranges);
-    make_topology(rt, total);
+    rt_ckpt_topology(rt, total);
     return 0;
 }
 
@@ -667,69 +186,6 @@ static void hook_step(void *ud, const singa_record *r)
 
 static void hook_log(void *ud, const char *line) { rt_log_line(((rt_worker *)ud)->rt, line, true, false); }
 
-static void hook_checkpoint(void *ud, int step, const char *path)
-{
-    rt_worker *w = ud;
-    if (w->group != 0 || w->id != 0 || w->rt->rank != 0 || !w->rt->hooks->checkpoint)
-        return;
-    pthread_mutex_lock(&w->rt->lock);
-    w->rt->hooks->checkpoint(w->rt->hooks->ud, step, path);
-    pthread_mutex_unlock(&w->rt->lock);
-}
-
-/* A sharded job's worker in this process: the elements of a param it holds. */
-typedef struct held_by {
-    rt_ctx *rt;
-    const singa_parts *parts; /* its cut net, when linked to other processes; else NULL */
-} held_by;
-
-/* Draws p's values where this process holds it: its workers' span (of a cut net, the elements
- * they compute) and its servers' slices, whose initial values it puts (stub.c). */
-static int draw_held(void *ud, singa_param *p, singa_rng *rng, singa_err *err)
-{
-    const held_by *h = ud;
-    const rt_ctx *rt = h->rt;
-    int k = 0;
-    while (k < rt->nparams && strcmp(rt->params[k].name, p->name) != 0)
-        k++;
-    size_t (*r)[2] = malloc((size_t)(k < rt->nparams ? rt->params[k].nslices + 1 : 1) * sizeof *r);
-    if (!r)
-        return singa_err_set(err, "out of memory");
-    int n = 1;
-    r[0][0] = 0;
-    r[0][1] = p->data.size;
-    if (k < rt->nparams && h->parts)
-        singa_parts_span(h->parts, p, &r[0][0], &r[0][1]);
-    singa_param_state_of(p)->partial = r[0][1] - r[0][0] < p->data.size;
-    for (int i = 0; k < rt->nparams && i < rt->params[k].nslices; i++) {
-        const rt_slice *sl = &rt->slices[rt->params[k].first_slice + i];
-        if (rt_server_proc(rt, 0, sl->server) != rt->rank)
-            continue;
-        int at = n++; /* kept in order of their first element */
-        while (at > 0 && r[at - 1][0] > sl->offset) {
-            memcpy(r[at], r[at - 1], sizeof *r);
-            at--;
-        }
-        r[at][0] = sl->offset;
-        r[at][1] = sl->offset + sl->len;
-    }
-    int rc = singa_param_init_held(p, rng, (const size_t(*)[2])r, n, err);
-    free(r);
-    return rc;
-}
-
-/* A worker's own state from the model resume chose: its own file's where the checkpoint has one,
- * else as ckpt_set.h's view re-derives it. */
-static int load_worker_state(rt_ctx *rt, rt_worker *w, singa_err *err)
-{
-    singa_ckpt v;
-    if (singa_ckpt_set_view(rt->resumed, w->group, w->id, true, &v, err) < 0)
-        return -1;
-    int rc = singa_job_load_state(w->job, &v, rt->resumed->where, err);
-    singa_ckpt_free(&v, 0);
-    return rc;
-}
-
 static int add_workers(rt_ctx *rt, singa_job *lead, singa_err *err)
 {
     const singa_cluster *c = rt->c;
@@ -743,7 +199,7 @@ static int add_workers(rt_ctx *rt, singa_job *lead, singa_err *err)
             rt_worker *w = &rt->workers[rt->nworkers++];
             *w = (rt_worker){.rt = rt, .group = g, .id = j};
             w->hooks = (singa_job_hooks){.ud = w, .record = hook_record, .step = hook_step, .log = hook_log,
-                                        .checkpoint = hook_checkpoint, .control = rt->control};
+                                        .checkpoint = rt_hook_checkpoint, .control = rt->control};
             if (g == 0 && j == 0)
                 w->job = lead;
             else if (singa_job_create_worker(&w->job, rt->conf, singa_job_registry(lead), g, j, err) < 0)
@@ -755,10 +211,10 @@ static int add_workers(rt_ctx *rt, singa_job *lead, singa_err *err)
             if (linked && rt_worker_link(w, err) < 0)
                 return singa_err_prefix(err, "worker %d.%d: ", g, j);
             singa_job_count_progress(w->job, &rt->progress);
-            held_by h = {rt, linked ? train->parts : NULL};
-            if (rt->c->shard_params && singa_job_draw_params(w->job, draw_held, &h, err) < 0)
+            rt_held_by h = {rt, linked ? train->parts : NULL};
+            if (rt->c->shard_params && singa_job_draw_params(w->job, rt_draw_held, &h, err) < 0)
                 return singa_err_prefix(err, "worker %d.%d: ", g, j);
-            if ((rt->resumed && load_worker_state(rt, w, err) < 0) || singa_job_begin(w->job, &w->hooks, err) < 0 ||
+            if ((rt->resumed && rt_load_worker_state(rt, w, err) < 0) || singa_job_begin(w->job, &w->hooks, err) < 0 ||
                 worker_params(rt, w, err) < 0)
                 return -1;
         }
@@ -779,7 +235,7 @@ static int add_servers(rt_ctx *rt, singa_err *err)
             if (rt_server_create(rt, s, g, j, err) < 0 || (rt->resumed && rt_server_load(s, rt->resumed, err) < 0))
                 return -1;
         }
-    drop_resumed(rt); /* loaded */
+    rt_resume_drop(rt); /* loaded */
     return 0;
 }
 
@@ -806,7 +262,7 @@ static void free_rt(rt_ctx *rt, singa_job *lead)
     free(rt->final_params);
     free(rt->slices);
     free(rt->stop_step);
-    drop_resumed(rt);
+    rt_resume_drop(rt);
     free(rt->stale);
     free(rt->stale_ino);
     pthread_mutex_destroy(&rt->lock);
@@ -966,8 +422,8 @@ static int init_ctx(rt_ctx *rt, singa_job *job, singa_err *err)
  * servers and the stub, before any thread starts. */
 static int build(rt_ctx *rt, singa_job *job, singa_err *err)
 {
-    if (rt_log_open(rt, err) < 0 || make_slices(rt, job, err) < 0 || rejoin_check(rt, err) < 0 ||
-        ckpt_setup(rt, job, err) < 0 || add_workers(rt, job, err) < 0 || share_replicas(rt, err) < 0 ||
+    if (rt_log_open(rt, err) < 0 || make_slices(rt, job, err) < 0 || rt_rejoin_check(rt, err) < 0 ||
+        rt_ckpt_setup(rt, job, err) < 0 || add_workers(rt, job, err) < 0 || share_replicas(rt, err) < 0 ||
         rt_residuals_setup(rt, err) < 0 || add_servers(rt, err) < 0 || rt_history_setup(rt, err) < 0 ||
         rt_stub_create(rt, err) < 0)
         return -1;

@@ -23,6 +23,7 @@
 #include "singa/stats.h"
 #include "singa/updater.h"
 #include "train/train.h"
+#include "net/parts.h"
 #include "runtime/topology.h"
 #include "runtime/ctx.h"
 
@@ -143,7 +144,7 @@ struct rt_ctx {
     bool failed;
     bool lost; /* the failure is a lost process's (an elastic job may restart) */
     singa_stats *stats;
-    /* Checkpoints (process.c): checkpoint_path's first entry (NULL: none), checkpoint_keep, the
+    /* Checkpoints (ckpt.c, resume.c): checkpoint_path's first entry (NULL: none), checkpoint_keep, the
      * step every thread of every process starts from (0 for a fresh start; puts and gets carry
      * it, so processes that chose different checkpoints are found out), and what the threads
      * here load from the checkpoint resume chose, of any topology (until they are built). */
@@ -265,6 +266,35 @@ void rt_ckpt_name_incomplete(rt_ctx *rt, int r);
 /* Worker 0.0, after every server wrote its shard of a checkpoint: removes all but the newest
  * checkpoint_keep complete checkpoints (and nothing newer than the oldest of them). */
 void rt_ckpt_prune(rt_ctx *rt);
+/* The "topology" entry every file of this job's checkpoints records (its groups, servers,
+ * slices, `total` values and a digest of the params' names, sizes and slicing). */
+void rt_ckpt_topology(rt_ctx *rt, size_t total);
+/* How many checkpoints (steps) files[0, n), newest first, are of. */
+size_t rt_ckpt_count_steps(const singa_ckpt_file *files, size_t n);
+/* overwrite = true, rank 0: keeps the earlier run's files (taking `files`) to remove them once
+ * this run has written a whole checkpoint. */
+int rt_ckpt_note_stale(rt_ctx *rt, singa_ckpt_file *files, size_t n, singa_err *err);
+/* Removes every file of the steps in files[0, n), or (aside[i]) renames it "<name>.refused". */
+void rt_ckpt_remove_steps(rt_ctx *rt, const singa_ckpt_file *files, size_t n, const bool *aside);
+/* The job hook worker 0.0 of rank 0 passes a written checkpoint on by. */
+void rt_hook_checkpoint(void *ud, int step, const char *path);
+
+/* Resume (resume.c), before any thread starts: a process that rejoins must be one the job goes
+ * on without; every process opens the checkpoint resume chose (rt->resumed), or checks that a
+ * fresh run's checkpoint_path holds none of an earlier run's; the workers' state comes from it,
+ * and it is dropped once the servers loaded their shards. */
+int rt_rejoin_check(rt_ctx *rt, singa_err *err);
+int rt_ckpt_setup(rt_ctx *rt, singa_job *job, singa_err *err);
+int rt_load_worker_state(rt_ctx *rt, rt_worker *w, singa_err *err);
+void rt_resume_drop(rt_ctx *rt);
+/* A sharded job's worker in this process: the elements of a param it holds. */
+typedef struct rt_held_by {
+    rt_ctx *rt;
+    const singa_parts *parts; /* its cut net, when linked to other processes; else NULL */
+} rt_held_by;
+/* Draws p's values where this process holds it: its workers' span (of a cut net, the elements
+ * they compute) and its servers' slices, whose initial values it puts (stub.c); ud an rt_held_by. */
+int rt_draw_held(void *ud, singa_param *p, singa_rng *rng, singa_err *err);
 
 int rt_server_create(rt_ctx *rt, rt_server *s, int group, int id, singa_err *err);
 /* Its slices and their updater state from the model resume chose (the params checked). */

@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include "singa/ckpt_set.h"
-#include "train/ckpt_load.h"
+#include "ckpt/load.h"
+#include "ckpt/part.h"
+#include "ckpt/resume.h"
 #include "train/job_private.h"
 
 /* Visits every entry a checkpoint of this job holds; `visit` returns -1 to stop.  A distributed
@@ -122,14 +124,12 @@ void singa_job_ckpt_written(singa_job *job, int step, const char *path)
 int job_ckpt_save(singa_job *job, int step, const singa_job_hooks *hooks, singa_err *err)
 {
     singa_ckpt c;
-    char path[4096];
-    singa_ckpt_path(path, sizeof path, job->ckpt_dir, (uint64_t)step);
-    char where[512];
+    char path[4096], where[512];
     if (job->stop_nonfinite && job_find_nonfinite(job, where, sizeof where)) /* never a bad "last good" one */
         return job_nonfinite_error(job, step, "checkpoint not written", where, err);
     int rc = singa_job_ckpt_fill(job, &c, step, err);
     if (rc == 0)
-        rc = singa_ckpt_write(&c, path, err);
+        rc = singa_ckpt_save(&c, job->ckpt_dir, NULL, path, sizeof path, err);
     for (size_t i = 0; rc == 0 && i < job->nstale; i++) {
         char old[4096];
         singa_ckpt_path(old, sizeof old, job->ckpt_dir, job->stale[i]);
@@ -337,7 +337,7 @@ static int load_checkpoint(singa_job *job, const singa_ckpt *file, const char *p
     return rc;
 }
 
-int singa_job_load_state(singa_job *job, const singa_ckpt *ck, const char *path, singa_err *err)
+int singa_job_load_state(void *job, const singa_ckpt *ck, const char *path, singa_err *err)
 {
     return load_checkpoint(job, ck, path, err);
 }
@@ -366,56 +366,72 @@ int job_ckpt_note_stale(singa_job *job, const singa_job_hooks *hooks, singa_err 
     return 0;
 }
 
-/* What a search through checkpoints carries to its callbacks. */
-typedef struct resume_ctx {
-    singa_job *job;
-    const singa_job_hooks *hooks;
-} resume_ctx;
-
-static void log_refused(void *ud, uint64_t step, bool incomplete, const char *reason)
+/* Where the lines of a search through checkpoints go: the job's log. */
+static singa_ckpt_want logged(const char *path, const singa_job_hooks *hooks)
 {
-    (void)step, (void)incomplete;
-    singa_job_log(((resume_ctx *)ud)->hooks, "refused %s", reason);
+    return (singa_ckpt_want){.path = path, .log = hooks ? hooks->log : NULL, .log_ud = hooks ? hooks->ud : NULL};
 }
 
-/* A checkpoint of any topology: the model, and worker 0.0's state. */
-static int resume_try(void *ud, const singa_ckpt_set *s, singa_err *err)
-{
-    resume_ctx *rc = ud;
-    singa_ckpt view;
-    if (singa_ckpt_set_view(s, 0, 0, true, &view, err) < 0)
-        return -1;
-    int r = load_checkpoint(rc->job, &view, s->where, err);
-    singa_ckpt_free(&view, 0);
-    return r;
-}
-
+/* A checkpoint of any topology: the model, and worker 0.0's state, through the job's loader. */
 int job_ckpt_resume(singa_job *job, const singa_job_hooks *hooks, singa_err *err)
 {
     if (!job->resume)
         return 0;
-    resume_ctx rc = {.job = job, .hooks = hooks};
-    singa_ckpt_set s;
-    switch (singa_ckpt_set_open(&s, job->ckpt_dir, resume_try, log_refused, &rc, err)) {
-    case 0: {
+    singa_ckpt_want want = logged(job->ckpt_dir, hooks);
+    want.state = singa_job_load_state;
+    want.obj = job;
+    singa_ckpt_resumed r;
+    int rc = singa_ckpt_resume(&want, &r, err);
+    if (rc == 0) {
         char what[512];
         int64_t plain[SINGA_CKPT_TOPOLOGY_LEN] = {0};
-        if (singa_ckpt_set_resharded(&s, plain, what, sizeof what))
+        if (singa_ckpt_set_resharded(&r.set, plain, what, sizeof what))
             singa_job_log(hooks, "%s", what);
-        singa_job_log(hooks, "resumed from %s (step %d)", s.where, job->step);
-        singa_job_ckpt_written(job, job->step, s.where);
-        singa_ckpt_set_free(&s);
-        return 0;
-    }
-    case 1:
+        singa_job_log(hooks, "resumed from %s (step %d)", r.set.where, job->step);
+        singa_job_ckpt_written(job, job->step, r.set.where);
+    } else if (rc == 1) {
         singa_job_log(hooks, "resume: no checkpoint in '%s', starting from step 0", job->ckpt_dir);
-        return 0;
-    default:
-        return singa_err_prefix(err, "resume: no checkpoint in '%s' verifies; newest: ", job->ckpt_dir);
+        rc = 0;
+    } else {
+        singa_err_prefix(err, "resume: no checkpoint in '%s' verifies; newest: ", job->ckpt_dir);
     }
+    singa_ckpt_resumed_free(&r);
+    return rc;
 }
 
 /* ---- params from earlier jobs: checkpoint_path's entries after the first ---- */
+
+/* The params of checkpoint s a fresh run takes (matched by name; `loaded` marks them), as its
+ * log says. */
+static int init_from(singa_job *job, const singa_ckpt_set *set, bool *loaded, const singa_job_hooks *hooks,
+                     singa_err *err)
+{
+    char names[512] = "";
+    int count = 0;
+    const singa_ckpt *ck = &set->model;
+    for (size_t i = 0; i < ck->n; i++) {
+        const singa_ckpt_entry *e = &ck->entries[i];
+        singa_param *p = strncmp(e->name, "param/", 6) == 0 ? singa_params_find(&job->params, e->name + 6) : NULL;
+        if (!p || p->owner)
+            continue;
+        if (!singa_ckpt_entry_fits(e, SINGA_CKPT_F32, p->data.ndim, p->data.shape)) {
+            char a[64], b[64];
+            singa_ckpt_entry_shape(e, a, sizeof a);
+            return singa_err_set(err, "job: checkpoint_path: param '%s' has shape %s in '%s' but %s in this job (layer '%s')",
+                                 p->name, e->dtype == SINGA_CKPT_F32 ? a : "(not float32)", set->where,
+                                 singa_tensor_shape_str(&p->data, b, sizeof b), p->layer);
+        }
+        memcpy(p->data.data, e->data, e->bytes);
+        loaded[p->id] = true;
+        singa_appendf(names, sizeof names, "%s%s", count++ ? ", " : "", p->name);
+    }
+    if (count)
+        singa_job_log(hooks, "checkpoint_path: %d param%s from %s (step %llu): %s", count, count == 1 ? "" : "s",
+                      set->where, (unsigned long long)set->step, names);
+    else
+        singa_job_log(hooks, "checkpoint_path: no param of this job is in %s", set->where);
+    return 0;
+}
 
 /* A fresh run's params from earlier jobs' checkpoints (any topology), matched by name; later
  * entries win.  Params that share another's value (share_from) take it from their owner. */
@@ -426,55 +442,27 @@ static int init_params(singa_job *job, const singa_job_hooks *hooks, singa_err *
         return singa_err_set(err, "out of memory");
     int rc = 0;
     for (size_t k = 1; k <= job->ninit && rc == 0; k++) {
-        const char *path = singa_conf_strs_at(job->conf, "checkpoint_path", k);
-        char names[512] = "";
-        singa_ckpt_set set;
-        resume_ctx ctx = {.job = job, .hooks = hooks};
-        int count = 0;
-        switch (singa_ckpt_set_open(&set, path, NULL, log_refused, &ctx, err)) {
+        singa_ckpt_want want = logged(singa_conf_strs_at(job->conf, "checkpoint_path", k), hooks);
+        singa_ckpt_resumed r;
+        switch (singa_ckpt_resume(&want, &r, err)) {
         case 0:
+            rc = init_from(job, &r.set, loaded, hooks, err);
             break;
         case 1:
             rc = singa_err_prefix(err, "job: checkpoint_path: cannot initialise params from ");
-            continue;
+            break;
         default:
             rc = singa_err_prefix(err, "job: checkpoint_path: ");
-            continue;
         }
-        const singa_ckpt *ck = &set.model;
-        for (size_t i = 0; i < ck->n && rc == 0; i++) {
-            const singa_ckpt_entry *e = &ck->entries[i];
-            singa_param *p = strncmp(e->name, "param/", 6) == 0 ? singa_params_find(&job->params, e->name + 6) : NULL;
-            if (!p || p->owner)
-                continue;
-            if (!singa_ckpt_entry_fits(e, SINGA_CKPT_F32, p->data.ndim, p->data.shape)) {
-                char a[64], b[64];
-                singa_ckpt_entry_shape(e, a, sizeof a);
-                rc = singa_err_set(err, "job: checkpoint_path: param '%s' has shape %s in '%s' but %s in this job (layer '%s')",
-                                   p->name, e->dtype == SINGA_CKPT_F32 ? a : "(not float32)", set.where,
-                                   singa_tensor_shape_str(&p->data, b, sizeof b), p->layer);
-                break;
-            }
-            memcpy(p->data.data, e->data, e->bytes);
-            loaded[p->id] = true;
-            singa_appendf(names, sizeof names, "%s%s", count++ ? ", " : "", p->name);
-        }
-        if (rc == 0 && count)
-            singa_job_log(hooks, "checkpoint_path: %d param%s from %s (step %llu): %s", count,
-                          count == 1 ? "" : "s", set.where, (unsigned long long)set.step, names);
-        else if (rc == 0)
-            singa_job_log(hooks, "checkpoint_path: no param of this job is in %s", set.where);
-        singa_ckpt_set_free(&set);
+        singa_ckpt_resumed_free(&r);
     }
-    if (rc == 0) {
-        char names[512] = "";
-        int count = 0;
-        for (int i = 0; i < job->params.n; i++)
-            if (!loaded[i] && !job->params.items[i]->owner)
-                singa_appendf(names, sizeof names, "%s%s", count++ ? ", " : "", job->params.items[i]->name);
-        if (count)
-            singa_job_log(hooks, "checkpoint_path: params that keep their init (%d): %s", count, names);
-    }
+    char names[512] = "";
+    int count = 0;
+    for (int i = 0; rc == 0 && i < job->params.n; i++)
+        if (!loaded[i] && !job->params.items[i]->owner)
+            singa_appendf(names, sizeof names, "%s%s", count++ ? ", " : "", job->params.items[i]->name);
+    if (count)
+        singa_job_log(hooks, "checkpoint_path: params that keep their init (%d): %s", count, names);
     free(loaded);
     return rc;
 }

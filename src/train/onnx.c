@@ -13,7 +13,8 @@
 
 #include "onnx/model.h"
 #include "singa/onnx.h"
-#include "train/ckpt_load.h"
+#include "singa/singa.h"
+#include "ckpt/load.h"
 #include "train/model.h"
 
 /* Writes the bytes to a temporary file beside path, then renames it into place. */

@@ -17,7 +17,7 @@
 #include "singa/ckpt_set.h"
 #include "singa/net.h"
 #include "singa/predict.h"
-#include "train/ckpt_load.h"
+#include "ckpt/resume.h"
 #include "train/model.h"
 #include "train/train.h"
 
@@ -67,91 +67,35 @@ static int copy_fields(singa_model *m, const singa_conf *job, singa_err *err)
     return 0;
 }
 
-/* Every param of the net a checkpoint holds, "param/<name>" (not those sharing another's value). */
-static int each_param(void *obj, singa_ckpt_visit_fn visit, void *ud, singa_err *err)
-{
-    singa_model *m = obj;
-    char name[SINGA_NAME_MAX + 16];
-    for (int i = 0; i < m->params.n; i++) {
-        singa_param *p = m->params.items[i];
-        if (p->owner)
-            continue;
-        snprintf(name, sizeof name, "param/%s", p->name);
-        if (visit(ud, name, SINGA_CKPT_F32, p->data.ndim, p->data.shape, p->data.data, err) < 0)
-            return -1;
-    }
-    return 0;
-}
-
-/* A checkpoint fits when it holds every param of the net with the net's shape. */
-typedef struct fit {
-    const singa_model *m;
-    const char *path;
-} fit;
-
-static const singa_param *param_of(const fit *f, const char *entry) { return singa_params_find(&f->m->params, entry + 6); }
-
-static int missing(void *ud, const char *name, singa_err *err)
-{
-    const fit *f = ud;
-    const singa_param *p = param_of(f, name);
-    return singa_err_set(err, "checkpoint '%s': param '%s' (layer '%s') is not in it (the file belongs to another net)",
-                         f->path, p->name, p->layer);
-}
-
-static int mismatch(void *ud, const char *name, const singa_ckpt_entry *e, int ndim, const int *dims, singa_err *err)
-{
-    const fit *f = ud;
-    const singa_param *p = param_of(f, name);
-    char a[64], b[64];
-    singa_ckpt_entry_shape(e, a, sizeof a);
-    return singa_err_set(err, "checkpoint '%s': param '%s' has shape %s in the file but %s in the job (layer '%s')",
-                         f->path, p->name, e->dtype == SINGA_CKPT_F32 ? a : "(not float32)",
-                         singa_tensor_shape_str(&p->data, b, sizeof b), p->layer);
-}
-
-/* Entries the net does not use (updater state, train-only params, cursors) may be there. */
-static const singa_ckpt_load_ops fit_ops = {.missing = missing, .mismatch = mismatch};
-
-/* A checkpoint (of any topology) fits when it holds every param of the net with its shape. */
-typedef struct load_ctx {
-    singa_model *m;
-    const singa_job_hooks *hooks;
-} load_ctx;
-
-static void load_refused(void *ud, uint64_t step, bool incomplete, const char *reason)
-{
-    (void)step, (void)incomplete;
-    singa_job_log(((load_ctx *)ud)->hooks, "refused %s", reason);
-}
-
-static int load_try(void *ud, const singa_ckpt_set *s, singa_err *err)
-{
-    singa_model *m = ((load_ctx *)ud)->m;
-    fit f = {m, s->where};
-    if (singa_ckpt_load(&s->model, s->where, each_param, m, &fit_ops, &f, err) < 0)
-        return -1;
-    snprintf(m->checkpoint, sizeof m->checkpoint, "%s", s->where);
-    m->step = s->step;
-    return 0;
-}
-
+/* Every param of the net, but those sharing another's value, from the newest checkpoint (of any
+ * topology) that holds them all with the net's shapes; entries the net does not use (updater
+ * state, train-only params, cursors) may be there. */
 static int load_params(singa_model *m, const singa_job_hooks *hooks, singa_err *err)
 {
     const char *path = m->from ? m->from : singa_conf_strs_at(m->conf, "checkpoint_path", 0);
-    singa_ckpt_set s;
-    load_ctx lc = {m, hooks};
-    switch (singa_ckpt_set_open(&s, path, load_try, load_refused, &lc, err)) {
-    case 0:
-        singa_ckpt_set_free(&s);
-        return 0;
-    case 1: /* "'path': No such file ..." or "directory 'path' holds no checkpoint ..." */
+    singa_param **own = malloc(((size_t)m->params.n + 1) * sizeof *own);
+    int n = 0;
+    for (int i = 0; own && i < m->params.n; i++)
+        if (!m->params.items[i]->owner)
+            own[n++] = m->params.items[i];
+    if (!own)
+        return singa_err_set(err, "out of memory");
+    singa_ckpt_want want = {.path = path, .params = own, .nparams = n, .copy = true, .wording = SINGA_CKPT_AS_MODEL,
+                            .log = hooks ? hooks->log : NULL, .log_ud = hooks ? hooks->ud : NULL};
+    singa_ckpt_resumed r;
+    int rc = singa_ckpt_resume(&want, &r, err);
+    free(own);
+    if (rc == 0) {
+        snprintf(m->checkpoint, sizeof m->checkpoint, "%s", r.set.where);
+        m->step = r.set.step;
+    } else if (rc == 1) { /* "'path': No such file ..." or "directory 'path' holds no checkpoint ..." */
         singa_err_prefix(err, "job: checkpoint_path ");
         singa_appendf(err->msg, sizeof err->msg, "; train the job first: singa.train writes checkpoints there");
-        return -1;
-    default:
-        return singa_err_prefix(err, "job: no checkpoint in '%s' fits this job's kTest net; newest: ", path);
+    } else {
+        singa_err_prefix(err, "job: no checkpoint in '%s' fits this job's kTest net; newest: ", path);
     }
+    singa_ckpt_resumed_free(&r);
+    return rc == 0 ? 0 : -1;
 }
 
 int singa_model_load(singa_model **out, const singa_conf *job, const singa_registry *reg,

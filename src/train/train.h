@@ -25,7 +25,7 @@ int singa_job_begin(singa_job *job, const singa_job_hooks *hooks, singa_err *err
 /* A distributed worker's own state (generator, data cursors, display window, the params no
  * server holds) from its file `path` of a checkpoint, read and verified; the job starts at the
  * checkpoint's step. */
-int singa_job_load_state(singa_job *job, const singa_ckpt *ck, const char *path, singa_err *err);
+int singa_job_load_state(void *job, const singa_ckpt *ck, const char *path, singa_err *err);
 /* A checkpoint of the job's state at `step` (entries point at the job's memory; free with
  * singa_ckpt_free(c, 0)).  A distributed job's holds no param the servers hold. */
 int singa_job_ckpt_fill(singa_job *job, singa_ckpt *c, int step, singa_err *err);

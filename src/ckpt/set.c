@@ -223,76 +223,225 @@ static int check_whole(const singa_ckpt_set *s, const char *dir, const singa_ckp
     return 0;
 }
 
+/* Whether the slices pc[i, j) of one param tile it from element 0; *end: its size. */
+static int check_tiling(const singa_ckpt_set *s, const piece *pc, size_t i, size_t j, uint64_t *end, singa_err *err)
+{
+    *end = 0;
+    for (size_t k = i; k < j; k++) {
+        uint64_t off = (uint64_t)pc[k].where[1], len = (uint64_t)pc[k].where[2];
+        if (off != *end)
+            return singa_err_set(err, "checkpoint '%s': param '%s': elements %llu..%llu are %s ('%s')", s->where,
+                                 pc[i].param, (unsigned long long)(off < *end ? off : *end),
+                                 (unsigned long long)(off < *end ? *end : off) - 1,
+                                 off < *end ? "in two slices" : "in no slice", s->files[pc[k].file].path);
+        *end = off + len;
+    }
+    return 0;
+}
+
+/* A param's shape: "shape/<name>" in the shard (older ones lack it: then flat, `end` values). */
+static int param_shape(const singa_ckpt_set *s, const singa_ckpt *shard, const char *param, uint64_t end, int *dims,
+                       int *ndim, singa_err *err)
+{
+    char name[600];
+    snprintf(name, sizeof name, "shape/%s", param);
+    const singa_ckpt_entry *sh = singa_ckpt_find(shard, name);
+    dims[0] = (int)end;
+    *ndim = 1;
+    if (!sh || sh->dtype != SINGA_CKPT_I64 || sh->ndim != 1 || sh->dims[0] < 1 || sh->dims[0] > 4)
+        return 0;
+    uint64_t size = 1;
+    *ndim = (int)sh->dims[0];
+    for (int d = 0; d < *ndim; d++)
+        size *= (uint64_t)(dims[d] = (int)((const int64_t *)sh->data)[d]);
+    if (size != end)
+        return singa_err_set(err, "checkpoint '%s': param '%s' has a shape of %llu values but slices of %llu", s->where,
+                             param, (unsigned long long)size, (unsigned long long)end);
+    return 0;
+}
+
+/* One whole entry of the model, "param/<name>" (slot NULL) or "updater/<name>/<slot>", from the
+ * slices pc[i, j) of the param, each of which must hold it. */
+static int assemble_entry(singa_ckpt_set *s, const singa_ckpt *shards, const piece *pc, size_t i, size_t j,
+                          const char *slot, int ndim, const int *dims, uint64_t end, singa_err *err)
+{
+    char name[600], whole[600];
+    if (slot)
+        snprintf(whole, sizeof whole, "updater/%s/%s", pc[i].param, slot);
+    else
+        snprintf(whole, sizeof whole, "param/%s", pc[i].param);
+    float *data = malloc(end * sizeof *data + 1);
+    if (!data || singa_ckpt_add(&s->model, whole, SINGA_CKPT_F32, ndim, dims, data, err) < 0) {
+        free(data);
+        return singa_err_set(err, "out of memory");
+    }
+    for (size_t k = i; k < j; k++) {
+        if (slot)
+            snprintf(name, sizeof name, "updater/%s/%s", pc[k].sname, slot);
+        else
+            snprintf(name, sizeof name, "param/%s", pc[k].sname);
+        const singa_ckpt_entry *v = singa_ckpt_find(&shards[pc[k].file], name);
+        if (!v || v->dtype != SINGA_CKPT_F32 || v->bytes != (size_t)pc[k].where[2] * sizeof(float))
+            return singa_err_set(err, "checkpoint '%s': tensor '%s' is missing or not of its slice's %lld values",
+                                 s->files[pc[k].file].path, name, (long long)pc[k].where[2]);
+        memcpy(data + pc[k].where[1], v->data, v->bytes);
+    }
+    return 0;
+}
+
+/* The param of slices pc[i, j): every updater slot the first slice has, then its values. */
+static int assemble_param(singa_ckpt_set *s, const singa_ckpt *shards, const piece *pc, size_t i, size_t j,
+                          singa_err *err)
+{
+    uint64_t end;
+    int dims[4], ndim;
+    const singa_ckpt *first = &shards[pc[i].file];
+    if (check_tiling(s, pc, i, j, &end, err) < 0 || param_shape(s, first, pc[i].param, end, dims, &ndim, err) < 0)
+        return -1;
+    const char *sname = pc[i].sname;
+    size_t k = strlen(sname);
+    for (size_t e = 0; e < first->n; e++) {
+        const char *en = first->entries[e].name;
+        if (strncmp(en, "updater/", 8) == 0 && strncmp(en + 8, sname, k) == 0 && en[8 + k] == '/' &&
+            assemble_entry(s, shards, pc, i, j, en + 9 + k, ndim, dims, end, err) < 0)
+            return -1;
+    }
+    return assemble_entry(s, shards, pc, i, j, NULL, ndim, dims, end, err);
+}
+
 /* Places every slice of server group 0's shards into the model.  The pieces are sorted by param
  * and offset; each param's must tile it. */
 static int assemble(singa_ckpt_set *s, singa_ckpt *shards, piece *pc, size_t np, singa_err *err)
 {
     qsort(pc, np, sizeof *pc, cmp_piece);
-    for (size_t i = 0; i < np;) {
-        size_t j = i;
-        uint64_t end = 0;
-        for (; j < np && strcmp(pc[j].param, pc[i].param) == 0; j++) {
-            uint64_t off = (uint64_t)pc[j].where[1], len = (uint64_t)pc[j].where[2];
-            if (off != end)
-                return singa_err_set(err, "checkpoint '%s': param '%s': elements %llu..%llu are %s ('%s')", s->where,
-                                     pc[i].param, (unsigned long long)(off < end ? off : end),
-                                     (unsigned long long)(off < end ? end : off) - 1,
-                                     off < end ? "in two slices" : "in no slice", s->files[pc[j].file].path);
-            end = off + len;
-        }
-        /* The shape: "shape/<name>" in the shards (older ones lack it: then flat). */
-        char name[600];
-        snprintf(name, sizeof name, "shape/%s", pc[i].param);
-        const singa_ckpt_entry *sh = singa_ckpt_find(&shards[pc[i].file], name);
-        int dims[4] = {(int)end}, ndim = 1;
-        if (sh && sh->dtype == SINGA_CKPT_I64 && sh->ndim == 1 && sh->dims[0] >= 1 && sh->dims[0] <= 4) {
-            uint64_t size = 1;
-            ndim = (int)sh->dims[0];
-            for (int d = 0; d < ndim; d++)
-                size *= (uint64_t)(dims[d] = (int)((const int64_t *)sh->data)[d]);
-            if (size != end)
-                return singa_err_set(err, "checkpoint '%s': param '%s' has a shape of %llu values but slices of %llu",
-                                     s->where, pc[i].param, (unsigned long long)size, (unsigned long long)end);
-        }
-        /* The values, then every updater slot the first slice has; every slice must have each. */
-        const singa_ckpt *first = &shards[pc[i].file];
-        for (size_t e = 0; e <= first->n; e++) {
-            char slot[600], whole[600];
-            const char *sname = pc[i].sname, *sl = NULL;
-            if (e == first->n) {
-                snprintf(slot, sizeof slot, "param/%s", sname);
-                snprintf(whole, sizeof whole, "param/%s", pc[i].param);
-            } else {
-                const char *en = first->entries[e].name;
-                size_t k = strlen(sname);
-                if (strncmp(en, "updater/", 8) != 0 || strncmp(en + 8, sname, k) != 0 || en[8 + k] != '/')
-                    continue;
-                sl = en + 9 + k;
-                snprintf(whole, sizeof whole, "updater/%s/%s", pc[i].param, sl);
-            }
-            float *data = malloc(end * sizeof *data + 1);
-            if (!data || singa_ckpt_add(&s->model, whole, SINGA_CKPT_F32, ndim, dims, data, err) < 0) {
-                free(data);
-                return singa_err_set(err, "out of memory");
-            }
-            for (size_t k = i; k < j; k++) {
-                if (sl)
-                    snprintf(slot, sizeof slot, "updater/%s/%s", pc[k].sname, sl);
-                else
-                    snprintf(slot, sizeof slot, "param/%s", pc[k].sname);
-                const singa_ckpt_entry *v = singa_ckpt_find(&shards[pc[k].file], slot);
-                if (!v || v->dtype != SINGA_CKPT_F32 || v->bytes != (size_t)pc[k].where[2] * sizeof(float))
-                    return singa_err_set(err, "checkpoint '%s': tensor '%s' is missing or not of its slice's %lld values",
-                                         s->files[pc[k].file].path, slot, (long long)pc[k].where[2]);
-                memcpy(data + pc[k].where[1], v->data, v->bytes);
-            }
-        }
+    for (size_t i = 0, j; i < np; i = j) {
+        for (j = i; j < np && strcmp(pc[j].param, pc[i].param) == 0; j++)
+            ;
+        if (assemble_param(s, shards, pc, i, j, err) < 0)
+            return -1;
         for (size_t k = i; k < j; k++) {
             singa_ckpt_set_slice *x = &s->slices[s->nslices++];
             *x = (singa_ckpt_set_slice){pc[k].param, (uint64_t)pc[k].where[1], (uint64_t)pc[k].where[2], pc[k].where[3]};
             pc[k].param = NULL;
         }
-        i = j;
+    }
+    return 0;
+}
+
+/* What reading a step's files gathers: server group 0's shards, their slices, and the number of
+ * files the step has, as every file says (older ones do not: -1). */
+typedef struct parts {
+    singa_ckpt *shards;
+    size_t nshards;
+    piece *pc;
+    size_t np, cap;
+    int64_t nfiles;
+} parts;
+
+/* The slices ("slice/<param>[@<offset>]": server, offset, length, version) of shard g->nshards. */
+static int add_slices(parts *g, const singa_ckpt *ck, const char *path, singa_err *err)
+{
+    for (size_t e = 0; e < ck->n; e++) {
+        const singa_ckpt_entry *x = &ck->entries[e];
+        if (strncmp(x->name, "slice/", 6) != 0)
+            continue;
+        if (x->dtype != SINGA_CKPT_I64 || x->ndim != 1 || x->dims[0] != 4 || ((const int64_t *)x->data)[1] < 0 ||
+            ((const int64_t *)x->data)[2] < 0)
+            return singa_err_set(err, "checkpoint '%s': tensor '%s' holds impossible values", path, x->name);
+        if (g->np == g->cap) {
+            piece *t = realloc(g->pc, (g->cap = g->cap ? 2 * g->cap : 64) * sizeof *g->pc);
+            if (!t)
+                return singa_err_set(err, "out of memory");
+            g->pc = t;
+        }
+        piece *p = &g->pc[g->np++];
+        p->sname = x->name + 6;
+        p->file = g->nshards;
+        memcpy(p->where, x->data, sizeof p->where);
+        if (!(p->param = strndup(p->sname, strcspn(p->sname, "@"))))
+            return singa_err_set(err, "out of memory");
+    }
+    return 0;
+}
+
+/* A worker's file: its own state, but for what every file records. */
+static int keep_worker(singa_ckpt_set *s, const singa_ckpt_file *f, singa_ckpt *ck, singa_err *err)
+{
+    singa_ckpt_set_worker *w = add_worker(s, f->group, f->id, err);
+    int rc = w ? 0 : -1;
+    for (size_t e = 0; w && rc == 0 && e < ck->n; e++)
+        if (strcmp(ck->entries[e].name, "topology") != 0 && strcmp(ck->entries[e].name, "worker") != 0 &&
+            strcmp(ck->entries[e].name, "files") != 0 && strcmp(ck->entries[e].name, "lost") != 0)
+            rc = move_entry(&w->state, &ck->entries[e], err);
+    singa_ckpt_free(ck, 1);
+    return rc;
+}
+
+/* Reads file f (the first of its step with `first`) of folder dir, verified, into s or g. */
+static int read_part(singa_ckpt_set *s, parts *g, const char *dir, const singa_ckpt_file *f, bool first,
+                     singa_err *err)
+{
+    char path[4096];
+    singa_ckpt ck;
+    singa_ckpt_part_path(path, sizeof path, dir, f->step, f->kind, f->group, f->id);
+    if (singa_ckpt_read(&ck, path, err) < 0)
+        return -1;
+    if (add_file(s, path, f->kind, f->group, f->id, err) < 0 || check_part(s, &ck, f, path, first, err) < 0) {
+        singa_ckpt_free(&ck, 1);
+        return -1;
+    }
+    const singa_ckpt_entry *fe = singa_ckpt_find(&ck, "files");
+    int64_t nf = -1;
+    if (fe && fe->dtype == SINGA_CKPT_I64 && fe->bytes == 8)
+        memcpy(&nf, fe->data, 8);
+    if (nf >= 0 && (g->nfiles < 0 || nf < g->nfiles)) /* a writer that knew of more lost groups counts fewer */
+        g->nfiles = nf;
+    if (note_lost(s, &ck, path, err) < 0) {
+        singa_ckpt_free(&ck, 1);
+        return -1;
+    }
+    if (f->kind == SINGA_CKPT_WORKER)
+        return keep_worker(s, f, &ck, err);
+    if (f->group != 0) { /* another server group's copy: verified, not the model */
+        singa_ckpt_free(&ck, 1);
+        return 0;
+    }
+    g->shards[g->nshards] = ck;
+    int rc = add_slices(g, &ck, path, err);
+    g->nshards++;
+    return rc;
+}
+/* Whether every file of the step is one of the topology the files record. */
+static int check_members(const singa_ckpt_set *s, const singa_ckpt_file *files, size_t n, singa_err *err)
+{
+    const int64_t *t = s->topology;
+    for (size_t i = 0; i < n; i++)
+        if ((files[i].kind == SINGA_CKPT_SERVER && (files[i].group >= t[3] || files[i].id >= t[4])) ||
+            (files[i].kind == SINGA_CKPT_WORKER && (files[i].group >= t[1] || files[i].id >= t[2])))
+            return singa_err_set(err, "checkpoint '%s' is not a file of the topology the others record", s->files[i].path);
+    return 0;
+}
+
+/* The params no server holds (a layer's statistics): worker 0.0's. */
+static int add_unserved(singa_ckpt_set *s, singa_err *err)
+{
+    const singa_ckpt_set_worker *lead = NULL;
+    for (size_t i = 0; i < s->nworkers; i++)
+        if (s->workers[i].group == 0 && s->workers[i].id == 0)
+            lead = &s->workers[i];
+    for (size_t e = 0; lead && e < lead->state.n; e++) {
+        const singa_ckpt_entry *x = &lead->state.entries[e];
+        if (strncmp(x->name, "param/", 6) != 0 || singa_ckpt_find(&s->model, x->name))
+            continue;
+        void *copy = malloc(x->bytes + 1);
+        int dims[4];
+        for (int d = 0; d < x->ndim; d++)
+            dims[d] = (int)x->dims[d];
+        if (!copy || singa_ckpt_add(&s->model, x->name, x->dtype, x->ndim, dims, copy, err) < 0) {
+            free(copy);
+            return singa_err_set(err, "out of memory");
+        }
+        memcpy(copy, x->data, x->bytes);
     }
     return 0;
 }
@@ -304,109 +453,26 @@ static int read_dist(singa_ckpt_set *s, const char *dir, const singa_ckpt_file *
     snprintf(s->where, sizeof s->where, "%s/step%09llu.*.ckpt", dir, (unsigned long long)step);
     s->step = step;
     singa_ckpt_init(&s->model, step);
-    singa_ckpt *shards = calloc(n, sizeof *shards);
-    size_t nshards = 0, np = 0, cap = 0;
-    int64_t nfiles = -1; /* the files of the step, as every file says (older ones do not) */
-    piece *pc = NULL;
-    int rc = shards ? 0 : singa_err_set(err, "out of memory");
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        char path[4096];
-        singa_ckpt ck;
-        singa_ckpt_part_path(path, sizeof path, dir, step, files[i].kind, files[i].group, files[i].id);
-        if ((rc = singa_ckpt_read(&ck, path, err)) < 0)
-            break;
-        if ((rc = add_file(s, path, files[i].kind, files[i].group, files[i].id, err)) < 0 ||
-            (rc = check_part(s, &ck, &files[i], path, i == 0, err)) < 0) {
-            singa_ckpt_free(&ck, 1);
-            break;
-        }
-        const singa_ckpt_entry *fe = singa_ckpt_find(&ck, "files");
-        int64_t nf = -1;
-        if (fe && fe->dtype == SINGA_CKPT_I64 && fe->bytes == 8)
-            memcpy(&nf, fe->data, 8);
-        if (nf >= 0 && (nfiles < 0 || nf < nfiles)) /* a writer that knew of more lost groups counts fewer */
-            nfiles = nf;
-        if ((rc = note_lost(s, &ck, path, err)) < 0) {
-            singa_ckpt_free(&ck, 1);
-            break;
-        }
-        if (files[i].kind == SINGA_CKPT_WORKER) {
-            singa_ckpt_set_worker *w = add_worker(s, files[i].group, files[i].id, err);
-            for (size_t e = 0; w && rc == 0 && e < ck.n; e++)
-                if (strcmp(ck.entries[e].name, "topology") != 0 && strcmp(ck.entries[e].name, "worker") != 0 &&
-                    strcmp(ck.entries[e].name, "files") != 0 && strcmp(ck.entries[e].name, "lost") != 0)
-                    rc = move_entry(&w->state, &ck.entries[e], err);
-            rc = w ? rc : -1;
-            singa_ckpt_free(&ck, 1);
-            continue;
-        }
-        if (files[i].group != 0) { /* another server group's copy: verified, not the model */
-            singa_ckpt_free(&ck, 1);
-            continue;
-        }
-        shards[nshards] = ck;
-        for (size_t e = 0; rc == 0 && e < ck.n; e++) {
-            const singa_ckpt_entry *x = &ck.entries[e];
-            if (strncmp(x->name, "slice/", 6) != 0)
-                continue;
-            if (x->dtype != SINGA_CKPT_I64 || x->ndim != 1 || x->dims[0] != 4 || ((const int64_t *)x->data)[1] < 0 ||
-                ((const int64_t *)x->data)[2] < 0) {
-                rc = singa_err_set(err, "checkpoint '%s': tensor '%s' holds impossible values", path, x->name);
-                break;
-            }
-            if (np == cap) {
-                piece *t = realloc(pc, (cap = cap ? 2 * cap : 64) * sizeof *pc);
-                if (!t) {
-                    rc = singa_err_set(err, "out of memory");
-                    break;
-                }
-                pc = t;
-            }
-            piece *p = &pc[np++];
-            p->sname = x->name + 6;
-            p->file = nshards;
-            memcpy(p->where, x->data, sizeof p->where);
-            size_t plen = strcspn(p->sname, "@");
-            if (!(p->param = strndup(p->sname, plen)))
-                rc = singa_err_set(err, "out of memory");
-        }
-        nshards++;
-    }
-    if (rc == 0)
-        rc = check_whole(s, dir, files, n, nfiles, err);
+    parts g = {.shards = calloc(n, sizeof *g.shards), .nfiles = -1};
+    int rc = g.shards ? 0 : singa_err_set(err, "out of memory");
     for (size_t i = 0; rc == 0 && i < n; i++)
-        if ((files[i].kind == SINGA_CKPT_SERVER && (files[i].group >= s->topology[3] || files[i].id >= s->topology[4])) ||
-            (files[i].kind == SINGA_CKPT_WORKER && (files[i].group >= s->topology[1] || files[i].id >= s->topology[2])))
-            rc = singa_err_set(err, "checkpoint '%s' is not a file of the topology the others record", s->files[i].path);
-    if (rc == 0 && !(s->slices = calloc(np + 1, sizeof *s->slices)))
+        rc = read_part(s, &g, dir, &files[i], i == 0, err);
+    if (rc == 0)
+        rc = check_whole(s, dir, files, n, g.nfiles, err);
+    if (rc == 0)
+        rc = check_members(s, files, n, err);
+    if (rc == 0 && !(s->slices = calloc(g.np + 1, sizeof *s->slices)))
         rc = singa_err_set(err, "out of memory");
     if (rc == 0)
-        rc = assemble(s, shards, pc, np, err);
-    /* The params no server holds (a layer's statistics): worker 0.0's. */
-    const singa_ckpt_set_worker *lead = NULL;
-    for (size_t i = 0; i < s->nworkers; i++)
-        if (s->workers[i].group == 0 && s->workers[i].id == 0)
-            lead = &s->workers[i];
-    for (size_t e = 0; rc == 0 && lead && e < lead->state.n; e++) {
-        const singa_ckpt_entry *x = &lead->state.entries[e];
-        if (strncmp(x->name, "param/", 6) != 0 || singa_ckpt_find(&s->model, x->name))
-            continue;
-        void *copy = malloc(x->bytes + 1);
-        int dims[4];
-        for (int d = 0; d < x->ndim; d++)
-            dims[d] = (int)x->dims[d];
-        if (!copy || singa_ckpt_add(&s->model, x->name, x->dtype, x->ndim, dims, copy, err) < 0) {
-            free(copy);
-            rc = singa_err_set(err, "out of memory");
-        } else
-            memcpy(copy, x->data, x->bytes);
-    }
-    for (size_t i = 0; i < np; i++)
-        free(pc[i].param);
-    free(pc);
-    for (size_t i = 0; i < nshards; i++)
-        singa_ckpt_free(&shards[i], 1);
-    free(shards);
+        rc = assemble(s, g.shards, g.pc, g.np, err);
+    if (rc == 0)
+        rc = add_unserved(s, err);
+    for (size_t i = 0; i < g.np; i++)
+        free(g.pc[i].param);
+    free(g.pc);
+    for (size_t i = 0; i < g.nshards; i++)
+        singa_ckpt_free(&g.shards[i], 1);
+    free(g.shards);
     return rc;
 }
 
@@ -547,152 +613,4 @@ int singa_ckpt_set_open(singa_ckpt_set *s, const char *path, singa_ckpt_set_acce
     if (err)
         *err = newest;
     return -1;
-}
-
-/* Whether the set holds a state of worker group g (its worker 0's). */
-static bool has_group(const singa_ckpt_set *s, int64_t g)
-{
-    for (size_t i = 0; i < s->nworkers; i++)
-        if (s->workers[i].group == g && s->workers[i].id == 0)
-            return true;
-    return false;
-}
-
-/* The state worker (group, id) takes, and the flags saying whose it is: a group the checkpoint
- * lacks (beyond its groups, or lost when it was written) takes that of the k-th group it holds,
- * k = group mod how many it holds. */
-static const singa_ckpt_set_worker *state_of(const singa_ckpt_set *s, int group, int id, int *flags)
-{
-    int64_t ngroups = singa_ckpt_set_dist(s) ? s->topology[1] : 1, held = 0;
-    *flags = 0;
-    if (group >= ngroups || !has_group(s, group)) {
-        for (int64_t g = 0; g < ngroups; g++)
-            held += has_group(s, g);
-        for (int64_t g = 0, k = held ? group % held : 0; held && g < ngroups; g++)
-            if (has_group(s, g) && k-- == 0) {
-                group = (int)g;
-                break;
-            }
-        *flags |= SINGA_CKPT_SET_OTHER_GROUP;
-    }
-    const singa_ckpt_set_worker *lead = NULL;
-    for (size_t i = 0; i < s->nworkers; i++) {
-        const singa_ckpt_set_worker *w = &s->workers[i];
-        if (w->group == group && w->id == id)
-            return w;
-        if (w->group == group && w->id == 0)
-            lead = w;
-    }
-    *flags |= SINGA_CKPT_SET_OTHER_WORKER;
-    return lead;
-}
-
-static int view_add(singa_ckpt *v, const singa_ckpt_entry *e, singa_err *err)
-{
-    int dims[4];
-    for (int d = 0; d < e->ndim; d++)
-        dims[d] = (int)e->dims[d];
-    return singa_ckpt_add(v, e->name, e->dtype, e->ndim, dims, e->data, err);
-}
-
-int singa_ckpt_set_view(const singa_ckpt_set *s, int group, int id, bool model, singa_ckpt *view, singa_err *err)
-{
-    int flags;
-    const singa_ckpt_set_worker *w = state_of(s, group, id, &flags);
-    singa_ckpt_init(view, s->step);
-    if (!w) {
-        singa_ckpt_free(view, 0);
-        return singa_err_set(err, "checkpoint '%s' holds no state of worker %d.0", s->where, group);
-    }
-    for (size_t i = 0; model && i < s->model.n; i++)
-        if (!singa_ckpt_find(&w->state, s->model.entries[i].name) && view_add(view, &s->model.entries[i], err) < 0)
-            goto fail;
-    for (size_t i = 0; i < w->state.n; i++)
-        if (view_add(view, &w->state.entries[i], err) < 0)
-            goto fail;
-    return flags;
-fail:
-    singa_ckpt_free(view, 0);
-    return -1;
-}
-
-int64_t singa_ckpt_set_version(const singa_ckpt_set *s, const char *param, uint64_t offset)
-{
-    for (size_t i = 0; i < s->nslices; i++) {
-        const singa_ckpt_set_slice *x = &s->slices[i];
-        if (strcmp(x->param, param) == 0 && offset >= x->offset && offset < x->offset + x->len)
-            return x->version;
-    }
-    return (int64_t)s->step;
-}
-
-int singa_ckpt_set_gather(const singa_ckpt_set *s, const char *out, singa_err *err)
-{
-    singa_ckpt v;
-    if (singa_ckpt_set_view(s, 0, 0, true, &v, err) < 0)
-        return -1;
-    int rc = singa_ckpt_write(&v, out, err);
-    singa_ckpt_free(&v, 0);
-    return rc;
-}
-
-bool singa_ckpt_set_lacks(const singa_ckpt_set *s, char *buf, size_t len)
-{
-    char workers[200] = "", servers[200] = "";
-    int64_t nw = 0, ns = 0, first = -1;
-    for (int64_t g = 0; singa_ckpt_set_dist(s) && g < s->topology[1]; g++)
-        if (!has_group(s, g)) {
-            singa_appendf(workers, sizeof workers, "%s%lld", nw++ ? ", " : "", (long long)g);
-            first = first < 0 ? g : first;
-        }
-    for (int64_t g = 1; s->lost && g < s->topology[3]; g++) {
-        bool has = false;
-        for (size_t i = 0; i < s->nfiles; i++)
-            has |= s->files[i].kind == SINGA_CKPT_SERVER && s->files[i].group == g;
-        if (!has && s->lost[s->topology[1] + g])
-            singa_appendf(servers, sizeof servers, "%s%lld", ns++ ? ", " : "", (long long)g);
-    }
-    if (!nw && !ns)
-        return false;
-    int dummy;
-    const singa_ckpt_set_worker *w = nw ? state_of(s, (int)first, 0, &dummy) : NULL;
-    snprintf(buf, len, "checkpoint %s (step %llu) lacks ", s->where, (unsigned long long)s->step);
-    if (nw)
-        singa_appendf(buf, len, "the state of worker group%s %s (lost when it was written): the params are whole; "
-                      "group %lld takes group %d's data cursors, random generators and display window%s",
-                      nw == 1 ? "" : "s", workers, (long long)first, w ? w->group : 0, nw > 1 ? ", and so on" : "");
-    if (ns)
-        singa_appendf(buf, len, "%sthe shards of server group%s %s (lost when it was written): server group 0's hold "
-                      "every param", nw ? "; and " : "", ns == 1 ? "" : "s", servers);
-    return true;
-}
-
-/* Worker groups and workers per group of a topology (a plain one: 1 and 1). */
-static void counts(const int64_t *t, int64_t *groups, int64_t *workers)
-{
-    *groups = t[0] ? t[1] : 1;
-    *workers = t[0] ? t[2] : 1;
-}
-
-bool singa_ckpt_set_resharded(const singa_ckpt_set *s, const int64_t *job, char *buf, size_t len)
-{
-    if (memcmp(s->topology, job, sizeof s->topology) == 0)
-        return false;
-    char from[200], to[200], what[400] = "";
-    int64_t g0, w0, g1, w1;
-    counts(s->topology, &g0, &w0);
-    counts(job, &g1, &w1);
-    singa_ckpt_topology_describe(s->topology, from, sizeof from);
-    singa_ckpt_topology_describe(job, to, sizeof to);
-    if (g0 != g1)
-        singa_appendf(what, sizeof what, "the data cursors and display windows (the checkpoint has %lld worker group%s, "
-                      "this job %lld: group g takes group g mod %lld's)", (long long)g0, g0 == 1 ? "" : "s",
-                      (long long)g1, (long long)g0);
-    if (w0 != w1)
-        singa_appendf(what, sizeof what, "%sthe random generators (the checkpoint has %lld worker%s per group, this "
-                      "job %lld: a worker without a state of its own takes its group's worker 0's)", what[0] ? "; " : "",
-                      (long long)w0, w0 == 1 ? "" : "s", (long long)w1);
-    snprintf(buf, len, "resume: resharded %s, written by %s, for %s: params and updater state are exact; re-derived: %s",
-             s->where, from, to, what[0] ? what : "nothing");
-    return true;
 }

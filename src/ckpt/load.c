@@ -1,8 +1,8 @@
-/* The checkpoint loader: check every entry, then copy (see ckpt_load.h). */
+/* The checkpoint loader: check every entry, then copy (see load.h). */
 #include <stdlib.h>
 #include <string.h>
 
-#include "train/ckpt_load.h"
+#include "ckpt/load.h"
 
 bool singa_ckpt_entry_fits(const singa_ckpt_entry *e, int dtype, int ndim, const int *dims)
 {

@@ -2,8 +2,8 @@
  * and a trained model (predict) load through the one loader here, which checks every entry
  * before it copies any, so a file that does not fit leaves the object untouched and an older
  * checkpoint can be tried. */
-#ifndef SINGA_TRAIN_CKPT_LOAD_H
-#define SINGA_TRAIN_CKPT_LOAD_H
+#ifndef SINGA_CKPT_LOAD_H
+#define SINGA_CKPT_LOAD_H
 
 #include <stdbool.h>
 
