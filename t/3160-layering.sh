@@ -1,8 +1,9 @@
 # The folders of src/ form a DAG (README's Layout): core <- layers (plugin beside it) <- net <-
-# train <- runtime <- lua <- tui <- app.  A folder may use its own and lower folders only:
-# (1) its private includes ("folder/file.h") name no higher folder, and (2) in the built objects
-# no object of a folder references a symbol an object of a higher folder defines (calls through
-# function pointers a lower folder defines itself are how it is called back, and are not seen).
+# train <- runtime <- metricsfile <- lua <- tui <- app.  A folder may use its own and lower
+# folders only: (1) its private includes ("folder/file.h") name no higher folder, and (2) in
+# the built objects no object of a folder references a symbol an object of a higher folder
+# defines (calls through function pointers a lower folder defines itself are how it is called
+# back, and are not seen).
 # Every violation is printed, by file and include or symbol.  Public headers (singa/...) are
 # the library's interface and may be included anywhere.
 : "${SINGA_TUI:?SINGA_TUI is not set}"
@@ -15,13 +16,15 @@ build=$(dirname "$SINGA_TUI")
 
 # The rank of each folder: lower ranks are below.  layers and plugin share one (the registry
 # keeps the plugins it loaded; the loader adds their types to the registry).  app is the
-# program, which starts the workbench.
+# program, which starts the workbench.  metricsfile (the program's, not libsinga's: the format
+# of --metrics files that lua/ writes and lua/ and tui/ read) sits between runtime and lua.
 ranks='core 0
 layers 1
 plugin 1
 net 2
 train 3
 runtime 4
+metricsfile 4.5
 lua 5
 tui 6
 app 7'

@@ -18,6 +18,7 @@
 #include "app/plugin_cli.h"
 #include "app/procs.h"
 #include "lua/lsinga.h"
+#include "metricsfile/metricsfile.h"
 #include "paths.h"
 #include "singa/singa.h"
 #include "tui/monitor.h"
@@ -286,8 +287,7 @@ int main(int argc, char **argv)
         }
         size_t len = strlen(metrics);
         opts.metrics_csv = len > 4 && strcmp(metrics + len - 4, ".csv") == 0;
-        if (opts.metrics_csv)
-            fputs("step,phase,group,loss,accuracy,images_per_sec,seconds\n", opts.metrics);
+        singa_metrics_file_header(opts.metrics, opts.metrics_csv);
     }
     lua_State *L = luaL_newstate();
     if (!L) {

@@ -12,6 +12,7 @@
 #include "lua/lplot.h"
 #include "lua/ltensor.h"
 #include "lua/luaconf.h"
+#include "metricsfile/metricsfile.h"
 #include "layers/param_state.h"
 #include "singa/predict.h"
 #include "singa/singa.h"
@@ -104,48 +105,6 @@ static void on_log(void *ud, const char *line)
     fflush(stdout);
 }
 
-/* A JSON line of the workers' step times beside each display of group 0: {"step": s, "workers":
- * [{rank, host, group, id, compute, send, wait, bridge, straggler, share}, ...]}, at most 64. */
-static void write_workers(FILE *f, int step, const singa_stats *stats)
-{
-    singa_worker_time w[64];
-    int n = singa_stats_workers(stats, w, 64);
-    if (n <= 0)
-        return;
-    fprintf(f, "{\"step\": %d, \"workers\": [", step);
-    for (int i = 0; i < n && i < 64; i++)
-        fprintf(f, "%s{\"rank\": %d, \"host\": \"%s\", \"group\": %d, \"id\": %d, \"compute\": %.6g, \"send\": %.6g, "
-                   "\"wait\": %.6g, \"bridge\": %.6g, \"straggler\": %s, \"share\": %.3g}",
-                i ? ", " : "", w[i].rank, w[i].host, w[i].group, w[i].id, w[i].compute, w[i].send, w[i].wait,
-                w[i].bridge, w[i].straggler ? "true" : "false", w[i].share);
-    fputs("]}\n", f);
-}
-
-/* A number of a metrics record: empty (CSV) or null (JSON) when not finite, so files stay parseable. */
-static void metric_text(char *buf, size_t len, double v, const char *fmt)
-{
-    buf[0] = 0;
-    if (isfinite(v))
-        snprintf(buf, len, fmt, v);
-}
-
-static void write_record(const reporter *rp, const singa_record *r, const char *phase, double loss, double acc)
-{
-    FILE *f = rp->opts->metrics;
-    char l_s[32], a_s[32], i_s[32], s_s[32];
-    metric_text(l_s, sizeof l_s, loss, "%.6g");
-    metric_text(a_s, sizeof a_s, acc, "%.6g");
-    metric_text(i_s, sizeof i_s, r->images_per_sec, "%.6g");
-    metric_text(s_s, sizeof s_s, r->seconds, "%.3f");
-    if (rp->opts->metrics_csv)
-        fprintf(f, "%d,%s,%d,%s,%s,%s,%s\n", r->step, phase, r->group, l_s, a_s, i_s, s_s);
-    else
-        fprintf(f, "{\"step\": %d, \"phase\": \"%s\", \"group\": %d, \"loss\": %s, \"accuracy\": %s, \"images_per_sec\": %s, "
-                   "\"seconds\": %s}\n",
-                r->step, phase, r->group, l_s[0] ? l_s : "null", a_s[0] ? a_s : "null", i_s[0] ? i_s : "null",
-                s_s[0] ? s_s : "null");
-}
-
 /* Records of every process arrive here one at a time (the runtime's lock), so the seconds,
  * on this process's clock, never decrease in the file. */
 static void on_record(void *ud, const singa_record *rec)
@@ -173,9 +132,9 @@ static void on_record(void *ud, const singa_record *rec)
     FILE *f = rp->opts->metrics;
     if (!f)
         return;
-    write_record(rp, r, phase, loss, acc);
+    singa_metrics_file_record(f, rp->opts->metrics_csv, r, phase, loss, acc);
     if (!rp->opts->metrics_csv && rp->stats && r->phase == SINGA_PHASE_TRAIN && r->group == 0)
-        write_workers(f, r->step, rp->stats);
+        singa_metrics_file_workers(f, r->step, rp->stats);
     fflush(f);
 }
 
