@@ -15,6 +15,7 @@
 #include "app/ckpt_cli.h"
 #include "app/crash.h"
 #include "app/keygen.h"
+#include "app/modes.h"
 #include "app/plugin_cli.h"
 #include "app/procs.h"
 #include "lua/lsinga.h"
@@ -274,9 +275,12 @@ int main(int argc, char **argv)
     if (procs > 1) /* the ranks run this program again, without --procs */
         return singa_tui_procs(procs, procs_at, elastic, elastic_at, script ? 0 : tui.first_arg - 1, argc, argv);
     pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-    singa_lua_opts opts = {.progress_line = own_terminal(), .test_only = test_only, .dot = dot,
-                          .summary = summary, .export_onnx = export_onnx, .lock = &lock, .trace = trace,
-                          .trace_steps = trace_steps};
+    singa_lua_opts opts = {.progress_line = own_terminal(), .lock = &lock, .trace = trace, .trace_steps = trace_steps};
+    opts.mode = export_onnx ? (singa_lua_mode){singa_tui_mode_export_onnx, export_onnx}
+                : summary   ? (singa_lua_mode){singa_tui_mode_summary, NULL}
+                : dot       ? (singa_lua_mode){singa_tui_mode_dot, NULL}
+                : test_only ? (singa_lua_mode){singa_tui_mode_test, NULL}
+                            : (singa_lua_mode){NULL, NULL};
     char plugin_path[4 * PATH_MAX + 64];
     singa_tui_plugin_path(plugin_path, sizeof plugin_path);
     opts.plugin_path = plugin_path;
@@ -299,7 +303,7 @@ int main(int argc, char **argv)
     singa_lua_set_opts(L, &opts);
     pthread_mutex_lock(&lock);
     tui_monitor *monitor = NULL; /* a headless job listens for workbenches when asked */
-    if (script && !convert && !test_only && !dot && !summary && !export_onnx &&
+    if (script && !convert && !opts.mode.run &&
         tui_monitor_new(&monitor, L, &opts, listen, tui.control, &err) < 0) {
         fprintf(stderr, "singa-tui: %s\n", err.msg);
         pthread_mutex_unlock(&lock);

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lua/lsinga.h"
+#include "lua/lcore.h"
 #include "lua/ltensor.h"
 #include "singa/datafile.h"
 
