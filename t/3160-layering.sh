@@ -1,8 +1,9 @@
 # The folders of src/ form a DAG (README's Layout): core <- layers (plugin and onnx beside it) <- net <-
-# ckpt <- train <- runtime <- lua <- tui <- app.  A folder may use its own and lower folders only:
-# (1) its private includes ("folder/file.h") name no higher folder, and (2) in the built objects
-# no object of a folder references a symbol an object of a higher folder defines (calls through
-# function pointers a lower folder defines itself are how it is called back, and are not seen).
+# ckpt <- train <- runtime <- metricsfile <- lua <- tui <- app.  A folder may use its own and lower
+# folders only: (1) its private includes ("folder/file.h") name no higher folder, and (2) in
+# the built objects no object of a folder references a symbol an object of a higher folder
+# defines (calls through function pointers a lower folder defines itself are how it is called
+# back, and are not seen).
 # Every violation is printed, by file and include or symbol.  Public headers (singa/...) are
 # the library's interface and may be included anywhere.
 : "${SINGA_TUI:?SINGA_TUI is not set}"
@@ -16,7 +17,8 @@ build=$(dirname "$SINGA_TUI")
 # The rank of each folder: lower ranks are below.  layers, plugin and onnx share one (the registry
 # keeps the plugins it loaded; the loader adds their types to the registry; each layer type
 # writes its ONNX form with onnx/'s graph writer, which walks the layers of a net).  app is the
-# program, which starts the workbench.
+# program, which starts the workbench.  metricsfile (the program's, not libsinga's: the format
+# of --metrics files that lua/ writes and lua/ and tui/ read) sits between runtime and lua.
 ranks='core 0
 layers 1
 plugin 1
@@ -25,6 +27,7 @@ net 2
 ckpt 3
 train 4
 runtime 5
+metricsfile 5.5
 lua 6
 tui 7
 app 8'

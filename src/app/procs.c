@@ -210,6 +210,33 @@ static int pick_coordinator(void)
     return 0;
 }
 
+/* The ranks' command lines: args is argv without --procs N (at procs_at) and --elastic MIN (at
+ * elastic_at, when > 0), args[1] left for "--run" once the workbench restarts; with a workbench
+ * (file_at > 0), the other ranks run headless: singa-tui -e FILE ARGS... */
+static void rank_args(char **args, char **headless, int procs_at, int elastic_at, int file_at, int argc, char **argv)
+{
+    args[0] = argv[0];
+    for (int i = 1, j = 2; i < argc; i++)
+        if (i != procs_at && i != procs_at + 1 && (!elastic_at || (i != elastic_at && i != elastic_at + 1)))
+            args[j++] = argv[i];
+    if (file_at > 0) {
+        headless[0] = argv[0];
+        headless[1] = "-e";
+        for (int i = file_at, j = 2; i < argc; i++)
+            headless[j++] = argv[i];
+    }
+}
+
+/* TERM and HUP go on to the ranks; INT the terminal sends to every rank itself. */
+static void forward_signals(void)
+{
+    struct sigaction sa = {.sa_handler = forward};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    signal(SIGINT, SIG_IGN);
+}
+
 int singa_tui_procs(int n, int procs_at, int elastic, int elastic_at, int file_at, int argc, char **argv)
 {
     char **args = calloc((size_t)argc + 2, sizeof *args), **headless = calloc((size_t)argc + 2, sizeof *headless);
@@ -218,17 +245,8 @@ int singa_tui_procs(int n, int procs_at, int elastic, int elastic_at, int file_a
         fprintf(stderr, "singa-tui: out of memory\n");
         return 1;
     }
-    args[0] = argv[0];
-    for (int i = 1, j = 2; i < argc; i++) /* args[1]: "--run" once the workbench restarts */
-        if (i != procs_at && i != procs_at + 1 && (!elastic || (i != elastic_at && i != elastic_at + 1)))
-            args[j++] = argv[i];
+    rank_args(args, headless, procs_at, elastic ? elastic_at : 0, file_at, argc, argv);
     workbench = file_at > 0;
-    if (workbench) { /* the others: singa-tui -e FILE ARGS... */
-        headless[0] = argv[0];
-        headless[1] = "-e";
-        for (int i = file_at, j = 2; i < argc; i++)
-            headless[j++] = argv[i];
-    }
     bool own_port = !getenv("SINGA_COORDINATOR");
     if (own_port && pick_coordinator() < 0)
         return 1;
@@ -237,11 +255,7 @@ int singa_tui_procs(int n, int procs_at, int elastic, int elastic_at, int file_a
         snprintf(min, sizeof min, "%d", elastic);
         setenv("SINGA_ELASTIC", min, 1);
     }
-    struct sigaction sa = {.sa_handler = forward};
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    signal(SIGINT, SIG_IGN); /* the terminal sends it to every rank itself */
+    forward_signals();
     char **first = args + 1;
     first[0] = argv[0];
     int rc;

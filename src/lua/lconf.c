@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lua/lsinga.h"
+#include "lua/lcore.h"
 #include "singa/conf.h"
 
 static void push_conf(lua_State *L, const singa_conf *c)

@@ -5,7 +5,7 @@
 #include <lauxlib.h>
 #include <math.h>
 
-#include "lua/lsinga.h"
+#include "lua/lcore.h"
 
 static singa_job_control *control(lua_State *L, const char *fn)
 {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lua/lsinga.h"
+#include "lua/lcore.h"
 #include "lua/ltensor.h"
 #include "singa/datafile.h"
 
@@ -75,35 +75,46 @@ static int l_read_idx(lua_State *L)
     return 1;
 }
 
+/* singa.read_csv's options (the table at index 2): the separator (its string stays on the stack),
+ * *header and the *label column (0: none); raises naming a bad one. */
+static const char *csv_opts(lua_State *L, const char *fn, bool *header, lua_Integer *label)
+{
+    static const char *const names[] = {"separator", "header", "label"};
+    check_opts(L, 2, fn, names, 3);
+    int ty = opt(L, 2, "separator");
+    if (ty != LUA_TNIL && ty != LUA_TSTRING)
+        luaL_error(L, "%s: option 'separator' must be a string, got a %s", fn, lua_typename(L, ty));
+    const char *sep = ty == LUA_TNIL ? "," : lua_tostring(L, -1); /* stays on the stack */
+    singa_err err;
+    if (singa_csv_check_sep(sep, &err) < 0)
+        luaL_error(L, "%s: option %s", fn, err.msg);
+    if ((ty = opt(L, 2, "header")) != LUA_TNIL && ty != LUA_TBOOLEAN)
+        luaL_error(L, "%s: option 'header' must be true or false, got a %s", fn, lua_typename(L, ty));
+    *header = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    *label = 1;
+    if ((ty = opt(L, 2, "label")) == LUA_TBOOLEAN && !lua_toboolean(L, -1))
+        *label = 0;
+    else if (ty == LUA_TNUMBER && lua_isinteger(L, -1) && lua_tointeger(L, -1) != 0)
+        *label = lua_tointeger(L, -1);
+    else if (ty != LUA_TNIL)
+        luaL_error(L, "%s: option 'label' must be a column number (1 is the first, -1 the last) or false",
+                          fn);
+    lua_pop(L, 1);
+    return sep;
+}
+
 /* singa.read_csv(file [, { separator = ",", header = false, label = 1 }]) -> features, labels:
  * features rows x columns (but the label's), labels one per row; `label` is the label's column
  * (1-based; negative counts from the last) or false for none (then only features). */
 static int l_read_csv(lua_State *L)
 {
-    static const char *const names[] = {"separator", "header", "label"};
     static const char *fn = "singa.read_csv";
     const char *path = luaL_checkstring(L, 1);
-    check_opts(L, 2, fn, names, 3);
-    int ty = opt(L, 2, "separator");
-    if (ty != LUA_TNIL && ty != LUA_TSTRING)
-        return luaL_error(L, "%s: option 'separator' must be a string, got a %s", fn, lua_typename(L, ty));
-    const char *sep = ty == LUA_TNIL ? "," : lua_tostring(L, -1); /* stays on the stack */
+    bool header;
+    lua_Integer label;
+    const char *sep = csv_opts(L, fn, &header, &label);
     singa_err err;
-    if (singa_csv_check_sep(sep, &err) < 0)
-        return luaL_error(L, "%s: option %s", fn, err.msg);
-    if ((ty = opt(L, 2, "header")) != LUA_TNIL && ty != LUA_TBOOLEAN)
-        return luaL_error(L, "%s: option 'header' must be true or false, got a %s", fn, lua_typename(L, ty));
-    bool header = lua_toboolean(L, -1);
-    lua_pop(L, 1);
-    lua_Integer label = 1;
-    if ((ty = opt(L, 2, "label")) == LUA_TBOOLEAN && !lua_toboolean(L, -1))
-        label = 0;
-    else if (ty == LUA_TNUMBER && lua_isinteger(L, -1) && lua_tointeger(L, -1) != 0)
-        label = lua_tointeger(L, -1);
-    else if (ty != LUA_TNIL)
-        return luaL_error(L, "%s: option 'label' must be a column number (1 is the first, -1 the last) or false",
-                          fn);
-    lua_pop(L, 1);
     singa_tensor *feat, *lab;
     singa_lua_tensor *hf = singa_lua_tensor_holder(L, &feat), *hl = singa_lua_tensor_holder(L, &lab);
     float *vals;

@@ -1,10 +1,10 @@
-/* singa.export_onnx(job, path [, checkpoint]) and singa-tui --export-onnx: a trained job's
- * kTest net as an ONNX model (src/train/onnx.c). */
+/* singa.export_onnx(job, path [, checkpoint]): a trained job's kTest net as an ONNX model
+ * (src/train/onnx.c). */
 #include <lauxlib.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "lua/lsinga.h"
+#include "lua/lcore.h"
 #include "singa/onnx.h"
 
 /* Exports the job at index 1; raises on failure. */
@@ -44,15 +44,4 @@ int singa_lua_export_onnx(lua_State *L)
     lua_pushinteger(L, (lua_Integer)info->step);
     lua_setfield(L, -2, "step");
     return 1;
-}
-
-void singa_lua_export_onnx_cli(lua_State *L, const char *path)
-{
-    singa_onnx_info *info = lua_newuserdatauv(L, sizeof *info, 0);
-    export(L, path, NULL, info);
-    printf("wrote %s: %d ONNX nodes (opset 13), %zu bytes; input '%s', output '%s'; params of %s (step %llu)\n", path,
-           info->nodes, info->bytes, info->input, info->output, info->checkpoint, (unsigned long long)info->step);
-    if (fflush(stdout) != 0)
-        luaL_error(L, "singa-tui --export-onnx: cannot write to standard output");
-    lua_pop(L, 1);
 }

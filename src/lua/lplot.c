@@ -1,4 +1,4 @@
-/* Loss and accuracy curves as SVG, of a metrics file (lua/metricsfile.h reads it) or of the
+/* Loss and accuracy curves as SVG, of a metrics file (metricsfile/metricsfile.h reads it) or of the
  * workbench's history.  The picture: the loss above, the accuracy below when any is reported, each
  * with labelled axes; per worker group and phase one <path>: training as a line, test and
  * validation as marks (a small square per result), so a plot has one path per series. */
@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "lua/lplot.h"
-#include "lua/metricsfile.h"
+#include "metricsfile/metricsfile.h"
 
 void singa_plot_free(singa_plot *p)
 {

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "singa/job.h"
+#include "singa/partition.h"
 
 /* A host that watches and steers training (the workbench, src/tui/).  singa.train calls its
  * hooks besides its own printing, gives the job hooks.control, and calls job_start and job_end
@@ -20,16 +21,21 @@ typedef struct singa_lua_host {
     void (*job_end)(void *ud, const singa_job *job, int rc, const singa_err *err);
 } singa_lua_host;
 
+/* A mode of the program whose singa.train does not train (singa-tui --test, --summary ...): run
+ * is called with the job table at index 1, in singa.train's frame (so an error it raises names
+ * the script's line), and the script then ends as a success (singa_lua_finished). */
+typedef struct singa_lua_mode {
+    void (*run)(lua_State *L, const char *arg);
+    const char *arg; /* the mode's own (an output file), or NULL */
+} singa_lua_mode;
+
 /* How the program wants training reported; kept in the Lua registry. */
 typedef struct singa_lua_opts {
     FILE *metrics;     /* one record per display/test/validation result, or NULL */
     int metrics_csv;   /* CSV instead of JSON lines */
     int progress_line; /* stdout is a terminal: redraw one progress line */
-    int test_only;     /* --test: singa.train evaluates the job's checkpoint, then ends the script */
-    int dot;           /* --dot: singa.train prints the job's partitioned graph as DOT, then ends it */
-    int summary;       /* --summary: singa.train prints the job's net summary, then ends it */
-    const char *export_onnx; /* --export-onnx FILE: singa.train exports the job's model there, then ends it */
-    const char *trace, *trace_steps; /* --trace, --trace-steps: the fields of every job singa.train runs that lacks them */
+    singa_lua_mode mode; /* run NULL: singa.train trains */
+    const char *trace, *trace_steps; /* the fields of every job singa.train runs that lacks them */
     /* Which OS thread may run Lua code on the state: the host holds it while its script runs;
      * singa.train lets it go for the length of the job, and the job's callbacks (kLua updaters
      * and schedules, called from worker and server threads) take it for each call, as does an
@@ -49,29 +55,26 @@ enum { SINGA_JOB_HUNG = 2 }; /* singa_lua_opts.lost: this process was the hung o
 int luaopen_singa_core(lua_State *L);
 /* Stores opts (which must outlive L) for singa.train to use. */
 void singa_lua_set_opts(lua_State *L, singa_lua_opts *opts);
-/* Whether the error value at idx is the one that ends a script after singa.train ran in
- * test_only mode (a success, not an error). */
+/* Whether the error value at idx is the one that ends a script after singa.train ran a mode
+ * (a success, not an error). */
 int singa_lua_finished(lua_State *L, int idx);
 /* A message handler for lua_pcall of a script: the error with a traceback, except a finished
- * script's marker (--test, --dot) and an error raised by singa.core's functions (a job refused,
+ * script's marker (a mode's) and an error raised by singa.core's functions (a job refused,
  * a failure while training: the message says what), which pass as they are. */
 int singa_lua_traceback(lua_State *L);
 /* The opts singa_lua_set_opts stored (all zero when none were). */
 const singa_lua_opts *singa_lua_get_opts(lua_State *L);
-/* singa.pause, singa.resume, singa.checkpoint and singa.lr_scale (lcontrol.c): sets them in the
- * table on top of the stack. */
-void singa_lua_control_open(lua_State *L);
-/* The job table at idx as a conf, its plugins loaded into the state's registry (*reg); raises
- * on failure. */
-singa_conf *singa_lua_job_conf(lua_State *L, int idx, singa_registry **reg);
-/* singa.export_onnx(job, path [, checkpoint]) (lonnx.c). */
+/* What a mode may call on the job table at index 1; each raises on failure.  singa.test(job):
+ * pushes its result. */
+int singa_lua_test(lua_State *L);
+/* singa.summary(job): pushes its text and its table. */
+int singa_lua_summary(lua_State *L);
+/* The partitioned graph of the job (its cluster's nworkers_per_group, phase "kTrain" ...); the
+ * caller frees it with singa_graph_free. */
+void singa_lua_graph_build(lua_State *L, singa_graph *g, const char *phase);
+/* singa.export_onnx(job, path [, checkpoint]): pushes { path, input, output, nodes, bytes,
+ * checkpoint, step } (lonnx.c). */
 int singa_lua_export_onnx(lua_State *L);
-/* --export-onnx: exports the job at index 1 to path and prints what it wrote (lonnx.c). */
-void singa_lua_export_onnx_cli(lua_State *L, const char *path);
-/* singa.read_idx and singa.read_csv (ldata.c): sets them in the table on top of the stack. */
-void singa_lua_data_open(lua_State *L);
-/* singa.core.read_pbtext and singa.core.suggest (lconf.c): sets them in the table on top. */
-void singa_lua_conf_open(lua_State *L);
 /* Loads a job file as luaL_loadfilex does: a Lua script, or a SINGA job.conf (named *.conf, or
  * any file that is not Lua but reads as protobuf text) as a chunk that runs
  * singa.train(singa.import_conf(file)). */

@@ -1,8 +1,8 @@
-/* The records come from lua/metricsfile.h's reader, which the SVG plots share: here they
+/* The records come from metricsfile/metricsfile.h's reader, which the SVG plots share: here they
  * become the samples of the workbench's history, as a live job's would. */
 #include <math.h>
 
-#include "lua/metricsfile.h"
+#include "metricsfile/metricsfile.h"
 #include "tui/runfile.h"
 
 #define QUOTE(x) #x

@@ -1,4 +1,4 @@
-/* A metrics file is what lsinga.c's on_record writes: either JSON lines, one flat object per
+/* A metrics file is what write.c writes: either JSON lines, one flat object per
  * result ({"step": N, "phase": "train", "group": G, "loss": x, "accuracy": y, ...}) with, in a
  * distributed job, a line of the workers' step times among them (no "phase": not a result), or
  * CSV whose header begins step,phase,group,loss,accuracy.  images_per_sec and seconds are read
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lua/metricsfile.h"
+#include "metricsfile/metricsfile.h"
 
 #define CSV_HEADER "step,phase,group,loss,accuracy"
 

@@ -1,0 +1,75 @@
+/* The job table of a script as the engine's conf, job or model: the plugins it names are
+ * loaded first, and every failure raises the engine's message. */
+#include <lauxlib.h>
+
+#include "lua/lcore.h"
+#include "lua/luaconf.h"
+#include "singa/predict.h"
+
+/* The plugins a job names (`plugins`, a path or a list of paths) are loaded before anything
+ * else of it, so a layer type of theirs resolves and a plugin that fails stops the job before
+ * it starts.  Values of the wrong type are left to the job's validation. */
+void singa_lua_job_plugins(lua_State *L, int job)
+{
+    lua_getfield(L, job, "plugins");
+    int list = lua_istable(L, -1);
+    lua_Integer n = list ? (lua_Integer)lua_rawlen(L, -1) : lua_isstring(L, -1) ? 1 : 0;
+    for (lua_Integer i = 1; i <= n; i++) {
+        if (list)
+            lua_rawgeti(L, -1, i);
+        else
+            lua_pushvalue(L, -1);
+        singa_err err = {{0}};
+        if (lua_type(L, -1) == LUA_TSTRING &&
+            singa_plugin_load(singa_lua_registry(L), lua_tostring(L, -1), NULL, &err) < 0)
+            singa_lua_raise(L, err.msg);
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+}
+
+singa_conf *singa_lua_job_conf(lua_State *L, int idx, singa_registry **reg)
+{
+    luaL_checktype(L, idx, LUA_TTABLE);
+    singa_lua_job_plugins(L, idx);
+    singa_err err = {{0}};
+    singa_conf *conf = singa_lua_toconf(L, idx, "job", &err);
+    if (!conf)
+        singa_lua_raise(L, err.msg);
+    *reg = singa_lua_registry(L);
+    return conf;
+}
+
+/* Builds the job table at index 1 (loading its plugins first); raises the engine's error. */
+singa_job *singa_lua_create_job(lua_State *L)
+{
+    singa_lua_job_plugins(L, 1);
+    singa_err err = {{0}};
+    singa_conf *conf = singa_lua_toconf(L, 1, "job", &err);
+    if (!conf)
+        singa_lua_raise(L, err.msg);
+    singa_job *job = NULL;
+    int rc = singa_job_create(&job, conf, singa_lua_registry(L), &err);
+    singa_conf_free(conf);
+    if (rc < 0)
+        singa_lua_raise(L, err.msg);
+    return job;
+}
+
+/* The model of the job at index 1, loaded with `hooks`; raises on failure.  The caller frees it
+ * before it next calls anything that may raise. */
+singa_model *singa_lua_load_model(lua_State *L, const singa_job_hooks *hooks)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    singa_lua_job_plugins(L, 1);
+    singa_err err = {{0}};
+    singa_conf *conf = singa_lua_toconf(L, 1, "job", &err);
+    if (!conf)
+        singa_lua_raise(L, err.msg);
+    singa_model *m;
+    int rc = singa_model_load(&m, conf, singa_lua_registry(L), hooks, &err);
+    singa_conf_free(conf);
+    if (rc < 0)
+        singa_lua_raise(L, err.msg);
+    return m;
+}
