@@ -1,7 +1,7 @@
 /* Updaters and learning-rate schedules against a plain double-precision reference written here
- * from the formulas (README's Updater section), on a hand-made param store: per-param lr_scale
- * and wd_scale, weight decay, clipping, a param shared by two (gradients averaged) and one the
- * training net does not declare (left alone). */
+ * from the formulas (docs/02-jobs-and-layers.md's Updater section), on a hand-made param store:
+ * per-param lr_scale and wd_scale, weight decay, clipping, a param shared by two (gradients
+ * averaged) and one the training net does not declare (left alone). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

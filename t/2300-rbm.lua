@@ -11,7 +11,7 @@ local read, write = td.read, td.write
 
 local dir = td.tmpdir("2300-rbm")
 
--- ---- checkpoint files (format in README.md) ----
+-- ---- checkpoint files (format in docs/05-checkpoints.md) ----
 
 local crc_table = {}
 for i = 0, 255 do

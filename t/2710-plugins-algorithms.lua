@@ -94,8 +94,8 @@ tap.ok(ck["param/prelu_slope"] and #ck["param/prelu_slope"] == 6 and #ck_copies 
 tap.ok(slope0 and #slope0 == 6 and grad0 and #grad0 == 6, "the slope and its gradient reach the updater (6 values)")
 
 -- The finite-difference check.  The copies share the slope, so the unrolled net's gradient is
--- the sum over the copies' gradients; the updater is handed their average (README, "Recurrent
--- nets: unrolling"), so T times it must equal dL/da.
+-- the sum over the copies' gradients; the updater is handed their average
+-- (docs/02-jobs-and-layers.md, "Recurrent nets: unrolling"), so T times it must equal dL/da.
 if slope0 and grad0 and #grad0 == 6 then
   local DELTA, worst, where, biggest = 1e-2, 0, "", 0
   local fd = {}

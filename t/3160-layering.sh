@@ -1,4 +1,4 @@
-# The folders of src/ form a DAG (README's Layout): core <- layers (plugin and onnx beside it) <- net <-
+# The folders of src/ form a DAG (docs/09-layout.md): core <- layers (plugin and onnx beside it) <- net <-
 # ckpt <- train <- runtime <- metricsfile <- lua <- tui <- app.  A folder may use its own and lower
 # folders only: (1) its private includes ("folder/file.h") name no higher folder, and (2) in
 # the built objects no object of a folder references a symbol an object of a higher folder

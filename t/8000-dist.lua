@@ -352,11 +352,11 @@ for _, c in ipairs{
   tap.ok(acc > one - 0.01, string.format("%s: %.4f against %.4f", c[1], acc, one))
 end
 
--- With momentum, asynchronous groups need less of it than one group (README, "Asynchronous
--- groups and momentum").  Without cluster.momentum_compensation, the settings given there
--- converge in 300 steps per group where momentum 0.9 at the same rate spikes (Hogwild, loss 0.7
--- -> 3.2) or diverges (Downpour, loss 100+).  Measured (6 runs): group 0's loss of its last 50
--- steps 0.47-0.59, test accuracy 0.78-0.84.
+-- With momentum, asynchronous groups need less of it than one group (docs/03-clusters.md,
+-- "Asynchronous groups and momentum").  Without cluster.momentum_compensation, the settings
+-- given there converge in 300 steps per group where momentum 0.9 at the same rate spikes
+-- (Hogwild, loss 0.7 -> 3.2) or diverges (Downpour, loss 100+).  Measured (6 runs): group 0's
+-- loss of its last 50 steps 0.47-0.59, test accuracy 0.78-0.84.
 local function rate(lr) return { type = "kFixed", base_lr = lr } end
 local mlp = {
   { name = "fc1", type = "kInnerProduct", srclayer = "image", num_output = 128 },

@@ -50,8 +50,8 @@ function M.write(path, bytes)
   f:close()
 end
 
--- { [entry name] = { values } } of a checkpoint's f32 entries (format in README.md), or nil
--- when the file cannot be read.
+-- { [entry name] = { values } } of a checkpoint's f32 entries (format in docs/05-checkpoints.md),
+-- or nil when the file cannot be read.
 function M.read_ckpt(path)
   local s = M.read(path)
   if not s then return nil end

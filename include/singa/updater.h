@@ -2,7 +2,7 @@
  * schedules (kFixed, kStep, kExponential, kLinear, kInverse, kInverseT, kFixedStep), as in SINGA
  * v0.x: lr = schedule(step) * lr_scale, wd = weight_decay * wd_scale; the gradient is scaled by
  * 1 / (number of contributions), weight decay is added, it is clipped, then the method applies.
- * README's Updater section gives every formula and default.
+ * docs/02-jobs-and-layers.md's Updater section gives every formula and default.
  *
  * kLua: the rule is a function of the host program (field `update`, a SINGA_CONF_FUNC; in
  * singa-tui a Lua function), called once per updated param per step as

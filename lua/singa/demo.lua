@@ -1,5 +1,5 @@
--- What a demo prints last: where its trained model is and how to use it (README.md, "Trained
--- models: test and predict").
+-- What a demo prints last: where its trained model is and how to use it (docs/05-checkpoints.md,
+-- "Trained models: test and predict").
 local M = {}
 
 -- A word of a shell command line, quoted when it needs to be.

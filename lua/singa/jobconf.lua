@@ -180,8 +180,8 @@ local REFUSED = {
   ["JobProto.id"] = "the job id SINGA's job manager assigns: remove it",
   ["AlgProto.user_alg"] = "a TrainOneBatch algorithm of your own in C++: not loadable here; use kBP, kBPTT or kCD",
   ["NetProto.layer_group"] = "groups of layers SINGA did not use for training: remove it",
-  ["UpdaterProto.user_type"] = "an updater of your own in C++: write it in Lua (updater type kLua, see README "
-    .. "\"Updaters and schedules in Lua\")",
+  ["UpdaterProto.user_type"] = "an updater of your own in C++: write it in Lua (updater type kLua, see "
+    .. "docs/02-jobs-and-layers.md, \"Updaters and schedules in Lua\")",
   ["LRGenProto.user_type"] = "a schedule of your own in C++: write it in Lua (a function as learning_rate)",
   ["ClusterProto.start_port"] = "SINGA's first port: singa-tui's processes meet at cluster.coordinator "
     .. "(set by --procs); remove it",

@@ -246,7 +246,7 @@ void singa_cli_usage(FILE *f)
         fprintf(f, "%s\n", s);
     }
     fputs("\n"
-          "A job script calls singa.train{...}: see README.md for the job format.\n"
+          "A job script calls singa.train{...}: see docs/02-jobs-and-layers.md for the job format.\n"
           "Plugins (*.so) are loaded from $SINGA_PLUGIN_PATH (folders, colon-separated),\n"
           "plugins/ beside the program and " SINGA_PLUGINDIR ".\n"
           "Without -e, FILE opens in the interactive workbench (a terminal UI: ? shows its keys); with\n"

@@ -24,7 +24,7 @@ void rt_resume_drop(rt_ctx *rt)
 static void log_refused(void *ud, const char *line) { rt_log(ud, "%s", line); }
 
 /* A process started again to rejoin an asynchronous job (SINGA_REJOIN) must be one the job goes
- * on without: neither rank 0 (launch.c) nor one whose loss ends the job.  Servers it holds serve
+ * on without: neither rank 0 (topology.c) nor one whose loss ends the job.  Servers it holds serve
  * its own groups alone (Hogwild): they fetch the newest values before its workers start (server.c). */
 int rt_rejoin_check(rt_ctx *rt, singa_err *err)
 {

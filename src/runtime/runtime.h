@@ -1,7 +1,8 @@
 /* The distributed runtime inside one process: a stub thread routing messages, a thread per
  * worker and per server, and what they share.  process.c builds and joins them, stub.c routes
- * and aggregates, server.c updates slices, worker.c trains; what every file uses of the process
- * (failing, stopping, sending, the log) is ctx.h's, where each thread lives topology.h's. */
+ * (stub_params.c aggregates), server.c updates slices, worker.c trains; what every file uses of
+ * the process (failing, stopping, sending, the log) is ctx.h's, where each thread lives
+ * topology.h's. */
 #ifndef SINGA_RUNTIME_RUNTIME_H
 #define SINGA_RUNTIME_RUNTIME_H
 

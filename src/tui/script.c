@@ -1,5 +1,5 @@
 /* The script thread holds the Lua lock while the script runs Lua code; singa.train lets it go
- * for the length of a job (lsinga.c), which is when the console may take it (and job_start,
+ * for the length of a job (ltrain.c), which is when the console may take it (and job_start,
  * briefly, to list the plugins).  The engine's hooks below run on the training threads: they
  * only compute a step's own metrics and push a sample into the lock-free ring, so the UI can
  * never slow training down. */
