@@ -13,7 +13,8 @@
 
 /* The layer registry of the state (its plugins loaded into it). */
 singa_registry *singa_lua_registry(lua_State *L);
-/* Marks the program's opts: a job ended because it lost a process (SINGA_JOB_LOST). */
+/* Marks the program's opts: a job ended because it lost a process (how: 1), or this process
+ * was the hung one (SINGA_JOB_HUNG). */
 void singa_lua_set_lost(lua_State *L, int how);
 /* Raises msg as a Lua error with the caller's position, as luaL_error does. */
 int singa_lua_raise(lua_State *L, const char *msg);
