@@ -22,7 +22,7 @@ rank_pid() {
 }
 start_tui TMPDIR="$tmp_abs" -- --procs 3 --elastic 2 --run "$top_srcdir/t/elastic-job.lua" three "$tmp_abs/out.txt" \
     100000000 "$tmp_abs/ck" fresh 200
-wait_for 'elastic: 3 processes (min 2)' 30 && grep -q 'no restart yet (at most 3)' "$tmp/screen.txt" && grep -q 'process 2 on ' "$tmp/screen.txt" &&
+wait_for 'elastic: 3 processes (min 2)' 120 && grep -q 'no restart yet (at most 3)' "$tmp/screen.txt" && grep -q 'process 2 on ' "$tmp/screen.txt" &&
     wait_for 'ckpt   step [1-9]' 30
 report $? "the Topology panel says the job is elastic, on 3 processes; a checkpoint is written" "$tmp/screen.txt"
 kill -9 "$(rank_pid 2)"

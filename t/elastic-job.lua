@@ -22,6 +22,8 @@ local clusters = {
 }
 local cluster = assert(clusters[mode], mode)
 cluster.heartbeat_timeout = 5
+-- Under a sanitizer beside the suite's other jobs a rank can take over the default 30 s to start.
+cluster.join_timeout = 120
 local r = singa.train{
   name = "elastic", seed = 7, train_steps = steps, disp_freq = 1000, test_steps = 2,
   checkpoint_path = ckdir, checkpoint_freq = ckdir and (tonumber(arg[6]) or 10) or nil, resume = resume,
