@@ -1,4 +1,4 @@
-# The folders of src/ form a DAG (docs/09-layout.md): core <- layers (plugin and onnx beside it) <- net <-
+# The folders of src/ form a DAG (docs/09-layout.md): core <- onnx <- layers (plugin beside it) <- net <-
 # ckpt <- train <- runtime <- metricsfile <- lua <- tui <- app.  A folder may use its own and lower
 # folders only: (1) its private includes ("folder/file.h") name no higher folder, and (2) in
 # the built objects no object of a folder references a symbol an object of a higher folder
@@ -14,15 +14,16 @@ tmp=t/3160-layering.tmp
 rm -rf "$tmp" && mkdir -p "$tmp" || exit 1
 build=$(dirname "$SINGA_TUI")
 
-# The rank of each folder: lower ranks are below.  layers, plugin and onnx share one (the registry
-# keeps the plugins it loaded; the loader adds their types to the registry; each layer type
-# writes its ONNX form with onnx/'s graph writer, which walks the layers of a net).  app is the
+# The rank of each folder: lower ranks are below.  onnx is the ONNX graph writer each layer type
+# writes its form with (net/onnx_model.c walks a net's layers through it).  layers and plugin
+# share one (the registry keeps the plugins it loaded; the loader adds their types to the
+# registry).  app is the
 # program, which starts the workbench.  metricsfile (the program's, not libsinga's: the format
 # of --metrics files that lua/ writes and lua/ and tui/ read) sits between runtime and lua.
 ranks='core 0
 layers 1
 plugin 1
-onnx 1
+onnx 0.5
 net 2
 ckpt 3
 train 4

@@ -248,7 +248,7 @@ static int export_onnx(const singa_layer *l, singa_onnx_graph *x, singa_err *err
     const char *wn = singa_ox_param(x, w, 4, dims);
     size_t n = singa_ox_begin(x, "Conv", l->name, bias ? 3 : 2, l->src[0]->name, wn,
                           bias ? singa_ox_param(x, l->params[1], 0, NULL) : NULL);
-    singa_ox_window_attrs(x, l);
+    singa_layer_onnx_window(x, l);
     singa_ox_end(x, n);
     return 0;
 }

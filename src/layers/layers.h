@@ -3,6 +3,7 @@
 #define SINGA_LAYERS_LAYERS_H
 
 #include "singa/layer.h"
+#include "singa/onnx.h"
 
 extern const singa_layer_type singa_idx_data_layer;
 extern const singa_layer_type singa_mnist_layer;
@@ -80,6 +81,9 @@ int singa_layer_check_index_column(singa_layer *l, singa_err *err);
 
 /* Windowed layers (convolution, pooling): `name`_x / `name`_y, falling back to `name`, then def. */
 void singa_layer_conf_xy(const singa_layer *l, const char *name, int def, int *x, int *y);
+/* kernel, pads and strides as kConvolution and kPooling read them, as ONNX attributes of the
+ * node x has open (pooling.c). */
+void singa_layer_onnx_window(singa_onnx_graph *x, const singa_layer *l);
 /* Checks a kernel/pad/stride window against an h x w input and gives the output size. */
 int singa_layer_window(singa_layer *l, int h, int w, int ky, int kx, int py, int px, int sy,
                        int sx, int *oh, int *ow, singa_err *err);

@@ -60,6 +60,20 @@ static int setup(singa_layer *l, singa_err *err)
     return 0;
 }
 
+
+/* kernel, pads and strides as kConvolution and kPooling read them. */
+void singa_layer_onnx_window(singa_onnx_graph *x, const singa_layer *l)
+{
+    int kx, ky, px, py, sx, sy;
+    singa_layer_conf_xy(l, "kernel", 0, &kx, &ky);
+    singa_layer_conf_xy(l, "pad", 0, &px, &py);
+    singa_layer_conf_xy(l, "stride", 1, &sx, &sy);
+    int64_t k[2] = {ky, kx}, p[4] = {py, px, py, px}, s[2] = {sy, sx};
+    singa_ox_attr_ints(x, "kernel_shape", 2, k);
+    singa_ox_attr_ints(x, "pads", 4, p);
+    singa_ox_attr_ints(x, "strides", 2, s);
+}
+
 /* The window of output (oy, ox), clipped to the input. */
 static void window(const pool_state *s, int oy, int ox, int *y0, int *y1, int *x0, int *x1)
 {
@@ -199,7 +213,7 @@ static int export_onnx(const singa_layer *l, singa_onnx_graph *x, singa_err *err
 {
     bool max = singa_conf_str(l->conf, "pool", "MAX")[0] == 'M';
     size_t n = singa_ox_begin(x, max ? "MaxPool" : "AveragePool", l->name, 1, l->src[0]->name);
-    singa_ox_window_attrs(x, l);
+    singa_layer_onnx_window(x, l);
     if (!max) /* AVG divides by the whole window, padding counting as zeros */
         singa_ox_attr_i(x, "count_include_pad", 1);
     singa_ox_end(x, n);

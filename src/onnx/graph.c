@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "layers/layers.h"
+#include "singa/layer.h"
 #include "onnx/graph.h"
 
 /* onnx.proto's field numbers and enums. */
@@ -217,19 +217,6 @@ void singa_ox_reshape_to(singa_onnx_graph *x, const singa_layer *l, const char *
         dims[d] = l->data.shape[d];
     singa_ox_ints(x, singa_ox_name(shape, l, "shape"), l->data.ndim, dims);
     singa_ox_node(x, "Reshape", l->name, 2, in, shape, NULL);
-}
-
-/* kernel, pads and strides as kConvolution and kPooling read them. */
-void singa_ox_window_attrs(singa_onnx_graph *x, const singa_layer *l)
-{
-    int kx, ky, px, py, sx, sy;
-    singa_layer_conf_xy(l, "kernel", 0, &kx, &ky);
-    singa_layer_conf_xy(l, "pad", 0, &px, &py);
-    singa_layer_conf_xy(l, "stride", 1, &sx, &sy);
-    int64_t k[2] = {ky, kx}, p[4] = {py, px, py, px}, s[2] = {sy, sx};
-    singa_ox_attr_ints(x, "kernel_shape", 2, k);
-    singa_ox_attr_ints(x, "pads", 4, p);
-    singa_ox_attr_ints(x, "strides", 2, s);
 }
 
 int singa_ox_identity(const singa_layer *l, singa_onnx_graph *x, singa_err *err)

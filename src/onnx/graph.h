@@ -51,8 +51,6 @@ const char *singa_ox_name(char *buf, const singa_layer *l, const char *what);
 const char *singa_ox_src_matrix(singa_onnx_graph *x, const singa_layer *l, int i, char *buf);
 /* Reshapes value `in` to l's own shape (the batch kept): the layer's output. */
 void singa_ox_reshape_to(singa_onnx_graph *x, const singa_layer *l, const char *in);
-/* kernel, pads and strides as kConvolution and kPooling read them. */
-void singa_ox_window_attrs(singa_onnx_graph *x, const singa_layer *l);
 /* The export_onnx of a layer that hands its source on in kTest (kDropout, kSplit). */
 int singa_ox_identity(const singa_layer *l, singa_onnx_graph *x, singa_err *err);
 

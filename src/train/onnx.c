@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "onnx/model.h"
+#include "net/onnx_model.h"
 #include "singa/onnx.h"
 #include "singa/singa.h"
 #include "ckpt/load.h"

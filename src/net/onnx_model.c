@@ -1,4 +1,4 @@
-/* The ONNX model of a net (onnx/model.h).
+/* The ONNX model of a net (net/onnx_model.h).
  *
  * Only the layers the output depends on are written (labels, other loss layers and metrics are
  * dropped), in the net's topological order; every layer's output is the ONNX value named after
@@ -12,7 +12,7 @@
 
 #include "layers/layers.h"
 #include "onnx/graph.h"
-#include "onnx/model.h"
+#include "net/onnx_model.h"
 #include "singa/singa.h"
 
 #define IR_VERSION 7 /* ONNX 1.8's, the first to know opset 13 */
