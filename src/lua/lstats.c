@@ -51,9 +51,6 @@ static void push_workers(lua_State *L, const singa_stats *st)
     lua_setfield(L, -2, "workers");
 }
 
-/* The runtime's traffic: { rank, dropped, traffic = { {type, peer, sent, received, bytes_sent,
- * bytes_received, pending, wait}, ... }, workers = (push_workers) }; empty lists for a job of one
- * process and thread pair. */
 /* links = { { rank, peer, bytes_sent, bytes_received, steps, bytes_per_step }, ... } */
 static void push_links(lua_State *L, const singa_stats *st)
 {
@@ -77,6 +74,9 @@ static void push_links(lua_State *L, const singa_stats *st)
     lua_setfield(L, -2, "links");
 }
 
+/* The runtime's traffic: { rank, dropped, traffic = { {type, peer, sent, received, bytes_sent,
+ * bytes_received, pending, wait}, ... }, workers = (push_workers) }; empty lists for a job of one
+ * process and thread pair. */
 void singa_lua_push_stats(lua_State *L, const singa_stats *st)
 {
     singa_traffic rows[256];
