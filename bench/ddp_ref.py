@@ -12,7 +12,11 @@ Usage (Debian python3-torch, with /usr/bin/python3):
 would (Debian bookworm's torchrun fails in its elastic agent).  Without --procs, set those four
 variables per process (and GLOO_SOCKET_IFNAME where the host has several interfaces).
 Options: --global-batch (default the model's batch), --threads T (intra-op and OpenBLAS threads per
-process, default 1), --warmup W (untimed steps, default 5), --lr, --momentum, --seed, --bucket-mb.
+process, default 1), --warmup W (untimed steps, default 5), --lr, --momentum, --seed, --bucket-mb,
+--powersgd R (PyTorch's own PowerSGD communication hook, rank R, error feedback and warm start,
+plain allreduce for the first 2 steps; 0, the default: plain allreduce).  Under the hook the
+model goes in one bucket unless --bucket-mb is given: the gloo of Debian's PyTorch aborts with
+several buckets there ("op.preamble.length <= op.nbytes").
 
 Prints on rank 0: RESULT images_per_sec=<global images/s> seconds=<timed loop> steps=<n> procs=<N>
 params=<floats>: global batch x timed steps / wall time of the timed loop, between two barriers.
@@ -34,6 +38,7 @@ ap.add_argument("--seed", type=int, default=0)
 ap.add_argument("--bucket-mb", type=float, default=25)
 ap.add_argument("--procs", type=int, default=0, help="start this many local processes")
 ap.add_argument("--port", type=int, default=29512)
+ap.add_argument("--powersgd", type=int, default=0, help="PowerSGD hook of rank R (0: plain allreduce)")
 args = ap.parse_args()
 
 if args.procs and "RANK" not in os.environ:
@@ -71,7 +76,14 @@ xtr, ytr, _, _ = fmnist.load()
 xtr_t, ytr_t = torch.from_numpy(xtr), torch.from_numpy(ytr)
 net = build(args.model)
 nparams = sum(p.numel() for p in net.parameters())
+if args.powersgd and "--bucket-mb" not in sys.argv:
+    args.bucket_mb = 4096
 model = nn.parallel.DistributedDataParallel(net, bucket_cap_mb=args.bucket_mb)
+if args.powersgd:
+    from torch.distributed.algorithms.ddp_comm_hooks import powerSGD_hook
+    state = powerSGD_hook.PowerSGDState(process_group=None, matrix_approximation_rank=args.powersgd,
+                                        start_powerSGD_iter=2, use_error_feedback=True, warm_start=True)
+    model.register_comm_hook(state, powerSGD_hook.powerSGD_hook)
 opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=args.momentum)
 lossf = nn.CrossEntropyLoss()
 idx = torch.randperm(len(xtr_t), generator=torch.Generator().manual_seed(args.seed))

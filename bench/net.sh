@@ -66,69 +66,8 @@ steps_of() { # MODEL LINK
 
 "$py" -c 'import torch' 2>/dev/null || { note "bench/net: $py cannot import torch (Debian: python3-torch); no DDP runs"; configs=$(echo "$configs" | sed 's/ddp//'); }
 
-# The namespaces: A (and B for 1gbit), 10.232.N.1 in A and .2 in B.
-root=0
-if [ "$(id -u)" -eq 0 ] && command -v ip >/dev/null 2>&1 && command -v tc >/dev/null 2>&1; then root=1; fi
-nsa=singa-bench-$$-a nsb=singa-bench-$$-b net=10.232.$(($$ % 250))
-cleanup_ns() { ip netns del "$nsa" 2>/dev/null; ip netns del "$nsb" 2>/dev/null; }
-trap 'cleanup_ns; rm -rf "$tmp"' EXIT
-
-make_ns() { # LINK
-    cleanup_ns
-    ip netns add "$nsa" && ip -n "$nsa" link set lo up || return 1
-    [ "$1" = loopback ] && return 0
-    ip netns add "$nsb" && ip -n "$nsb" link set lo up &&
-        ip link add "bva$$" type veth peer name "bvb$$" &&
-        ip link set "bva$$" netns "$nsa" && ip link set "bvb$$" netns "$nsb" &&
-        ip -n "$nsa" addr add "$net.1/24" dev "bva$$" && ip -n "$nsb" addr add "$net.2/24" dev "bvb$$" &&
-        ip -n "$nsa" link set "bva$$" up && ip -n "$nsb" link set "bvb$$" up &&
-        tc -n "$nsa" qdisc add dev "bva$$" root tbf rate 1gbit burst 256kb latency 50ms &&
-        tc -n "$nsb" qdisc add dev "bvb$$" root tbf rate 1gbit burst 256kb latency 50ms
-}
-
-tx_bytes() { # LINK: bytes the link's interfaces sent so far
-    if [ "$1" = loopback ]; then
-        ip netns exec "$nsa" cat /sys/class/net/lo/statistics/tx_bytes
-    else
-        echo $(($(ip netns exec "$nsa" cat "/sys/class/net/bva$$/statistics/tx_bytes") +
-            $(ip netns exec "$nsb" cat "/sys/class/net/bvb$$/statistics/tx_bytes")))
-    fi
-}
-
-# rank R ARGS...: rank R of a run of $kind on $link (set by pair), in its namespace.
-rank() {
-    r=$1
-    shift
-    ns=$nsa addr=127.0.0.1 coord=127.0.0.1 ifname=lo
-    if [ "$link" = 1gbit ]; then
-        addr=$net.$((r + 1)) coord=$net.1 ifname=bva$$
-        [ "$r" = 1 ] && ns=$nsb ifname=bvb$$
-    fi
-    if [ "$kind" = singa ]; then
-        ip netns exec "$ns" env SINGA_RANK="$r" SINGA_SIZE=2 SINGA_COORDINATOR="tcp://$coord:$port" \
-            SINGA_BIND="$addr" timeout 900 "$tui" -e "$@"
-    else
-        ip netns exec "$ns" env RANK="$r" WORLD_SIZE=2 MASTER_ADDR="$coord" MASTER_PORT="$port" \
-            GLOO_SOCKET_IFNAME="$ifname" timeout 900 "$py" "$here/ddp_ref.py" "$@"
-    fi
-}
-
-# pair LINK KIND ARGS...: the two ranks of one run; KIND singa runs singa-tui -e ARGS, ddp runs
-# bench/ddp_ref.py ARGS.  Rank 0's output is this one's; the bytes the link carried go to
-# $tmp/wire.
-pair() {
-    link=$1 kind=$2
-    shift 2
-    port=$((20000 + ($$ + $(date +%s)) % 20000))
-    before=$(tx_bytes "$link")
-    rank 1 "$@" >"$tmp/rank1.out" 2>&1 &
-    pid1=$!
-    rank 0 "$@"
-    rc=$?
-    wait "$pid1" || { rc=1; tail -n 15 "$tmp/rank1.out" >&2; }
-    echo $(($(tx_bytes "$link") - before)) >"$tmp/wire"
-    return $rc
-}
+# shellcheck source=bench/netns.sh
+. "$here/netns.sh"
 
 # measure NAME MODEL LINK CONFIG STEPS: one run, its images/s to $tmp/NAME, wire bytes per step
 # to $tmp/NAME.wire.
