@@ -125,6 +125,15 @@ local nomomentum = deltas[2] and map(p1.params, function(name, t) return t:clone
 tap.ok(d < 1e-5, string.format("kNesterov: after round 2 as recomputed with the momentum history (%.2g; without the "
                                .. "history %.2g away)", d, rel_diff(nomomentum, want)))
 
+-- Other layouts of the same groups: values in messages, two workers per group, three servers.
+for _, v in ipairs{ { "values in messages (share_memory = false)", { share_memory = false }, 0 },
+                    { "2 workers per group (a hybrid)", { nworkers_per_group = 2 }, 1e-5 },
+                    { "3 servers per group", { nservers_per_group = 3 }, 0 } } do
+  local r = train(hogwild(nesterov(0.7), v[2]), 2 * H)
+  d = rel_diff(r and r.params, run and run.params)
+  tap.ok(d <= v[3], string.format("%s: the same params (%.2g)", v[1], d))
+end
+
 -- The checkpoint of round 1 resumes with the outer state to the uninterrupted run's params.
 local resumed = train(hogwild(nesterov(0.7)), 2 * H, { ck = ckpt_copy(ck, H, "resume"), resume = true })
 d = rel_diff(resumed and resumed.params, run and run.params)
