@@ -13,7 +13,11 @@
 --   SERVERS  servers, each updating its slice of every param (default 1)
 --   SCHEME   how the group's workers share the net: batch (default; each computes batch / n
 --            rows through a whole copy), feature (the net cut on the features where a layer can
---            be), hybrid (convolutions and poolings on the batch, the rest on the features)
+--            be), hybrid (convolutions and poolings on the batch, the rest on the features),
+--            outer: no cut, WORKERS Hogwild groups in PROCS (= WORKERS) processes, each training
+--            the whole batch, syncing every $BENCH_SYNC_FREQ (default 50) updates with cluster.outer
+--            kNesterov 0.9, rate 0.7 (DiLoCo); images/s counts every group's (group 0's times
+--            the groups: the rounds keep them in step)
 --   PROCS    1 (default), or WORKERS: singa.cluster.allreduce{ workers = WORKERS, procs = PROCS }
 --            (run under singa-tui --procs PROCS; SERVERS is then ignored)
 --   COMPRESS none (default), fp16, bf16 or topk (1% with error feedback): cluster.compress
@@ -65,18 +69,19 @@ local compresses = { none = false, fp16 = "fp16", bf16 = "bf16", topk = { topk =
   topk8 = { topk = 0.01, error_feedback = true, values = "int8" } }
 local compress = compresses[arg[9] or "none"]
 if compress == nil then error("unknown COMPRESS '" .. arg[9] .. "' (none, fp16, bf16, topk)", 0) end
-if scheme ~= "batch" and scheme ~= "feature" and scheme ~= "hybrid" then
-  error("unknown scheme '" .. scheme .. "' (batch, feature, hybrid)", 0)
+if scheme ~= "batch" and scheme ~= "feature" and scheme ~= "hybrid" and scheme ~= "outer" then
+  error("unknown scheme '" .. scheme .. "' (batch, feature, hybrid, outer)", 0)
 end
+if scheme == "outer" and (workers < 2 or procs ~= workers) then error("scheme outer needs WORKERS = PROCS >= 2", 0) end
 local o = model_options(model)
-if workers > 0 and o.batch % workers ~= 0 then error(string.format("%d workers do not divide batch %d", workers, o.batch), 0) end
+if workers > 0 and scheme ~= "outer" and o.batch % workers ~= 0 then error(string.format("%d workers do not divide batch %d", workers, o.batch), 0) end
 
 local function net()
   local layers = o.layers()
   for _, l in ipairs(layers) do
     if scheme == "hybrid" and (l.type == "kConvolution" or l.type == "kPooling") then l.partition_dim = 0 end
   end
-  return { partition_dim = scheme ~= "batch" and 1 or nil, layer = layers }
+  return { partition_dim = (scheme == "feature" or scheme == "hybrid") and 1 or nil, layer = layers }
 end
 
 -- The timed job trains one step more than it times: its display window fires at step 0 (the first
@@ -86,7 +91,10 @@ local function job(n)
   return {
     name = o.name .. "-dist", seed = 1, train_steps = n + 1, disp_freq = n, test_steps = 0,
     num_openblas_threads = threads,
-    cluster = procs > 1 and singa.cluster.allreduce { workers = workers, procs = procs, compress = compress or nil }
+    cluster = scheme == "outer" and singa.cluster.hogwild { groups = workers, procs = procs, compress = compress or nil,
+      sync_freq = tonumber(os.getenv("BENCH_SYNC_FREQ") or "50"),
+      outer = { type = "kNesterov", momentum = 0.9, learning_rate = { type = "kFixed", base_lr = 0.7 } } }
+      or procs > 1 and singa.cluster.allreduce { workers = workers, procs = procs, compress = compress or nil }
       or workers > 0 and singa.cluster.sandblaster { workers = workers, servers = servers } or nil,
     updater = { type = "kSGD", momentum = 0.9, learning_rate = { type = "kFixed", base_lr = o.base_lr } },
     neuralnet = net(),
@@ -103,8 +111,9 @@ for _, t in ipairs(r.stats.traffic) do
   if t.rank == 0 and t.peer:match("rank [1-9]") then wire = wire + t.bytes_sent + t.bytes_received end
 end
 for _, p in pairs(r.params) do floats = floats + p:numel() end
-local senders = workers == 0 and 0 or scheme == "batch" and workers or 1
+local senders = workers == 0 and 0 or (scheme == "batch" or scheme == "outer") and workers or 1
+local images = r.images_per_sec * (scheme == "outer" and workers or 1)
 print(string.format("RESULT images_per_sec=%.0f seconds=%.3f steps=%d workers=%d threads=%d servers=%d scheme=%s "
                     .. "bridge_bytes=%.0f param_bytes=%.0f wire_bytes=%.0f",
-                    r.images_per_sec, o.batch * steps / r.images_per_sec, steps, workers, threads, workers > 0 and servers or 0,
+                    images, o.batch * steps / r.images_per_sec, steps, workers, threads, workers > 0 and servers or 0,
                     scheme, bridge / r.steps, senders * 2 * 4 * floats, wire / r.steps))

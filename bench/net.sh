@@ -12,6 +12,9 @@
 #              top-k 1% with error feedback and the values back in fp16, or as int8 changes
 #              (... batch 2 fp16|topk|topk8)
 #   feature    the net cut on the features across the 2 processes (... feature 2)
+#   hogwild-outer  a Hogwild group in each process, each training the whole batch, syncing every
+#              50 updates with cluster.outer kNesterov (DiLoCo; ... outer 2); images/s of both
+#              groups; at least 100 timed steps, so that rounds count
 #   ddp        PyTorch DDP, 2 processes, each half of the global batch
 # Links (as root, each run's processes in network namespaces this script makes and removes):
 #   loopback   both processes in one namespace, over its loopback, unshaped
@@ -34,7 +37,7 @@
 #   BENCH_QUICK=1                           smoke run: 1 round, few steps (numbers not meaningful)
 #   BENCH_NET_MODELS="bigmlp lenet"
 #   BENCH_NET_LINKS="loopback 1gbit"
-#   BENCH_NET_CONFIGS="one allreduce allreduce-fp16 allreduce-topk allreduce-topk8 feature ddp"
+#   BENCH_NET_CONFIGS="one allreduce allreduce-fp16 allreduce-topk allreduce-topk8 feature hogwild-outer ddp"
 #   BENCH_NET_STEPS                         timed steps of every run (default: per model and link)
 #   BENCH_WAIT_IDLE=0                       wait up to this many seconds for idle CPUs per round
 #   SINGA_TUI, PYTHON (/usr/bin/python3, which has Debian's torch)
@@ -50,7 +53,7 @@ bench_start singa-bench-net
 py=${PYTHON:-/usr/bin/python3}
 models=${BENCH_NET_MODELS:-"bigmlp lenet"}
 links=${BENCH_NET_LINKS:-"loopback 1gbit"}
-configs=${BENCH_NET_CONFIGS:-"one allreduce allreduce-fp16 allreduce-topk allreduce-topk8 feature ddp"}
+configs=${BENCH_NET_CONFIGS:-"one allreduce allreduce-fp16 allreduce-topk allreduce-topk8 feature hogwild-outer ddp"}
 if [ "${BENCH_QUICK:-0}" = 1 ]; then rounds=${BENCH_ROUNDS:-1} warm=1; else rounds=${BENCH_ROUNDS:-3} warm=3; fi
 
 steps_of() { # MODEL LINK
@@ -77,9 +80,10 @@ measure() {
     rm -f "$tmp/wire"
     case $c in
     one) get "$name" images_per_sec "$tui" -e "$lua" "$m" 0 1 "$s" "$warm" ;;
-    allreduce | allreduce-* | feature)
+    allreduce | allreduce-* | feature | hogwild-outer)
         scheme=batch compress=none
         [ "$c" = feature ] && scheme=feature
+        [ "$c" = hogwild-outer ] && scheme=outer && [ "${BENCH_QUICK:-0}" != 1 ] && [ "$s" -lt 100 ] && s=100
         case $c in allreduce-*) compress=${c#allreduce-} ;; esac
         if [ $root = 1 ]; then
             get "$name" images_per_sec pair "$link" singa "$lua" "$m" 2 1 "$s" "$warm" 1 "$scheme" 2 "$compress"

@@ -57,6 +57,10 @@ typedef struct singa_cluster {
      * lower a kSGD or kNesterov momentum by the momentum their stale gradients add (runtime's
      * momentum.c); no effect with one worker group. */
     bool momentum_compensation;
+    /* cluster.outer (NULL: none): an updater's conf applied at every sync to the server groups'
+     * averaged change since the last one (local SGD with an outer optimizer, runtime's
+     * server_outer.c). */
+    const singa_conf *outer;
 } singa_cluster;
 
 /* Reads and checks `cluster` (NULL: one worker, one server); an impossible topology is refused

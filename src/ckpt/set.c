@@ -56,7 +56,7 @@ static int move_entry(singa_ckpt *c, singa_ckpt_entry *e, singa_err *err)
 
 static bool is_model_entry(const char *name)
 {
-    return strncmp(name, "param/", 6) == 0 || strncmp(name, "updater/", 8) == 0;
+    return strncmp(name, "param/", 6) == 0 || strncmp(name, "updater/", 8) == 0 || strncmp(name, "outer/", 6) == 0;
 }
 
 static int add_file(singa_ckpt_set *s, const char *path, int kind, int group, int id, singa_err *err)
@@ -260,14 +260,15 @@ static int param_shape(const singa_ckpt_set *s, const singa_ckpt *shard, const c
     return 0;
 }
 
-/* One whole entry of the model, "param/<name>" (slot NULL) or "updater/<name>/<slot>", from the
- * slices pc[i, j) of the param, each of which must hold it. */
+/* One whole entry of the model, "param/<name>" (slot NULL) or "<kind>/<name>/<slot>" (kind
+ * "updater", or "outer": cluster.outer's), from the slices pc[i, j) of the param, each of which
+ * must hold it. */
 static int assemble_entry(singa_ckpt_set *s, const singa_ckpt *shards, const piece *pc, size_t i, size_t j,
-                          const char *slot, int ndim, const int *dims, uint64_t end, singa_err *err)
+                          const char *kind, const char *slot, int ndim, const int *dims, uint64_t end, singa_err *err)
 {
     char name[600], whole[600];
     if (slot)
-        snprintf(whole, sizeof whole, "updater/%s/%s", pc[i].param, slot);
+        snprintf(whole, sizeof whole, "%s/%s/%s", kind, pc[i].param, slot);
     else
         snprintf(whole, sizeof whole, "param/%s", pc[i].param);
     float *data = malloc(end * sizeof *data + 1);
@@ -277,7 +278,7 @@ static int assemble_entry(singa_ckpt_set *s, const singa_ckpt *shards, const pie
     }
     for (size_t k = i; k < j; k++) {
         if (slot)
-            snprintf(name, sizeof name, "updater/%s/%s", pc[k].sname, slot);
+            snprintf(name, sizeof name, "%s/%s/%s", kind, pc[k].sname, slot);
         else
             snprintf(name, sizeof name, "param/%s", pc[k].sname);
         const singa_ckpt_entry *v = singa_ckpt_find(&shards[pc[k].file], name);
@@ -289,7 +290,8 @@ static int assemble_entry(singa_ckpt_set *s, const singa_ckpt *shards, const pie
     return 0;
 }
 
-/* The param of slices pc[i, j): every updater slot the first slice has, then its values. */
+/* The param of slices pc[i, j): every updater (and cluster.outer) slot the first slice has, then
+ * its values. */
 static int assemble_param(singa_ckpt_set *s, const singa_ckpt *shards, const piece *pc, size_t i, size_t j,
                           singa_err *err)
 {
@@ -300,13 +302,17 @@ static int assemble_param(singa_ckpt_set *s, const singa_ckpt *shards, const pie
         return -1;
     const char *sname = pc[i].sname;
     size_t k = strlen(sname);
-    for (size_t e = 0; e < first->n; e++) {
-        const char *en = first->entries[e].name;
-        if (strncmp(en, "updater/", 8) == 0 && strncmp(en + 8, sname, k) == 0 && en[8 + k] == '/' &&
-            assemble_entry(s, shards, pc, i, j, en + 9 + k, ndim, dims, end, err) < 0)
-            return -1;
-    }
-    return assemble_entry(s, shards, pc, i, j, NULL, ndim, dims, end, err);
+    static const char *const kinds[] = {"updater", "outer"};
+    for (size_t e = 0; e < first->n; e++)
+        for (int q = 0; q < 2; q++) {
+            const char *en = first->entries[e].name;
+            size_t kl = strlen(kinds[q]);
+            if (strncmp(en, kinds[q], kl) == 0 && en[kl] == '/' && strncmp(en + kl + 1, sname, k) == 0 &&
+                en[kl + 1 + k] == '/' &&
+                assemble_entry(s, shards, pc, i, j, kinds[q], en + kl + 2 + k, ndim, dims, end, err) < 0)
+                return -1;
+        }
+    return assemble_entry(s, shards, pc, i, j, NULL, NULL, ndim, dims, end, err);
 }
 
 /* Places every slice of server group 0's shards into the model.  The pieces are sorted by param

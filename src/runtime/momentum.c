@@ -29,6 +29,8 @@ static int stale_groups(const rt_ctx *rt, double m)
 {
     const singa_cluster *c = rt->c;
     int sharing = c->nworker_groups / c->nserver_groups;
+    if (c->outer) /* rounds every group waits for: no gradient on another group's stale values */
+        return sharing;
     bool merges = c->nserver_groups > 1 && c->sync_freq < singa_conf_int(rt->conf, "train_steps", 0) &&
                   c->sync_freq * (1 - m) < 4;
     return merges ? c->nworker_groups : sharing;
@@ -60,8 +62,11 @@ static double decide(const rt_ctx *rt, char *line, size_t len)
     }
     if (!c->momentum_compensation || g == 1) {
         snprintf(line, len, "%s momentum %g as set (cluster.momentum_compensation%s)", type, (double)(float)m,
-                 c->momentum_compensation ? ": the server groups merge too seldom, every sync_freq updates, for "
-                                            "their stale gradients to add momentum" : " = false");
+                 !c->momentum_compensation ? " = false"
+                 : c->outer ? ": with cluster.outer the server groups sync in rounds that every group waits for, so "
+                              "no gradient is stale; the outer updater's momentum is its own"
+                            : ": the server groups merge too seldom, every sync_freq updates, for their stale gradients "
+                              "to add momentum");
         return NAN;
     }
     double applied = fmax(0, m - (1 - 1.0 / g));

@@ -118,8 +118,14 @@ int rt_server_create(rt_ctx *rt, rt_server *s, int group, int id, singa_err *err
     if (c->compress.kind != SINGA_COMPRESS_NONE &&
         rt_compress_buffers(rt, &s->unpacked, &s->packed) < 0)
         return singa_err_set(err, "out of memory");
-    return singa_updater_create_ex(&s->upd, singa_conf_get(rt->conf, "updater"), &s->store,
-                                   SINGA_UPDATER_SEPARATE_GRAD, err);
+    if (singa_updater_create_ex(&s->upd, singa_conf_get(rt->conf, "updater"), &s->store, SINGA_UPDATER_SEPARATE_GRAD,
+                                err) < 0)
+        return -1;
+    if (c->outer && singa_updater_create_ex(&s->outer, c->outer, &s->store, SINGA_UPDATER_SEPARATE_GRAD, err) < 0)
+        return singa_err_prefix(err, "cluster.outer: ");
+    if (c->outer && rt_compress_buffers(rt, &s->round_sum, &s->round_packed) < 0)
+        return singa_err_set(err, "out of memory");
+    return 0;
 }
 
 /* The names of a slice's entries in a shard. */
@@ -166,6 +172,8 @@ static int add_shard_entries(rt_server *s, singa_ckpt *c, int64_t *where, int64_
             if (singa_ckpt_add(c, name, SINGA_CKPT_F32, 1, &len, t->data, err) < 0)
                 return -1;
         }
+        if (srv_outer_shard(s, x, c, param, err) < 0)
+            return -1;
     }
     return 0;
 }
@@ -210,6 +218,8 @@ int rt_server_load(rt_server *s, const singa_ckpt_set *set, singa_err *err)
                 if (pass == 1)
                     memcpy(k < 0 ? x->data : t->data, (const float *)e->data + d->offset, d->len * sizeof(float));
             }
+            if (srv_outer_load(s, x, set, pass == 1, err) < 0)
+                return -1;
             if (pass == 1) {
                 x->version = (int)singa_ckpt_set_version(set, param, d->offset);
                 x->loaded = true;
@@ -223,8 +233,10 @@ void rt_server_free(rt_server *s)
     if (!s->rt)
         return;
     singa_updater_free(s->upd);
+    singa_updater_free(s->outer);
     for (int i = 0; i < s->nsl; i++) {
         srv_slice *x = &s->sl[i];
+        srv_outer_free(s, x);
         free(x->asked);
         for (int g = 0; x->pend && g < s->ngroups; g++) {
             free(x->pend[g].acc);
@@ -242,6 +254,8 @@ void rt_server_free(rt_server *s)
     singa_params_free(&s->store);
     free(s->unpacked);
     free(s->packed);
+    free(s->round_sum);
+    free(s->round_packed);
     free(s->sl);
     free(s->local);
 }
@@ -304,9 +318,10 @@ void srv_answer(rt_server *s, srv_slice *x, int type, int g, int p, int version,
 
 /* Answers every process with workers of group g: the values its contribution covered (all of
  * them when the group trains whole copies; worker 0.0 fetches the rest for its tests). */
-static void answer_update(rt_server *s, srv_slice *x, const pending *pd, int g)
+void srv_answer_update(rt_server *s, srv_slice *x, int g)
 {
     const rt_ctx *rt = s->rt;
+    const pending *pd = &x->pend[g - s->first_group];
     for (int j = 0; j < rt->c->nworkers_per_group; j++) {
         int p = rt_worker_proc(rt, g, j);
         const size_t *span = pd->span[p];
@@ -466,9 +481,14 @@ static int on_update(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payloa
     x->version++;
     if (g == x->shared_group && last_update(s, g, p->step))
         s->reader_done = true;
-    if (srv_sync_groups(s, x) < 0)
+    if (s->outer) { /* the answer may wait for the round */
+        int rc = srv_outer_sync(s, x, g, last_update(s, g, p->step), err);
+        if (rc != 0)
+            return rc < 0 ? -1 : 0;
+    } else if (srv_sync_groups(s, x) < 0) {
         return singa_err_set(err, "server %d.%d: out of memory", s->group, s->id);
-    answer_update(s, x, p, g);
+    }
+    srv_answer_update(s, x, g);
     return 0;
 }
 
@@ -498,7 +518,8 @@ static int on_put(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload)
         memcpy(x->data, zmq_msg_data(payload), n * sizeof(float));
     else if (x->shared_group < 0)
         memcpy(x->data, (const float *)(uintptr_t)m->ptr, n * sizeof(float));
-    if (s->rt->c->nserver_groups > 1 && !srv_copy_of(x->data, &x->last, n)) /* deltas count from here */
+    if (s->rt->c->nserver_groups > 1 && !(x->loaded && s->outer && x->last) && /* cluster.outer's own, resumed */
+        !srv_copy_of(x->data, &x->last, n)) /* deltas count from here */
         return -1;
     if (s->rt->launch.rejoin && s->rt->c->nserver_groups > 1)
         srv_fetch_newest(s, x);

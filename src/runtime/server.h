@@ -42,6 +42,13 @@ typedef struct srv_slice {
     uint64_t fetch_asked; /* SINGA_REJOIN: the groups whose answer to fetch_newest is still due */
     float **base;       /* compress values = "int8": per process, what its workers hold (NULL until
                          * an exact answer of the whole slice) */
+    /* cluster.outer (server_outer.c): `last` is the last synced values. */
+    float **round_in[2];  /* per round's parity, per server group: its delta (NULL until one came) */
+    uint64_t round_got[2]; /* the groups whose delta for the round of that parity is in */
+    int round_open;       /* the round whose result this group's update waits for (0: none) */
+    int round_group;      /* the worker group whose answer waits */
+    bool round_final;     /* the open round is this group's last: it leaves the rounds after it */
+    uint64_t round_left;  /* groups that left the rounds (trained their last step) */
 } srv_slice;
 
 struct rt_server {
@@ -51,6 +58,9 @@ struct rt_server {
     int first_group, ngroups; /* the worker groups it serves */
     singa_params store;       /* one param per slice, for the updater */
     singa_updater *upd;
+    singa_updater *outer;     /* cluster.outer's, over the same store (NULL: none) */
+    float *round_sum;         /* cluster.outer: the deltas of a round summed, the longest slice's */
+    uint8_t *round_packed;    /* cluster.outer: a delta encoded */
     srv_slice *sl;
     int nsl;
     int *local;               /* global slice -> index in sl, or -1 */
@@ -79,6 +89,17 @@ static inline msg_addr srv_self(const rt_server *s)
 void srv_answer(rt_server *s, srv_slice *x, int type, int g, int p, int version, size_t at, size_t len, uint8_t flags);
 /* The values are in: every GET waiting for them is answered (server.c). */
 void srv_serve_asked(rt_server *s, srv_slice *x);
+
+/* Answers every process of worker group g with the slice's update (server.c). */
+void srv_answer_update(rt_server *s, srv_slice *x, int g);
+
+/* cluster.outer's rounds (server_outer.c): 1 when group g's update of `step` waits for a round,
+ * whose end answers it. */
+int srv_outer_sync(rt_server *s, srv_slice *x, int g, bool last, singa_err *err);
+int srv_outer_on_sync(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload, singa_err *err);
+int srv_outer_shard(rt_server *s, srv_slice *x, singa_ckpt *c, const char *param, singa_err *err);
+int srv_outer_load(rt_server *s, srv_slice *x, const singa_ckpt_set *set, bool copy, singa_err *err);
+void srv_outer_free(rt_server *s, srv_slice *x);
 
 /* Syncing server groups (server_sync.c). */
 float *srv_copy_of(const float *src, float **dst, size_t n);

@@ -184,6 +184,8 @@ static int on_sync(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload)
 
 int srv_on_sync_msg(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload, singa_err *err)
 {
+    if (s->outer)
+        return srv_outer_on_sync(s, x, m, payload, err);
     return on_sync(s, x, m, payload);
 }
 

@@ -117,7 +117,7 @@ void rt_announce(rt_ctx *rt, const char *endpoint)
 bool rt_loss_ends_job(const rt_ctx *rt, int r)
 {
     const singa_cluster *c = rt->c;
-    if (r == 0 || c->nworker_groups == 1)
+    if (r == 0 || c->nworker_groups == 1 || c->outer) /* cluster.outer's rounds wait for every group */
         return true;
     for (int g = 0; g < c->nworker_groups; g++) {
         bool there = false, elsewhere = false, served_there = false;

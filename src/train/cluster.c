@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "singa/cluster.h"
+#include "singa/updater.h"
 #include "core/launch.h"
 
 const singa_field singa_cluster_fields[] = {
@@ -21,6 +22,7 @@ const singa_field singa_cluster_fields[] = {
     {"shard_params", SINGA_FIELD_BOOL},       {"elastic", SINGA_FIELD_TABLE},
     {"monitor", SINGA_FIELD_TABLE},          {"staleness", SINGA_FIELD_INT},
     {"compress", SINGA_FIELD_STR_OR_TABLE},  {"momentum_compensation", SINGA_FIELD_BOOL},
+    {"outer", SINGA_FIELD_TABLE},
     {NULL, 0},
 };
 
@@ -79,6 +81,34 @@ static int check_compress(const singa_cluster *c, singa_err *err)
     if (c->compress.values == SINGA_COMPRESS_INT8 && c->nworker_groups > 1)
         return singa_err_set(err, "cluster.compress: values = \"int8\" (changes to what each process holds) needs "
                                   "a synchronous job of one worker group; this one has %d", c->nworker_groups);
+    return 0;
+}
+
+/* cluster.outer: an updater's conf, checked as the job's updater is (its errors say
+ * "cluster.outer" where the job's say "updater"), for server groups that each train alone between
+ * syncs: the rounds wait for every group, and a server group shared by several worker groups
+ * would interleave their updates by timing. */
+static int read_outer(singa_cluster *c, const singa_conf *conf, singa_err *err)
+{
+    c->outer = conf;
+    if (!conf)
+        return 0;
+    if (c->nserver_groups < 2)
+        return singa_err_set(err, "cluster: field 'outer' (an outer optimizer over the server groups' averaged "
+                                  "changes) needs several server groups that sync (Hogwild, or nserver_groups > 1); "
+                                  "this job has 1");
+    if (c->nworker_groups != c->nserver_groups)
+        return singa_err_set(err, "cluster: field 'outer' needs one worker group per server group (each group's "
+                                  "own updates between syncs); got nworker_groups = %d, nserver_groups = %d",
+                             c->nworker_groups, c->nserver_groups);
+    singa_updater *u;
+    if (singa_updater_create(&u, conf, NULL, err) < 0) {
+        char msg[sizeof err->msg];
+        const char *rest = strncmp(err->msg, "updater", 7) == 0 ? err->msg + 7 : err->msg;
+        snprintf(msg, sizeof msg, "cluster.outer%s%s", rest == err->msg ? ": " : "", rest);
+        return singa_err_set(err, "%s", msg);
+    }
+    singa_updater_free(u);
     return 0;
 }
 
@@ -304,7 +334,7 @@ int singa_cluster_read(singa_cluster *c, const singa_conf *conf, singa_err *err)
     c->shard_params = singa_conf_bool(conf, "shard_params", false);
     c->momentum_compensation = singa_conf_bool(conf, "momentum_compensation", true);
     if (read_staleness(c, conf, err) < 0 || read_compress(&c->compress, singa_conf_get(conf, "compress"), err) < 0 ||
-        check_compress(c, err) < 0)
+        check_compress(c, err) < 0 || read_outer(c, singa_conf_get(conf, "outer"), err) < 0)
         return -1;
     if (place(c, err) < 0 || read_elastic(c, singa_conf_get(conf, "elastic"), err) < 0)
         return -1;
