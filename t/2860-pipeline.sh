@@ -1,0 +1,98 @@
+# Pipelined model parallelism (neuralnet.micro_batches): an MLP cut by location over the 2
+# workers of a group (fc1 on worker 0, fc2 and the loss on worker 1), each step's batch run as 4
+# micro-batches in a 1F1B schedule, gives the unpartitioned net's loss at each of 50 steps (to
+# 1e-4 relative) and ends with its params; micro_batches = 1 changes nothing; the trace has each
+# micro-batch's forward and backward on both workers; bad values are refused naming the field;
+# and the same cut over 2 processes is exact too.  Prints TAP.
+
+: "${SINGA_TUI:?SINGA_TUI is not set}"
+tmp=t/2860-pipeline.tmp
+rm -rf "$tmp" && mkdir -p "$tmp" || exit 1
+. "$top_srcdir/t/tap.sh"
+. "$top_srcdir/t/procs.sh"
+trap kill_ours EXIT
+
+cat >"$tmp/job.lua" <<'LUA'
+-- job.lua OUT WORKERS MICRO [PROCS [TRACE]]: the MLP, cut by location when WORKERS is 2, with
+-- neuralnet.micro_batches = MICRO ("-": unset); writes the params to OUT (rank 0).
+local singa = require "singa"
+local td = require "testdata"
+local out, workers, micro, procs, trace = arg[1], tonumber(arg[2]), arg[3], tonumber(arg[4] or 1), arg[5]
+local dir = out:match("^(.*)/")
+local net = td.mlp(dir .. "/data/images-idx3-ubyte", dir .. "/data/labels-idx1-ubyte")
+net.micro_batches = micro ~= "-" and (tonumber(micro) or micro) or nil
+if workers > 1 then
+  for _, l in ipairs(net.layer) do l.location = (l.name == "fc2" or l.name == "loss") and 1 or 0 end
+end
+local cluster = workers == 1 and singa.cluster.sandblaster{ workers = 1, servers = 1 }
+  or procs > 1 and singa.cluster.allreduce{ workers = 2, procs = 2 }
+  or singa.cluster.sandblaster{ workers = 2, servers = 2 }
+local r = singa.train{
+  name = "pipe", seed = 7, train_steps = 50, disp_freq = 1, test_steps = 2, test_freq = 25,
+  trace = trace, cluster = cluster, neuralnet = net,
+  updater = { type = "kSGD", momentum = 0.9, learning_rate = { type = "kFixed", base_lr = 0.05 } },
+}
+if singa.rank() == 0 then
+  local f = assert(io.open(out, "w"))
+  td.write_params(f, r.params)
+  f:close()
+end
+LUA
+
+gen_data
+
+# run NAME WORKERS MICRO [PROCS [TRACE]]: the job, its per-step losses in $tmp/NAME.csv
+run() {
+    timeout 120 "$SINGA_TUI" --procs "${4:-1}" --metrics "$tmp/$1.csv" -e "$tmp/job.lua" "$tmp/$1.txt" "$2" "$3" \
+        "${4:-1}" $5 >"$tmp/$1.out" 2>&1
+}
+
+run ref 1 -
+report $? "the MLP unpartitioned on one worker (the reference)" "$tmp/ref.out"
+
+run m4 2 4 1 "$tmp/m4.trace.json" && same m4 ref
+report $? "cut by location over 2 workers, micro_batches = 4: the loss of the unpartitioned net at each step, and its params" "$tmp/m4.out"
+
+run m1 2 1 && same m1 ref && run cut 2 - && cmp -s "$tmp/m1.txt" "$tmp/cut.txt" &&
+    cut -d, -f1-5 "$tmp/m1.csv" >"$tmp/m1.losses" && cut -d, -f1-5 "$tmp/cut.csv" >"$tmp/cut.losses" &&
+    cmp -s "$tmp/m1.losses" "$tmp/cut.losses"
+report $? "micro_batches = 1 is the cut net unpipelined: the same losses and params, to every digit" "$tmp/m1.out"
+
+# The trace: every step's 4 forwards and 4 backwards on each worker's track, so the bubbles show.
+python3 - "$tmp/m4.trace.json" <<'PY' >"$tmp/spans.out" 2>&1
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+tracks = {(e["pid"], e["tid"]): e["args"]["name"] for e in ev if e.get("name") == "thread_name"}
+spans = {}
+for e in ev:
+    if e.get("ph") == "X" and e.get("cat") == "micro-batch":
+        spans.setdefault(tracks[(e["pid"], e["tid"])], {}).setdefault(e["args"]["step"], []).append(e["name"])
+want = sorted(["forward %d" % j for j in range(4)] + ["backward %d" % j for j in range(4)])
+ok = len(spans) == 2 and all(sorted(v) == want for t in spans.values() for v in t.values())
+for t, steps in sorted(spans.items()):
+    print("# %s: %d steps, the first: %s" % (t, len(steps), ", ".join(next(iter(steps.values())))))
+sys.exit(0 if ok else 1)
+PY
+rc=$?
+cat "$tmp/spans.out"
+report $rc "the trace shows each micro-batch's forward and backward on both workers" "$tmp/spans.out"
+
+# refused NAME WORKERS MICRO PATTERN: the job fails before training with a message matching PATTERN.
+refused() {
+    run "$1" "$2" "$3"
+    local rc=$?
+    [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "$4" "$tmp/$1.out" && ! grep -q "step 1 " "$tmp/$1.out"
+}
+refused bad-divide 2 5 "micro_batches = 5 does not divide the batch: layer 'data' reads batchsize 24 (micro_batches may be one of 1, 2, 3, 4, 6, 8, 12, 24)"
+report $? "micro_batches = 5 with batchsize 24: refused, naming the field, the batch and the allowed values" "$tmp/bad-divide.out"
+refused bad-zero 2 0 "field 'micro_batches' must be a positive integer"
+report $? "micro_batches = 0: refused, naming the field" "$tmp/bad-zero.out"
+refused bad-text 2 two "field 'micro_batches' must be a positive integer"
+report $? "micro_batches = \"two\": refused, naming the field" "$tmp/bad-text.out"
+refused bad-uncut 1 4 "micro_batches = 4 pipelines a net whose layers are placed on several workers, but no layer is placed off worker 0"
+report $? "micro_batches = 4 on a net not cut among workers: refused (nothing to pipeline)" "$tmp/bad-uncut.out"
+
+run procs 2 4 2 && same procs ref
+report $? "the same cut over 2 processes, micro_batches = 4: the loss of the unpartitioned net at each step, and its params" "$tmp/procs.out"
+
+done_testing
