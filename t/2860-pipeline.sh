@@ -13,11 +13,13 @@ rm -rf "$tmp" && mkdir -p "$tmp" || exit 1
 trap kill_ours EXIT
 
 cat >"$tmp/job.lua" <<'LUA'
--- job.lua OUT WORKERS MICRO [PROCS [TRACE]]: the MLP, cut by location when WORKERS is 2, with
--- neuralnet.micro_batches = MICRO ("-": unset); writes the params to OUT (rank 0).
+-- job.lua OUT WORKERS MICRO [PROCS [TRACE [HALF]]]: the MLP, cut by location when WORKERS is 2,
+-- with neuralnet.micro_batches = MICRO ("-": unset); writes the params to OUT (rank 0).  TRACE
+-- "-": none.  HALF "first": the first 25 steps, checkpointed; "resume": the rest, from there.
 local singa = require "singa"
 local td = require "testdata"
-local out, workers, micro, procs, trace = arg[1], tonumber(arg[2]), arg[3], tonumber(arg[4] or 1), arg[5]
+local out, workers, micro, procs, trace, half = arg[1], tonumber(arg[2]), arg[3], tonumber(arg[4] or 1), arg[5], arg[6]
+if trace == "-" then trace = nil end
 local dir = out:match("^(.*)/")
 local net = td.mlp(dir .. "/data/images-idx3-ubyte", dir .. "/data/labels-idx1-ubyte")
 net.micro_batches = micro ~= "-" and (tonumber(micro) or micro) or nil
@@ -28,7 +30,8 @@ local cluster = workers == 1 and singa.cluster.sandblaster{ workers = 1, servers
   or procs > 1 and singa.cluster.allreduce{ workers = 2, procs = 2 }
   or singa.cluster.sandblaster{ workers = 2, servers = 2 }
 local r = singa.train{
-  name = "pipe", seed = 7, train_steps = 50, disp_freq = 1, test_steps = 2, test_freq = 25,
+  name = "pipe", seed = 7, train_steps = half == "first" and 25 or 50, disp_freq = 1, test_steps = 2, test_freq = 25,
+  checkpoint_path = half and dir .. "/ckpt" or nil, checkpoint_freq = half and 25 or nil, resume = half == "resume",
   trace = trace, cluster = cluster, neuralnet = net,
   updater = { type = "kSGD", momentum = 0.9, learning_rate = { type = "kFixed", base_lr = 0.05 } },
 }
@@ -37,14 +40,20 @@ if singa.rank() == 0 then
   td.write_params(f, r.params)
   f:close()
 end
+-- the Workers panel's rows: each stage's steps, work and waits on bridges
+local f = assert(io.open(out .. ".workers" .. singa.rank(), "w"))
+for _, w in ipairs(r.stats.workers) do
+  f:write(string.format("%d.%d %d %.6f %.6f\n", w.group, w.id, w.steps, w.work, w.bridge))
+end
+f:close()
 LUA
 
 gen_data
 
-# run NAME WORKERS MICRO [PROCS [TRACE]]: the job, its per-step losses in $tmp/NAME.csv
+# run NAME WORKERS MICRO [PROCS [TRACE [HALF]]]: the job, its per-step losses in $tmp/NAME.csv
 run() {
     timeout 120 "$SINGA_TUI" --procs "${4:-1}" --metrics "$tmp/$1.csv" -e "$tmp/job.lua" "$tmp/$1.txt" "$2" "$3" \
-        "${4:-1}" $5 >"$tmp/$1.out" 2>&1
+        "${4:-1}" ${5:--} $6 >"$tmp/$1.out" 2>&1
 }
 
 run ref 1 -
@@ -57,6 +66,12 @@ run m1 2 1 && same m1 ref && run cut 2 - && cmp -s "$tmp/m1.txt" "$tmp/cut.txt" 
     cut -d, -f1-5 "$tmp/m1.csv" >"$tmp/m1.losses" && cut -d, -f1-5 "$tmp/cut.csv" >"$tmp/cut.losses" &&
     cmp -s "$tmp/m1.losses" "$tmp/cut.losses"
 report $? "micro_batches = 1 is the cut net unpipelined: the same losses and params, to every digit" "$tmp/m1.out"
+
+# Stopped at a checkpoint and resumed (its first step is 25), the pipeline ends where it would
+# have: every micro-batch's input layer continues from where it was.
+run first 2 4 1 - first && run resumed 2 4 1 - resume &&
+    [ "$(awk -F, '$2 == "train" { print $1; exit }' "$tmp/resumed.csv")" = 25 ] && params_close "$tmp/resumed.txt" "$tmp/m4.txt"
+report $? "checkpointed after 25 steps and resumed, the pipeline ends with the params of 50 steps" "$tmp/resumed.out"
 
 # The trace: every step's 4 forwards and 4 backwards on each worker's track, so the bubbles show.
 python3 - "$tmp/m4.trace.json" <<'PY' >"$tmp/spans.out" 2>&1
@@ -76,6 +91,11 @@ PY
 rc=$?
 cat "$tmp/spans.out"
 report $rc "the trace shows each micro-batch's forward and backward on both workers" "$tmp/spans.out"
+
+# The Workers panel: a row per stage, each timed at every step, with the time it waits.
+sed 's/^/# group.worker steps work wait: /' "$tmp/m4.txt.workers0"
+awk '$3 > 0 && $4 > 0 { ok[$1] = $2 >= 49 } END { exit !(ok["0.0"] && ok["0.1"]) }' "$tmp/m4.txt.workers0"
+report $? "the Workers panel has a row per stage, with the time each waits" "$tmp/m4.txt.workers0"
 
 # refused NAME WORKERS MICRO PATTERN: the job fails before training with a message matching PATTERN.
 refused() {
