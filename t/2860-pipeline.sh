@@ -16,15 +16,26 @@ cat >"$tmp/job.lua" <<'LUA'
 -- job.lua OUT WORKERS MICRO [PROCS [TRACE [HALF]]]: the MLP, cut by location when WORKERS is 2,
 -- with neuralnet.micro_batches = MICRO ("-": unset); writes the params to OUT (rank 0).  TRACE
 -- "-": none.  HALF "first": the first 25 steps, checkpointed; "resume": the rest, from there.
+-- WORKERS 2loop: fc1 and fc2 on worker 1, the rest on 0 (the workers feed each other); 2feature:
+-- the net cut on the features; 2zero: every layer placed on worker 0; 2bn: a batch normalisation
+-- (kBM) after fc1.
 local singa = require "singa"
 local td = require "testdata"
-local out, workers, micro, procs, trace, half = arg[1], tonumber(arg[2]), arg[3], tonumber(arg[4] or 1), arg[5], arg[6]
+local out, workers, micro, procs, trace, half = arg[1], tonumber(arg[2]:match("%d+")), arg[3], tonumber(arg[4] or 1), arg[5], arg[6]
+local scheme = arg[2]:match("%a+") or "location"
 if trace == "-" then trace = nil end
 local dir = out:match("^(.*)/")
 local net = td.mlp(dir .. "/data/images-idx3-ubyte", dir .. "/data/labels-idx1-ubyte")
 net.micro_batches = micro ~= "-" and (tonumber(micro) or micro) or nil
-if workers > 1 then
-  for _, l in ipairs(net.layer) do l.location = (l.name == "fc2" or l.name == "loss") and 1 or 0 end
+local on1 = { location = { fc2 = true, loss = true }, loop = { fc1 = true, act = true, fc2 = true }, zero = {},
+  bn = { fc2 = true, loss = true } }
+if scheme == "bn" then
+  table.insert(net.layer, 5, { name = "bn", type = "kBM", srclayer = "fc1" })
+  net.layer[6].srclayer = "bn"
+end
+if workers > 1 and scheme == "feature" then net.partition_dim = 1 end
+if workers > 1 and on1[scheme] then
+  for _, l in ipairs(net.layer) do l.location = on1[scheme][l.name] and 1 or 0 end
 end
 local cluster = workers == 1 and singa.cluster.sandblaster{ workers = 1, servers = 1 }
   or procs > 1 and singa.cluster.allreduce{ workers = 2, procs = 2 }
@@ -66,6 +77,13 @@ run m1 2 1 && same m1 ref && run cut 2 - && cmp -s "$tmp/m1.txt" "$tmp/cut.txt" 
     cut -d, -f1-5 "$tmp/m1.csv" >"$tmp/m1.losses" && cut -d, -f1-5 "$tmp/cut.csv" >"$tmp/cut.losses" &&
     cmp -s "$tmp/m1.losses" "$tmp/cut.losses"
 report $? "micro_batches = 1 is the cut net unpipelined: the same losses and params, to every digit" "$tmp/m1.out"
+
+# Other cuts: workers that feed each other (the loss back on the data's worker), in 3 micro-batches;
+# the net cut on its features, in 2.
+run loop 2loop 3 && same loop ref
+report $? "fc1 and fc2 on worker 1, the loss on worker 0, micro_batches = 3: the unpartitioned net's losses and params" "$tmp/loop.out"
+run feature 2feature 2 && same feature ref
+report $? "cut on the features, micro_batches = 2: the unpartitioned net's losses and params" "$tmp/feature.out"
 
 # Stopped at a checkpoint and resumed (its first step is 25), the pipeline ends where it would
 # have: every micro-batch's input layer continues from where it was.
@@ -111,6 +129,10 @@ refused bad-text 2 two "field 'micro_batches' must be a positive integer"
 report $? "micro_batches = \"two\": refused, naming the field" "$tmp/bad-text.out"
 refused bad-uncut 1 4 "micro_batches = 4 pipelines a net whose layers are placed on several workers, but no layer is placed off worker 0"
 report $? "micro_batches = 4 on a net not cut among workers: refused (nothing to pipeline)" "$tmp/bad-uncut.out"
+refused bad-zero-loc 2zero 4 "micro_batches = 4 pipelines a net whose layers are placed on several workers, but no layer is placed off worker 0 (give layers a 'location' other than 0: the group's workers are 0 to 1)"
+report $? "micro_batches = 4 with every layer placed on worker 0: refused (nothing to pipeline)" "$tmp/bad-zero-loc.out"
+refused bad-bn 2bn 4 "micro_batches = 4: layer 'bn' (kBM) works on the whole batch"
+report $? "micro_batches = 4 with a batch normalisation: refused, naming the layer" "$tmp/bad-bn.out"
 
 run procs 2 4 2 && same procs ref
 report $? "the same cut over 2 processes, micro_batches = 4: the loss of the unpartitioned net at each step, and its params" "$tmp/procs.out"

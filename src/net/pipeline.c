@@ -43,8 +43,8 @@ int singa_pipeline_check(const singa_graph *g, int m, singa_err *err)
         off |= g->nodes[i].location != 0;
     if (!off)
         return singa_err_set(err, "neuralnet: micro_batches = %d pipelines a net whose layers are placed on several "
-                                  "workers, but no layer is placed off worker 0 (give layers a 'location' of 1 to %d)",
-                             m, g->nworkers - 1);
+                                  "workers, but no layer is placed off worker 0 (give layers a 'location' other than 0: "
+                                  "the group's workers are 0 to %d)", m, g->nworkers - 1);
     for (int i = 0; i < g->nlayers; i++) {
         const singa_graph_layer *gl = &g->layers[i];
         int batch = conf_batch(gl->conf);

@@ -124,9 +124,13 @@ static int read_micro_batches(singa_job *job, singa_err *err)
     job->micro_batches = 1;
     if (!v)
         return 0;
-    if (v->kind != SINGA_CONF_NUM || v->num != floor(v->num) || v->num < 1 || v->num > 1e6)
+    if (v->kind != SINGA_CONF_NUM || v->num != floor(v->num) || v->num < 1 || v->num > 1e6) {
+        char got[64] = "not a number";
+        if (v->kind == SINGA_CONF_NUM)
+            snprintf(got, sizeof got, "%g", v->num);
         return singa_err_set(err, "neuralnet: field 'micro_batches' must be a positive integer (1, the default, runs "
-                                  "each batch whole; m > 1 pipelines a net cut by 'location' in m micro-batches)");
+                                  "each batch whole; m > 1 pipelines a net cut by 'location' in m micro-batches), got %s", got);
+    }
     job->micro_batches = (int)v->num;
     if (job->micro_batches > 1 && !job->cut)
         return singa_err_set(err, "neuralnet: micro_batches = %d pipelines a net whose layers are placed on several "
