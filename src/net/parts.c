@@ -296,8 +296,8 @@ void singa_parts_signal(singa_parts *pp, const singa_net *net, int i, bool backw
 static int hold_sinks(singa_parts *pp, singa_err *err)
 {
     singa_params *ps = pp->nets[0]->params;
-    if (pp->m > 1)
-        singa_pipeline_hold(pp);
+    if (pp->m > 1 && singa_pipeline_hold(pp) < 0)
+        return singa_err_set(err, "out of memory");
     for (int i = 0; i < pp->n * pp->m; i++)
         singa_net_backward_begin(pp->nets[i]);
     for (int i = 0; pp->views_elsewhere && i < ps->n; i++) /* final there: never reported here */

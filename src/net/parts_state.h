@@ -74,6 +74,7 @@ struct singa_parts {
     /* Pipelined (m > 1). */
     int *warm;            /* per location: forwards before its first backward */
     float *alpha, *beta;  /* by param id: grad_alpha and grad_beta as the step began */
+    int nheld_grads;      /* how many params they hold */
     double *stage;        /* per location: seconds its last pass took */
 };
 
@@ -83,7 +84,7 @@ static inline singa_net *singa_parts_copy(const singa_parts *pp, int j, int k) {
 /* pipeline.c: the micro-batch copies' schedule. */
 int singa_pipeline_prepare(singa_parts *pp, singa_err *err);
 void singa_pipeline_begin(singa_parts *pp);
-void singa_pipeline_hold(singa_parts *pp);
+int singa_pipeline_hold(singa_parts *pp);
 void singa_pipeline_release(singa_parts *pp);
 int singa_pipeline_run(singa_parts *pp, int k, int mode, singa_err *err);
 void singa_pipeline_end(singa_parts *pp);

@@ -129,24 +129,28 @@ void singa_pipeline_begin(singa_parts *pp)
         }
 }
 
-void singa_pipeline_hold(singa_parts *pp)
+int singa_pipeline_hold(singa_parts *pp)
 {
     singa_params *ps = pp->nets[0]->params;
-    float *a = realloc(pp->alpha, ((size_t)ps->n + 1) * sizeof *a), *b = a ? realloc(pp->beta, ((size_t)ps->n + 1) * sizeof *b) : NULL;
+    float *a = realloc(pp->alpha, ((size_t)ps->n + 1) * sizeof *a);
     if (a)
         pp->alpha = a;
-    if (b)
-        pp->beta = b;
-    for (int i = 0; a && b && i < ps->n; i++) {
+    float *b = a ? realloc(pp->beta, ((size_t)ps->n + 1) * sizeof *b) : NULL;
+    if (!b)
+        return -1;
+    pp->beta = b;
+    for (int i = 0; i < ps->n; i++) {
         pp->alpha[i] = ps->items[i]->grad_alpha;
         pp->beta[i] = ps->items[i]->grad_beta;
     }
+    pp->nheld_grads = ps->n;
+    return 0;
 }
 
 void singa_pipeline_release(singa_parts *pp)
 {
     singa_params *ps = pp->nets[0]->params;
-    for (int i = 0; pp->alpha && pp->beta && i < ps->n; i++) {
+    for (int i = 0; i < pp->nheld_grads && i < ps->n; i++) {
         ps->items[i]->grad_alpha = pp->alpha[i];
         ps->items[i]->grad_beta = pp->beta[i];
     }
