@@ -17,7 +17,7 @@ cat >"$tmp/job.lua" <<'LUA'
 -- with neuralnet.micro_batches = MICRO ("-": unset); writes the params to OUT (rank 0).  TRACE
 -- "-": none.  HALF "first": the first 25 steps, checkpointed; "resume": the rest, from there.
 -- WORKERS 2loop: fc1 and fc2 on worker 1, the rest on 0 (the workers feed each other); 2feature:
--- the net cut on the features; 2zero: every layer placed on worker 0; 2bn: a batch normalisation
+-- the net cut on the features; 2hybrid: the same with fc1 cut on the batch (its params replicated); 2zero: every layer placed on worker 0; 2bn: a batch normalisation
 -- (kBM) after fc1.
 local singa = require "singa"
 local td = require "testdata"
@@ -33,7 +33,8 @@ if scheme == "bn" then
   table.insert(net.layer, 5, { name = "bn", type = "kBM", srclayer = "fc1" })
   net.layer[6].srclayer = "bn"
 end
-if workers > 1 and scheme == "feature" then net.partition_dim = 1 end
+if workers > 1 and (scheme == "feature" or scheme == "hybrid") then net.partition_dim = 1 end
+if scheme == "hybrid" then net.layer[4].partition_dim = 0 end
 if workers > 1 and on1[scheme] then
   for _, l in ipairs(net.layer) do l.location = on1[scheme][l.name] and 1 or 0 end
 end
@@ -79,11 +80,13 @@ run m1 2 1 && same m1 ref && run cut 2 - && cmp -s "$tmp/m1.txt" "$tmp/cut.txt" 
 report $? "micro_batches = 1 is the cut net unpipelined: the same losses and params, to every digit" "$tmp/m1.out"
 
 # Other cuts: workers that feed each other (the loss back on the data's worker), in 3 micro-batches;
-# the net cut on its features, in 2.
+# the net cut on its features, in 2; hybrid, in 4.
 run loop 2loop 3 && same loop ref
 report $? "fc1 and fc2 on worker 1, the loss on worker 0, micro_batches = 3: the unpartitioned net's losses and params" "$tmp/loop.out"
 run feature 2feature 2 && same feature ref
 report $? "cut on the features, micro_batches = 2: the unpartitioned net's losses and params" "$tmp/feature.out"
+run hybrid 2hybrid 4 && same hybrid ref
+report $? "fc1 cut on the batch, fc2 on the features, micro_batches = 4: the unpartitioned net's losses and params" "$tmp/hybrid.out"
 
 # Stopped at a checkpoint and resumed (its first step is 25), the pipeline ends where it would
 # have: every micro-batch's input layer continues from where it was.
