@@ -64,8 +64,9 @@ int singa_net_backward_layers(singa_net *net, singa_err *err);
 /* ---- for the runtime's half (runtime/bridge.c) ---- */
 
 /* What the parts ask of the runtime.  Layers are numbered x = 0 .. singa_parts_nlayers - 1,
- * location by location.  `begin` and `waiting` are called holding the parts' lock; the others
- * without it. */
+ * location by location (pipelined: micro-batch copy by copy, each location by location, so a
+ * copy's blobs are messages of their own).  `begin` and `waiting` are called holding the parts'
+ * lock; the others without it. */
 typedef struct singa_parts_remote {
     void *ud;
     void (*free)(void *ud); /* with the parts */
