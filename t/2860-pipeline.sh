@@ -1,9 +1,11 @@
 # Pipelined model parallelism (neuralnet.micro_batches): an MLP cut by location over the 2
 # workers of a group (fc1 on worker 0, fc2 and the loss on worker 1), each step's batch run as 4
 # micro-batches in a 1F1B schedule, gives the unpartitioned net's loss at each of 50 steps (to
-# 1e-4 relative) and ends with its params; micro_batches = 1 changes nothing; the trace has each
-# micro-batch's forward and backward on both workers; bad values are refused naming the field;
-# and the same cut over 2 processes is exact too.  Prints TAP.
+# 1e-4 relative) and ends with its params, as do workers that feed each other, cuts on the
+# features and hybrid, a chain of 4 workers over 2 processes and the first cut over 2 processes;
+# micro_batches = 1 changes nothing; a resumed pipeline ends where it would have; the trace has
+# each micro-batch's forward and backward on both workers, and the Workers panel a row per
+# stage with its waits; bad values and nets are refused naming the field.  Prints TAP.
 
 : "${SINGA_TUI:?SINGA_TUI is not set}"
 tmp=t/2860-pipeline.tmp
@@ -18,7 +20,8 @@ cat >"$tmp/job.lua" <<'LUA'
 -- "-": none.  HALF "first": the first 25 steps, checkpointed; "resume": the rest, from there.
 -- WORKERS 2loop: fc1 and fc2 on worker 1, the rest on 0 (the workers feed each other); 2feature:
 -- the net cut on the features; 2hybrid: the same with fc1 cut on the batch (its params replicated); 2zero: every layer placed on worker 0; 2bn: a batch normalisation
--- (kBM) after fc1.
+-- (kBM) after fc1.  WORKERS 4chain: the data on worker 0, fc1 on 1, its tanh on 2, fc2 and the
+-- loss on 3 (in PROCS 3: 2 processes of 2 workers, the servers in a third).
 local singa = require "singa"
 local td = require "testdata"
 local out, workers, micro, procs, trace, half = arg[1], tonumber(arg[2]:match("%d+")), arg[3], tonumber(arg[4] or 1), arg[5], arg[6]
@@ -29,6 +32,10 @@ local net = td.mlp(dir .. "/data/images-idx3-ubyte", dir .. "/data/labels-idx1-u
 net.micro_batches = micro ~= "-" and (tonumber(micro) or micro) or nil
 local on1 = { location = { fc2 = true, loss = true }, loop = { fc1 = true, act = true, fc2 = true }, zero = {},
   bn = { fc2 = true, loss = true } }
+if scheme == "chain" then
+  local at = { fc1 = 1, act = 2, fc2 = 3, loss = 3 }
+  for _, l in ipairs(net.layer) do l.location = at[l.name] or 0 end
+end
 if scheme == "bn" then
   table.insert(net.layer, 5, { name = "bn", type = "kBM", srclayer = "fc1" })
   net.layer[6].srclayer = "bn"
@@ -39,6 +46,7 @@ if workers > 1 and on1[scheme] then
   for _, l in ipairs(net.layer) do l.location = on1[scheme][l.name] and 1 or 0 end
 end
 local cluster = workers == 1 and singa.cluster.sandblaster{ workers = 1, servers = 1 }
+  or workers == 4 and singa.cluster.sandblaster{ workers = 4, servers = 2, procs = procs > 1 and procs or nil }
   or procs > 1 and singa.cluster.allreduce{ workers = 2, procs = 2 }
   or singa.cluster.sandblaster{ workers = 2, servers = 2 }
 local r = singa.train{
@@ -139,5 +147,7 @@ report $? "micro_batches = 4 with a batch normalisation: refused, naming the lay
 
 run procs 2 4 2 && same procs ref
 report $? "the same cut over 2 processes, micro_batches = 4: the loss of the unpartitioned net at each step, and its params" "$tmp/procs.out"
+run chain 4chain 4 3 && same chain ref
+report $? "a chain of 4 workers in 2 processes (and the servers in a third), micro_batches = 4: the unpartitioned net's losses and params" "$tmp/chain.out"
 
 done_testing
