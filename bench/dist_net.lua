@@ -18,6 +18,8 @@
 --            the whole batch, syncing every $BENCH_SYNC_FREQ (default 50) updates with cluster.outer
 --            kNesterov 0.9, rate 0.7 (DiLoCo); images/s counts every group's (group 0's times
 --            the groups: the rounds keep them in step)
+--            pipeline (bigmlp cut between its layers: data to fc2 on worker 0, fc3 to the loss on
+--            worker 1, each batch in neuralnet.micro_batches = 8 micro-batches, or $BENCH_MICRO_BATCHES)
 --   PROCS    1 (default), or WORKERS: singa.cluster.allreduce{ workers = WORKERS, procs = PROCS }
 --            (run under singa-tui --procs PROCS; SERVERS is then ignored)
 --   COMPRESS none (default), fp16, bf16 or topk (1% with error feedback): cluster.compress
@@ -69,15 +71,27 @@ local compresses = { none = false, fp16 = "fp16", bf16 = "bf16", topk = { topk =
   topk8 = { topk = 0.01, error_feedback = true, values = "int8" } }
 local compress = compresses[arg[9] or "none"]
 if compress == nil then error("unknown COMPRESS '" .. arg[9] .. "' (none, fp16, bf16, topk)", 0) end
-if scheme ~= "batch" and scheme ~= "feature" and scheme ~= "hybrid" and scheme ~= "outer" then
-  error("unknown scheme '" .. scheme .. "' (batch, feature, hybrid, outer)", 0)
+if scheme ~= "batch" and scheme ~= "feature" and scheme ~= "hybrid" and scheme ~= "outer" and scheme ~= "pipeline" then
+  error("unknown scheme '" .. scheme .. "' (batch, feature, hybrid, outer, pipeline)", 0)
 end
 if scheme == "outer" and (workers < 2 or procs ~= workers) then error("scheme outer needs WORKERS = PROCS >= 2", 0) end
 local o = model_options(model)
 if workers > 0 and scheme ~= "outer" and o.batch % workers ~= 0 then error(string.format("%d workers do not divide batch %d", workers, o.batch), 0) end
 
+-- The pipeline: every layer from fc3 on (in the model's order) on worker 1, the rest on worker 0.
+local function pipeline(layers)
+  local at = 0
+  for _, l in ipairs(layers) do
+    if l.name == "fc3" then at = 1 end
+    l.location = at
+  end
+  if at == 0 then error("the pipeline scheme cuts the net at fc3, which " .. model .. " has not", 0) end
+  return { micro_batches = math.tointeger(tonumber(os.getenv("BENCH_MICRO_BATCHES") or 8)), layer = layers }
+end
+
 local function net()
   local layers = o.layers()
+  if scheme == "pipeline" then return pipeline(layers) end
   for _, l in ipairs(layers) do
     if scheme == "hybrid" and (l.type == "kConvolution" or l.type == "kPooling") then l.partition_dim = 0 end
   end

@@ -15,6 +15,9 @@
 #   hogwild-outer  a Hogwild group in each process, each training the whole batch, syncing every
 #              50 updates with cluster.outer kNesterov (DiLoCo; ... outer 2); images/s of both
 #              groups; at least 100 timed steps, so that rounds count
+#   pipeline   bigmlp cut between its layers (fc1-fc2 in one process, fc3-fc6 in the other), each
+#              batch in 8 micro-batches of a 1F1B pipeline (neuralnet.micro_batches; ... pipeline 2);
+#              lenet has no such row
 #   ddp        PyTorch DDP, 2 processes, each half of the global batch
 # Links (as root, each run's processes in network namespaces this script makes and removes):
 #   loopback   both processes in one namespace, over its loopback, unshaped
@@ -37,7 +40,7 @@
 #   BENCH_QUICK=1                           smoke run: 1 round, few steps (numbers not meaningful)
 #   BENCH_NET_MODELS="bigmlp lenet"
 #   BENCH_NET_LINKS="loopback 1gbit"
-#   BENCH_NET_CONFIGS="one allreduce allreduce-fp16 allreduce-topk allreduce-topk8 feature hogwild-outer ddp"
+#   BENCH_NET_CONFIGS="one allreduce allreduce-fp16 allreduce-topk allreduce-topk8 feature hogwild-outer pipeline ddp"
 #   BENCH_NET_STEPS                         timed steps of every run (default: per model and link)
 #   BENCH_WAIT_IDLE=0                       wait up to this many seconds for idle CPUs per round
 #   SINGA_TUI, PYTHON (/usr/bin/python3, which has Debian's torch)
@@ -53,7 +56,7 @@ bench_start singa-bench-net
 py=${PYTHON:-/usr/bin/python3}
 models=${BENCH_NET_MODELS:-"bigmlp lenet"}
 links=${BENCH_NET_LINKS:-"loopback 1gbit"}
-configs=${BENCH_NET_CONFIGS:-"one allreduce allreduce-fp16 allreduce-topk allreduce-topk8 feature hogwild-outer ddp"}
+configs=${BENCH_NET_CONFIGS:-"one allreduce allreduce-fp16 allreduce-topk allreduce-topk8 feature hogwild-outer pipeline ddp"}
 if [ "${BENCH_QUICK:-0}" = 1 ]; then rounds=${BENCH_ROUNDS:-1} warm=1; else rounds=${BENCH_ROUNDS:-3} warm=3; fi
 
 steps_of() { # MODEL LINK
@@ -80,10 +83,11 @@ measure() {
     rm -f "$tmp/wire"
     case $c in
     one) get "$name" images_per_sec "$tui" -e "$lua" "$m" 0 1 "$s" "$warm" ;;
-    allreduce | allreduce-* | feature | hogwild-outer)
+    allreduce | allreduce-* | feature | hogwild-outer | pipeline)
         scheme=batch compress=none
         [ "$c" = feature ] && scheme=feature
         [ "$c" = hogwild-outer ] && scheme=outer && [ "${BENCH_QUICK:-0}" != 1 ] && [ "$s" -lt 100 ] && s=100
+        [ "$c" = pipeline ] && scheme=pipeline
         case $c in allreduce-*) compress=${c#allreduce-} ;; esac
         if [ $root = 1 ]; then
             get "$name" images_per_sec pair "$link" singa "$lua" "$m" 2 1 "$s" "$warm" 1 "$scheme" 2 "$compress"
@@ -135,6 +139,7 @@ for round in $(seq 1 "$rounds"); do
     [ $((round % 2)) = 0 ] && order=$(reverse $configs)
     for m in $models; do
         for c in $order; do
+            [ "$c.$m" = pipeline.lenet ] && continue # the pipeline cuts the big MLP at fc3
             if [ "$c" = one ]; then
                 measure "$m.one" "$m" none one "$(steps_of "$m" loopback)"
                 continue
@@ -158,6 +163,7 @@ for m in $models; do
         ddp=$(median "$tmp/$m.$link.ddp")
         for c in $configs; do
             [ "$c" = one ] && continue
+            [ "$c.$m" = pipeline.lenet ] && continue
             n=$m.$link.$c
             v=$(median "$tmp/$n")
             wire=-

@@ -16,7 +16,7 @@
 
 static const singa_field net_fields[] = {
     {"layer", SINGA_FIELD_TABLES}, {"partition_dim", SINGA_FIELD_INT},
-    {"unroll_len", SINGA_FIELD_INT}, {NULL, 0},
+    {"unroll_len", SINGA_FIELD_INT}, {"micro_batches", SINGA_FIELD_INT}, {NULL, 0},
 };
 
 static int phases_of(const singa_conf *lc, const char *what, unsigned *excluded, singa_err *err)
@@ -553,25 +553,38 @@ int singa_net_create_graph(singa_net **out, const singa_graph *g, const singa_re
     return rc;
 }
 
+int singa_net_create_pipeline(singa_net **out, const singa_graph *g, int m, const singa_registry *reg,
+                              singa_params *params, singa_rng *rng, uint64_t seed, const singa_net_split *split,
+                              singa_err *err)
+{
+    *out = NULL;
+    int n = g->nworkers, rc = m > 1 ? singa_pipeline_check(g, m, err) : 0;
+    singa_net **nets = rc == 0 ? calloc((size_t)n * (size_t)m, sizeof *nets) : NULL;
+    if (rc == 0 && !nets)
+        rc = singa_err_set(err, "out of memory");
+    for (int j = 0; j < m && rc == 0; j++) { /* copy j reads micro-batch j of every batch */
+        singa_net_split whole = split ? *split : (singa_net_split){0, 1, 0, 1};
+        singa_net_split part = {whole.index * m + j, whole.count * m, whole.group, whole.ngroups};
+        graph_nets gn = {.g = g, .nets = nets + j * n, .nnets = n};
+        rc = build_graph_nets(&gn, reg, params, rng, seed, m > 1 ? &part : split, err);
+        free(gn.at);
+    }
+    if (rc == 0)
+        rc = singa_parts_start(nets, n, m, err);
+    if (rc < 0) {
+        for (int x = 0; nets && x < n * m; x++)
+            singa_net_free(nets[x]);
+        free(nets);
+        return -1;
+    }
+    *out = nets[0]; /* its parts own the others and the array */
+    return 0;
+}
+
 int singa_net_create_parts(singa_net **out, const singa_graph *g, const singa_registry *reg, singa_params *params,
                            singa_rng *rng, uint64_t seed, const singa_net_split *split, singa_err *err)
 {
-    *out = NULL;
-    graph_nets gn = {.g = g, .nnets = g->nworkers};
-    if (!(gn.nets = calloc((size_t)gn.nnets, sizeof *gn.nets)))
-        return singa_err_set(err, "out of memory");
-    int rc = build_graph_nets(&gn, reg, params, rng, seed, split, err);
-    free(gn.at);
-    if (rc == 0)
-        rc = singa_parts_start(gn.nets, gn.nnets, err);
-    if (rc < 0) {
-        for (int k = 0; k < gn.nnets; k++)
-            singa_net_free(gn.nets[k]);
-        free(gn.nets);
-        return -1;
-    }
-    *out = gn.nets[0]; /* its parts own the others and the array */
-    return 0;
+    return singa_net_create_pipeline(out, g, 1, reg, params, rng, seed, split, err);
 }
 
 singa_layer *singa_net_find(const singa_net *net, const char *name)
@@ -683,4 +696,13 @@ int singa_net_backward(singa_net *net, singa_err *err)
         return singa_parts_pass(net->parts, true, err);
     singa_net_backward_begin(net);
     return singa_net_backward_layers(net, err);
+}
+
+int singa_net_forward_backward(singa_net *net, singa_err *err)
+{
+    if (!net->parts || singa_parts_micro_batches(net->parts) == 1)
+        return singa_net_forward(net, err) < 0 ? -1 : singa_net_backward(net, err);
+    singa_metrics_reset(&net->metrics);
+    net->profiled_passes += net->profile;
+    return singa_parts_step(net->parts, err);
 }

@@ -4,7 +4,10 @@
  * lock costs nothing measurable).  Replicas of a layer cut on the batch write their gradients
  * into buffers of their own, summed into the whole param after the pass in location order, so
  * the result does not depend on which thread ran first.  Each location runs its layers in an
- * order that sends as early and receives as late as the graph allows (order_for_bridges).
+ * order that sends as early and receives as late as the graph allows (parts_order.c).
+ *
+ * Pipelined (parts_state.h, pipeline.c), every location has a copy of its net per micro-batch,
+ * and a pass runs each location's schedule of micro-batches; the rules above hold per copy.
  *
  * A param's gradient sink is the worker's, which sends the gradient through a socket only the
  * lead's thread may use: during a backward pass the parts take it over, mark a param final in whatever
@@ -15,88 +18,40 @@
  * by the lead, whose thread alone may use the worker's socket: at once when it computed the
  * layer, else between its layers and while it waits, as with gradients.  What the remote puts
  * here counts as the sender's layer finished. */
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "layers/param_state.h"
-#include "net/parts.h"
-#include "net/topo.h"
+#include "net/parts_state.h"
 #include "singa/layer.h"
 #include "singa/param.h"
 
-typedef struct replica {
-    singa_param *view, *whole;
-    singa_tensor grad; /* the view's own gradient buffer */
-    int location;      /* its layer's */
-} replica;
-
-typedef struct held { /* a param's own sink, taken over during a backward pass */
-    const singa_grad_sink *sink; /* NULL: the param has none */
-    void *ud;
-    bool summed;            /* a whole param with replicas: final once they are summed */
-    bool ready, told;       /* this pass: final, and the worker told */
-} held;
-
-typedef struct executor {
-    singa_parts *pp;
-    int location;
-} executor;
-
-struct singa_parts {
-    int n;
-    singa_net **nets;
-    singa_rng *rngs; /* the other locations' generators (dropout masks and the like) */
-    executor *execs;
-    pthread_t *threads;
-    bool *started;  /* per location: its thread runs */
-    int nthreads;
-    bool up;        /* the threads were started (at the first pass, once linked or not) */
-    int lead;       /* the location the caller computes */
-    bool *here;     /* per location: computed in this process */
-    pthread_mutex_t lock;
-    pthread_cond_t cv;
-    long pass;     /* passes posted; the one under way */
-    bool backward; /* its direction */
-    bool quit, failed;
-    int busy;      /* locations other than the lead's still in the pass */
-    singa_err err; /* the first failure */
-    int *base;     /* per location: its first layer's index below */
-    int nlayers;
-    long *done[2];    /* per layer and direction: the last pass it finished */
-    int **waits[2];   /* per layer and direction: layers elsewhere it needs (-1 ends), or NULL */
-    bool *signals[2]; /* per layer and direction: a layer elsewhere needs it */
-    replica *reps;
-    int nreps;
-    held *held;  /* by param id */
-    int nheld;
-    atomic_int nready; /* params final and not yet told */
-    singa_parts_remote remote; /* all NULL unless the runtime set one */
-    /* Placed among processes. */
-    bool placed;
-    int *outbox;      /* this pass: layers finished here by others than the lead, to be sent */
-    int nout, nsent;
-    int *views_elsewhere; /* by param id: views computed by other processes */
-};
+/* The index of net's first layer. */
+static int first_of(const singa_parts *pp, const singa_net *net)
+{
+    int j = 0;
+    while (j < pp->m - 1 && singa_parts_copy(pp, j, net->location) != net)
+        j++;
+    return j * pp->per_copy + pp->base[net->location];
+}
 
 static int index_of(const singa_parts *pp, const singa_layer *l)
 {
     const singa_net *net = l->net;
     for (int i = 0; i < net->nlayers; i++)
         if (net->layers[i] == l)
-            return pp->base[net->location] + i;
+            return first_of(pp, net) + i;
     return -1;
 }
 
 static singa_layer *layer_at(const singa_parts *pp, int x)
 {
-    int k = pp->n - 1;
+    int j = x / pp->per_copy, k = pp->n - 1;
+    x -= j * pp->per_copy;
     while (pp->base[k] > x)
         k--;
-    return pp->nets[k]->layers[x - pp->base[k]];
+    return singa_parts_copy(pp, j, k)->layers[x - pp->base[k]];
 }
 
 /* Appends v to a -1-ended list. */
@@ -119,85 +74,6 @@ static int add_wait(singa_parts *pp, int d, int x, int y)
 {
     pp->signals[d][y] = true;
     return singa_parts_list_push(&pp->waits[d][x], y);
-}
-
-/* Whether another location reads l (it sends) or l reads another location (it receives). */
-static bool read_elsewhere(singa_net **nets, int n, const singa_layer *l)
-{
-    for (int k = 0; k < n; k++)
-        for (int i = 0; k != l->net->location && i < nets[k]->nlayers; i++)
-            for (int e = 0; e < nets[k]->layers[i]->nsrc; e++)
-                if (nets[k]->layers[i]->src[e] == l)
-                    return true;
-    return false;
-}
-
-static bool reads_elsewhere(const singa_layer *l)
-{
-    for (int e = 0; e < l->nsrc; e++)
-        if (l->src[e]->net != l->net)
-            return true;
-    return false;
-}
-
-typedef struct location_graph {
-    singa_net **nets;
-    int n;
-    singa_net *net;
-} location_graph;
-
-static int location_nsrc(void *ud, int i) { return ((const location_graph *)ud)->net->layers[i]->nsrc; }
-
-static int listed_at(const singa_net *net, const singa_layer *l)
-{
-    for (int j = 0; j < net->nlayers; j++)
-        if (net->layers[j] == l)
-            return j;
-    return -1;
-}
-
-/* Sources here order the layers; a kSlice's slab stands for the kSlice. */
-static int location_src(void *ud, int i, int e)
-{
-    const singa_net *net = ((const location_graph *)ud)->net;
-    const singa_layer *src = net->layers[i]->src[e];
-    int j = listed_at(net, src);
-    if (j < 0 && src->net == net && src->nsrc == 1)
-        j = listed_at(net, src->src[0]);
-    return j;
-}
-
-/* 0 senders, 1 the rest, 2 receivers. */
-static long location_prefer(void *ud, int i)
-{
-    const location_graph *g = ud;
-    const singa_layer *l = g->net->layers[i];
-    return reads_elsewhere(l) ? 2 : read_elsewhere(g->nets, g->n, l) ? 0 : 1;
-}
-
-/* Orders a location's layers so that it sends as early and receives as late as it can (a
- * topological order preferring senders, then the rest, then receivers, else the graph's order):
- * in the graph's one order, a worker would wait for the other's features before sending its
- * own, and the two would take turns.  Backward runs the order reversed, so gradients go back as
- * early and are awaited as late.  Every wait is then on something the graph needs first, so
- * the workers cannot wait for each other in a circle. */
-static int order_for_bridges(singa_net **nets, int n, singa_net *net)
-{
-    int m = net->nlayers, *order = malloc(((size_t)m + 1) * sizeof *order);
-    bool *placed = malloc(((size_t)m + 1) * sizeof *placed);
-    singa_layer **sorted = malloc(((size_t)m + 1) * sizeof *sorted);
-    location_graph lg = {nets, n, net};
-    singa_topo_graph g = {&lg, location_nsrc, location_src, location_prefer};
-    int done = order && placed && sorted ? singa_topo_sort(m, &g, order, placed) : -1;
-    if (done == m) { /* fewer cannot happen in a graph without cycles: its own order is valid */
-        for (int i = 0; i < m; i++)
-            sorted[i] = net->layers[order[i]];
-        memcpy(net->layers, sorted, (size_t)m * sizeof *sorted);
-    }
-    free(order);
-    free(placed);
-    free(sorted);
-    return done < 0 ? -1 : 0;
 }
 
 /* Forward, a layer waits for its sources elsewhere; backward, a source waits for the layers
@@ -245,10 +121,12 @@ static int own_replica_grads(singa_parts *pp, singa_err *err)
     return 0;
 }
 
-static int run_location(singa_parts *pp, int k, bool backward, singa_err *err)
+static int run_location(singa_parts *pp, int k, int mode, singa_err *err)
 {
     singa_net *net = pp->nets[k];
-    if (backward)
+    if (pp->m > 1)
+        return singa_pipeline_run(pp, k, mode, err);
+    if (mode == PARTS_BACKWARD)
         return singa_net_backward_layers(net, err);
     if (k > 0)
         singa_metrics_reset(&net->metrics);
@@ -277,10 +155,10 @@ static void *executor_main(void *arg)
         if (pp->quit)
             break;
         seen = pp->pass;
-        bool backward = pp->backward;
+        int mode = pp->mode;
         pthread_mutex_unlock(&pp->lock);
         singa_err err = {{0}};
-        int rc = run_location(pp, e->location, backward, &err);
+        int rc = run_location(pp, e->location, mode, &err);
         pthread_mutex_lock(&pp->lock);
         if (rc < 0) {
             singa_err_prefix(&err, "worker %d of the group: ", e->location);
@@ -300,15 +178,18 @@ static double now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* A param final in some location's thread: the lead will tell its worker. */
+/* A param final in some location's thread: the lead will tell its worker.  Pipelined, a param
+ * of its own is written once per micro-batch, final at the last; views report their whole once
+ * all of them (every copy's) are final. */
 static void mark_ready(void *ud, singa_param *p, size_t begin, size_t end)
 {
     singa_parts *pp = ud;
     held *h = &pp->held[p->id];
     if (begin != 0 || end != p->grad.size || h->summed)
         return; /* the rest are told at the end of the pass */
+    int writes = singa_param_state_of(p)->nviews > 0 ? 1 : pp->m;
     pthread_mutex_lock(&pp->lock);
-    if (!h->ready) {
+    if (!h->ready && ++h->calls >= writes) {
         h->ready = true;
         atomic_fetch_add(&pp->nready, 1);
         pthread_cond_broadcast(&pp->cv);
@@ -342,19 +223,19 @@ static int send_remote(singa_parts *pp, int x, bool backward, singa_err *err)
 
 /* The lead, holding the lock: sends one blob finished by another thread here, or tells its worker
  * of the params final so far (unlocked meanwhile).  Whether there was anything to do. */
-static bool serve(singa_parts *pp, bool backward)
+static bool serve(singa_parts *pp)
 {
     if (pp->nsent < pp->nout) {
         int x = pp->outbox[pp->nsent++];
         singa_err err = {{0}};
         pthread_mutex_unlock(&pp->lock);
-        int rc = send_remote(pp, x, backward, &err);
+        int rc = send_remote(pp, x / 2, x % 2, &err);
         pthread_mutex_lock(&pp->lock);
         if (rc < 0)
             fail(pp, &err);
         return true;
     }
-    if (backward && atomic_load(&pp->nready) > 0) {
+    if (pp->mode != PARTS_FORWARD && atomic_load(&pp->nready) > 0) {
         tell_ready(pp);
         return true;
     }
@@ -363,7 +244,7 @@ static bool serve(singa_parts *pp, bool backward)
 
 int singa_parts_wait(singa_parts *pp, const singa_net *net, int i, bool backward, singa_err *err)
 {
-    const int *waits = pp->waits[backward][pp->base[net->location] + i];
+    const int *waits = pp->waits[backward][first_of(pp, net) + i];
     bool lead = net->location == pp->lead;
     if (!waits)
         return 0;
@@ -371,7 +252,7 @@ int singa_parts_wait(singa_parts *pp, const singa_net *net, int i, bool backward
     pthread_mutex_lock(&pp->lock);
     for (const int *w = waits; *w >= 0 && !pp->failed; w++)
         while (pp->done[backward][*w] < pp->pass && !pp->failed)
-            if (!(lead && serve(pp, backward))) /* while it waits, the lead sends what is done */
+            if (!(lead && serve(pp))) /* while it waits, the lead sends what is done */
                 pthread_cond_wait(&pp->cv, &pp->lock);
     bool failed = pp->failed;
     pthread_mutex_unlock(&pp->lock);
@@ -387,7 +268,7 @@ int singa_parts_wait(singa_parts *pp, const singa_net *net, int i, bool backward
 
 void singa_parts_signal(singa_parts *pp, const singa_net *net, int i, bool backward)
 {
-    int x = pp->base[net->location] + i;
+    int x = first_of(pp, net) + i;
     bool lead = net->location == pp->lead, remote = pp->placed && pp->remote.sends(pp->remote.ud, x, backward);
     singa_err err = {{0}};
     int rc = remote && lead ? send_remote(pp, x, backward, &err) : 0;
@@ -400,7 +281,7 @@ void singa_parts_signal(singa_parts *pp, const singa_net *net, int i, bool backw
         pthread_cond_broadcast(&pp->cv);
     }
     if (remote && !lead) {
-        pp->outbox[pp->nout++] = x;
+        pp->outbox[pp->nout++] = 2 * x + backward;
         pthread_cond_broadcast(&pp->cv);
     }
     if (rc < 0)
@@ -415,7 +296,9 @@ void singa_parts_signal(singa_parts *pp, const singa_net *net, int i, bool backw
 static int hold_sinks(singa_parts *pp, singa_err *err)
 {
     singa_params *ps = pp->nets[0]->params;
-    for (int i = 0; i < pp->n; i++)
+    if (pp->m > 1 && singa_pipeline_hold(pp) < 0)
+        return singa_err_set(err, "out of memory");
+    for (int i = 0; i < pp->n * pp->m; i++)
         singa_net_backward_begin(pp->nets[i]);
     for (int i = 0; pp->views_elsewhere && i < ps->n; i++) /* final there: never reported here */
         __atomic_store_n(&singa_param_state_of(ps->items[i])->nviews_done, pp->views_elsewhere[i], __ATOMIC_RELAXED);
@@ -450,6 +333,8 @@ static int hold_sinks(singa_parts *pp, singa_err *err)
 static void release_sinks(singa_parts *pp, bool call)
 {
     singa_params *ps = pp->nets[0]->params;
+    if (pp->m > 1)
+        singa_pipeline_release(pp);
     for (int i = 0; i < pp->nheld && i < ps->n; i++) {
         singa_param *p = ps->items[i];
         held *h = &pp->held[i];
@@ -523,8 +408,9 @@ static int gather_metrics(singa_parts *pp, singa_err *err)
     return 0;
 }
 
-int singa_parts_pass(singa_parts *pp, bool backward, singa_err *err)
+static int run_pass(singa_parts *pp, int mode, singa_err *err)
 {
+    bool fw = mode != PARTS_BACKWARD, bw = mode != PARTS_FORWARD;
     if (!pp->up) {
         pp->up = true;
         if (start_threads(pp, err) < 0) {
@@ -533,13 +419,15 @@ int singa_parts_pass(singa_parts *pp, bool backward, singa_err *err)
             pthread_mutex_unlock(&pp->lock);
         }
     }
-    if (backward && hold_sinks(pp, err) < 0)
+    if (pp->m > 1)
+        singa_pipeline_begin(pp);
+    if (bw && hold_sinks(pp, err) < 0)
         return -1;
     pthread_mutex_lock(&pp->lock);
     bool failed = pp->failed;
     if (!failed) {
         pp->pass++;
-        pp->backward = backward;
+        pp->mode = mode;
         pp->busy = pp->nthreads;
         pp->nout = pp->nsent = 0;
         if (pp->placed)
@@ -547,74 +435,96 @@ int singa_parts_pass(singa_parts *pp, bool backward, singa_err *err)
         pthread_cond_broadcast(&pp->cv);
         pthread_mutex_unlock(&pp->lock);
         singa_err mine = {{0}};
-        int rc = run_location(pp, pp->lead, backward, &mine);
+        int rc = run_location(pp, pp->lead, mode, &mine);
         pthread_mutex_lock(&pp->lock);
         if (rc < 0)
             fail(pp, &mine);
-        while (pp->busy > 0 || (!pp->failed && (pp->nsent < pp->nout || (backward && atomic_load(&pp->nready) > 0) ||
-                                                (!backward && metrics_missing(pp)))))
-            if (pp->failed || !serve(pp, backward))
+        while (pp->busy > 0 || (!pp->failed && (pp->nsent < pp->nout || (bw && atomic_load(&pp->nready) > 0) ||
+                                                (fw && metrics_missing(pp)))))
+            if (pp->failed || !serve(pp))
                 pthread_cond_wait(&pp->cv, &pp->lock);
         failed = pp->failed;
     }
     pthread_mutex_unlock(&pp->lock);
     if (failed) {
-        if (backward)
+        if (bw)
             release_sinks(pp, false);
         *err = pp->err;
         return -1;
     }
-    if (!backward)
-        return gather_metrics(pp, err);
-    sum_replicas(pp);
-    release_sinks(pp, true);
+    if (pp->m > 1)
+        singa_pipeline_end(pp);
+    if (bw) {
+        sum_replicas(pp);
+        release_sinks(pp, true);
+    }
+    return fw ? gather_metrics(pp, err) : 0;
+}
+
+int singa_parts_pass(singa_parts *pp, bool backward, singa_err *err)
+{
+    return run_pass(pp, backward ? PARTS_BACKWARD : PARTS_FORWARD, err);
+}
+
+int singa_parts_step(singa_parts *pp, singa_err *err)
+{
+    if (pp->m > 1)
+        return run_pass(pp, PARTS_STEP, err);
+    return run_pass(pp, PARTS_FORWARD, err) < 0 ? -1 : run_pass(pp, PARTS_BACKWARD, err);
+}
+
+/* pp's arrays, and its layers numbered (parts_state.h); -1 when out of memory. */
+static int alloc_parts(singa_parts *pp)
+{
+    int n = pp->n;
+    if (!(pp->base = calloc((size_t)n, sizeof *pp->base)) || !(pp->rngs = calloc((size_t)n, sizeof *pp->rngs)) ||
+        !(pp->execs = calloc((size_t)n, sizeof *pp->execs)) || !(pp->threads = calloc((size_t)n, sizeof *pp->threads)) ||
+        !(pp->started = calloc((size_t)n, sizeof *pp->started)) || !(pp->here = calloc((size_t)n, sizeof *pp->here)))
+        return -1;
+    for (int k = 0; k < n; k++) {
+        pp->base[k] = pp->per_copy;
+        pp->per_copy += pp->nets[k]->nlayers;
+        pp->here[k] = true;
+    }
+    pp->nlayers = pp->per_copy * pp->m;
+    for (int d = 0; d < 2; d++)
+        if (!(pp->done[d] = calloc((size_t)pp->nlayers, sizeof *pp->done[d])) ||
+            !(pp->waits[d] = calloc((size_t)pp->nlayers, sizeof *pp->waits[d])) ||
+            !(pp->signals[d] = calloc((size_t)pp->nlayers, sizeof *pp->signals[d])))
+            return -1;
     return 0;
 }
 
-int singa_parts_start(singa_net **nets, int n, singa_err *err)
+int singa_parts_start(singa_net **nets, int n, int m, singa_err *err)
 {
     singa_parts *pp = calloc(1, sizeof *pp);
     if (!pp)
         return singa_err_set(err, "out of memory");
     pp->n = n;
+    pp->m = m;
     pp->nets = nets;
     pthread_mutex_init(&pp->lock, NULL);
     pthread_cond_init(&pp->cv, NULL);
-    int rc = (pp->base = calloc((size_t)n, sizeof *pp->base)) && (pp->rngs = calloc((size_t)n, sizeof *pp->rngs)) &&
-                     (pp->execs = calloc((size_t)n, sizeof *pp->execs)) &&
-                     (pp->threads = calloc((size_t)n, sizeof *pp->threads)) &&
-                     (pp->started = calloc((size_t)n, sizeof *pp->started)) &&
-                     (pp->here = calloc((size_t)n, sizeof *pp->here))
-                 ? 0
-                 : -1;
-    for (int k = 0; k < n && rc == 0; k++) {
-        pp->base[k] = pp->nlayers;
-        pp->nlayers += nets[k]->nlayers;
-        pp->here[k] = true;
-    }
-    for (int d = 0; d < 2 && rc == 0; d++)
-        rc = (pp->done[d] = calloc((size_t)pp->nlayers, sizeof *pp->done[d])) &&
-                     (pp->waits[d] = calloc((size_t)pp->nlayers, sizeof *pp->waits[d])) &&
-                     (pp->signals[d] = calloc((size_t)pp->nlayers, sizeof *pp->signals[d]))
-                 ? 0
-                 : -1;
-    for (int k = 0; k < n && rc == 0; k++)
-        rc = order_for_bridges(nets, n, nets[k]);
-    for (int k = 0; k < n && rc == 0; k++)
-        nets[k]->parts = pp;
+    int rc = alloc_parts(pp);
+    for (int x = 0; x < n * m && rc == 0; x++) /* each copy's locations among themselves */
+        rc = singa_parts_order(nets + x / n * n, n, nets[x]);
+    for (int x = 0; x < n * m && rc == 0; x++)
+        nets[x]->parts = pp;
     if (rc < 0 || link_locations(pp) < 0)
         rc = singa_err_set(err, "out of memory");
     if (rc == 0)
         rc = own_replica_grads(pp, err);
-    for (int k = 1; k < n && rc == 0; k++) {
+    for (int k = 1; k < n && rc == 0; k++)
         singa_rng_seed(&pp->rngs[k], nets[0]->seed, 1000 + (uint64_t)k);
-        nets[k]->rng = &pp->rngs[k];
-    }
+    for (int x = 0; x < n * m && rc == 0; x++) /* a location's copies run in turn: one generator */
+        nets[x]->rng = x % n ? &pp->rngs[x % n] : nets[0]->rng;
+    if (rc == 0 && m > 1)
+        rc = singa_pipeline_prepare(pp, err);
     if (rc < 0) {
-        pp->n = 1; /* the caller frees the nets */
+        pp->n = pp->m = 1; /* the caller frees the nets */
         singa_parts_free(pp);
-        for (int k = 0; k < n; k++)
-            nets[k]->parts = NULL;
+        for (int x = 0; x < n * m; x++)
+            nets[x]->parts = NULL;
         return -1;
     }
     return 0;
@@ -640,9 +550,11 @@ void singa_parts_free(singa_parts *pp)
     for (int k = 0; k < pp->n; k++)
         if (pp->started && pp->started[k])
             pthread_join(pp->threads[k], NULL);
-    for (int k = 1; k < pp->n; k++)
-        singa_net_free(pp->nets[k]);
-    if (pp->n > 1)
+    for (int x = 1; x < pp->n * pp->m; x++) {
+        pp->nets[x]->parts = NULL; /* a copy of location 0 would free the parts again */
+        singa_net_free(pp->nets[x]);
+    }
+    if (pp->n * pp->m > 1)
         free(pp->nets);
     for (int r = 0; r < pp->nreps; r++)
         singa_tensor_free(&pp->reps[r].grad);
@@ -665,6 +577,10 @@ void singa_parts_free(singa_parts *pp)
     free(pp->threads);
     free(pp->started);
     free(pp->here);
+    free(pp->warm);
+    free(pp->alpha);
+    free(pp->beta);
+    free(pp->stage);
     pthread_mutex_destroy(&pp->lock);
     pthread_cond_destroy(&pp->cv);
     free(pp);
@@ -685,7 +601,7 @@ int singa_parts_batchsize(const singa_parts *pp)
     for (int k = 0; k < pp->n; k++)
         for (int i = 0; i < pp->nets[k]->nlayers; i++)
             if (pp->nets[k]->layers[i]->type->flags & SINGA_LAYER_INPUT)
-                return singa_layer_batch(pp->nets[k]->layers[i]);
+                return singa_layer_batch(pp->nets[k]->layers[i]) * pp->m; /* a copy reads a micro-batch */
     return 0;
 }
 
@@ -702,15 +618,15 @@ int singa_parts_place(singa_parts *pp, const bool *here, singa_err *err)
         if (here[k] && pp->lead < 0)
             pp->lead = k;
     }
-    if (!(pp->outbox = malloc((size_t)pp->nlayers * sizeof *pp->outbox)) ||
+    if (!(pp->outbox = malloc(2 * (size_t)pp->nlayers * sizeof *pp->outbox)) ||
         !(pp->views_elsewhere = calloc((size_t)ps->n, sizeof *pp->views_elsewhere)))
         return singa_err_set(err, "out of memory");
     if (pp->lead < 0)
         return singa_err_set(err, "no worker of the group computes here");
-    for (int k = 0; k < pp->n; k++)
-        for (int i = 0; !pp->here[k] && i < pp->nets[k]->nlayers; i++)
-            for (int j = 0; j < pp->nets[k]->layers[i]->nparams; j++) {
-                const singa_param_view *v = singa_param_view_of(pp->nets[k]->layers[i]->params[j]);
+    for (int x = 0; x < pp->n * pp->m; x++) /* every copy's views */
+        for (int i = 0; !pp->here[x % pp->n] && i < pp->nets[x]->nlayers; i++)
+            for (int j = 0; j < pp->nets[x]->layers[i]->nparams; j++) {
+                const singa_param_view *v = singa_param_view_of(pp->nets[x]->layers[i]->params[j]);
                 if (v)
                     pp->views_elsewhere[v->whole->id]++;
             }
@@ -748,3 +664,10 @@ void singa_parts_done(singa_parts *pp, int x, bool backward, long pass)
 }
 
 void singa_parts_wake(singa_parts *pp) { pthread_cond_broadcast(&pp->cv); }
+
+int singa_parts_micro_batches(const singa_parts *pp) { return pp->m; }
+
+double singa_parts_stage_seconds(const singa_parts *pp, int location)
+{
+    return pp->stage ? pp->stage[location] : 0;
+}

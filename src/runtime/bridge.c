@@ -61,12 +61,27 @@ static void bridge_count(void *ud, const singa_layer *l, const singa_layer *y, b
     size_t floats = remote ? 0 : backward ? l->grad.size : y->data.size;
     singa_stats_count(b->stats, backward ? "bridge-grad" : "bridge", peer, false, floats * sizeof(float), 0, waited);
     /* The step times count the waits of the location its worker's thread runs (the first of its
-     * process); the others' threads wait beside it. */
+     * process); the others' threads wait beside it.  A pipeline's stages each count their own
+     * (singa_parts_count_stages). */
     int me = l->net->location, first = me;
     while (b->owner && first > 0 && b->owner[first - 1] == b->owner[me])
         first--;
-    if (me == (b->owner ? first : 0))
+    if (me == (b->owner ? first : 0) || singa_parts_micro_batches(b->pp) > 1)
         singa_stats_bridge_wait(b->stats, l->net->split.group, me, waited);
+}
+
+void singa_parts_count_stages(singa_parts *pp, int group)
+{
+    const rt_bridge *b = singa_parts_remote_ud(pp);
+    int lead = -1;
+    for (int k = 0; b && b->stats && singa_parts_micro_batches(pp) > 1 && k < b->n; k++) {
+        if (!singa_parts_here(pp, k))
+            continue;
+        if (lead >= 0) /* the lead's step is its worker's */
+            singa_stats_step(b->stats, group, k, singa_parts_stage_seconds(pp, k), 0, 0);
+        else
+            lead = k;
+    }
 }
 
 static bool bridge_sends(void *ud, int x, bool backward)

@@ -46,5 +46,8 @@ int singa_parts_profile_put(singa_parts *pp, int from, const void *data, size_t 
 /* From now on, bridges count the bytes they carry and the time their readers wait, as traffic
  * of type "bridge" (features) and "bridge-grad" (gradients) from the worker that sent them. */
 int singa_parts_count_traffic(singa_parts *pp, singa_stats *stats, singa_err *err);
+/* After a pipelined step: each stage here other than the worker's own (the first) is a worker
+ * row of its own (singa_stats_step), its time in the step, and its waits on bridges apart. */
+void singa_parts_count_stages(singa_parts *pp, int group);
 
 #endif

@@ -269,6 +269,8 @@ static int after_backward(void *ud, int step, singa_err *err)
     snprintf(peer, sizeof peer, "worker %d.%d", w->group, w->id);
     singa_stats_count(w->rt->stats, msg_type_name(MSG_UPDATE_REPLY), peer, true, 0, 0, w->waited);
     singa_stats_step(w->rt->stats, w->group, w->id, passes, w->sending, w->waited);
+    if (w->rt->cut) /* a pipeline's other stages here */
+        singa_parts_count_stages(singa_job_train_net(w->job)->parts, w->group);
     w->waited = 0;
     memset(w->sent, 0, (size_t)w->rt->nparams * sizeof *w->sent);
     w->step_sent = step + 1;

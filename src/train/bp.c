@@ -5,9 +5,7 @@
 
 static int run(singa_net *net, const singa_conf *conf, singa_err *err)
 {
-    if (singa_net_forward(net, err) < 0)
-        return -1;
-    return singa_net_backward(net, err);
+    return singa_net_forward_backward(net, err);
 }
 
 static int check(const singa_net *net, const singa_conf *conf, singa_err *err)

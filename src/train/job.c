@@ -51,8 +51,8 @@ static int create_nets(singa_job *job, const singa_registry *reg, singa_err *err
     job->params.defer_init = job->dist && job->cluster.shard_params;
     const singa_conf *nc = singa_conf_get(job->conf, "neuralnet");
     if (job->cut ? singa_graph_build(&job->graph, nc, SINGA_PHASE_TRAIN, job->cluster.nworkers_per_group, reg, err) < 0 ||
-                       singa_net_create_parts(&job->train, &job->graph, reg, &job->params, &job->rng, job->seed,
-                                              &job->split, err) < 0
+                       singa_net_create_pipeline(&job->train, &job->graph, job->micro_batches, reg, &job->params,
+                                                 &job->rng, job->seed, &job->split, err) < 0
                  : singa_net_create(&job->train, nc, SINGA_PHASE_TRAIN, reg, &job->params, &job->rng, job->seed,
                                     &job->split, err) < 0)
         return -1;

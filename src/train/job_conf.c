@@ -1,5 +1,6 @@
 /* The job's fields: SINGA's job configuration read into the job and checked, so a mistake is
  * reported before any net is built. */
+#include <math.h>
 #include <string.h>
 
 #include "core/trace.h"
@@ -115,6 +116,29 @@ static int read_tob(singa_job *job, singa_err *err)
     return 0;
 }
 
+/* neuralnet.micro_batches: a pipeline needs a net cut among the workers of a group (then
+ * singa_net_create_pipeline checks the net). */
+static int read_micro_batches(singa_job *job, singa_err *err)
+{
+    const singa_conf *v = singa_conf_get(singa_conf_get(job->conf, "neuralnet"), "micro_batches");
+    job->micro_batches = 1;
+    if (!v)
+        return 0;
+    if (v->kind != SINGA_CONF_NUM || v->num != floor(v->num) || v->num < 1 || v->num > 1e6) {
+        char got[64] = "not a number";
+        if (v->kind == SINGA_CONF_NUM)
+            snprintf(got, sizeof got, "%g", v->num);
+        return singa_err_set(err, "neuralnet: field 'micro_batches' must be a positive integer (1, the default, runs "
+                                  "each batch whole; m > 1 pipelines a net cut by 'location' in m micro-batches), got %s", got);
+    }
+    job->micro_batches = (int)v->num;
+    if (job->micro_batches > 1 && !job->cut)
+        return singa_err_set(err, "neuralnet: micro_batches = %d pipelines a net whose layers are placed on several "
+                                  "workers, but no layer is placed off worker 0 (give layers a 'location' of 1 to N-1 "
+                                  "in a cluster of N >= 2 workers per group)", job->micro_batches);
+    return 0;
+}
+
 /* The job's name, seed, steps and schedules, and its checkpoint directory. */
 static int read_schedule(singa_job *job, singa_err *err)
 {
@@ -184,7 +208,7 @@ int job_read_fields(singa_job *job, singa_err *err)
     job->dist = singa_cluster_distributed(&job->cluster);
     job->cut = cut_among_workers(job);
     if (check_elastic_batches(job, err) < 0 || read_tob(job, err) < 0 || read_schedule(job, err) < 0 ||
-        check_schedule(job, err) < 0 || read_watch(job, err) < 0)
+        check_schedule(job, err) < 0 || read_watch(job, err) < 0 || read_micro_batches(job, err) < 0)
         return -1;
     int from, to; /* a trace that cannot be written is refused before training, not after */
     if (singa_conf_get(c, "trace") && singa_trace_check_path(singa_conf_str(c, "trace", NULL), err) < 0)

@@ -40,6 +40,7 @@ struct singa_job {
     bool dist;           /* trained by the distributed runtime: the servers hold the trained params */
     bool cut;            /* the train net is cut among the workers of the group */
     singa_graph graph;   /* then its partitioned graph */
+    int micro_batches;   /* neuralnet.micro_batches: > 1 pipelines the cut net */
     singa_net_split split; /* which worker of which group this job's nets are */
     singa_stats *stats;    /* the runtime's traffic, when distributed */
     atomic_bool abandoned; /* failed in this process: see singa_job_abandoned */
