@@ -23,6 +23,7 @@
 #include "layers/param_state.h"
 #include "runtime/bridge.h"
 #include "runtime/place.h"
+#include "runtime/replica_update.h"
 #include "singa/net.h"
 #include "singa/plugin.h"
 #include "singa/tensor.h"
@@ -243,6 +244,7 @@ static void free_rt(rt_ctx *rt, singa_job *lead)
 {
     rt_history_free(rt);
     rt_residuals_free(rt);
+    rt_psgd_free(rt);
     for (int i = 0; i < rt->nworkers; i++) { /* borrowed values are views: any order will do */
         rt_worker *w = &rt->workers[i];
         if (w->job != lead)
@@ -424,7 +426,7 @@ static int build(rt_ctx *rt, singa_job *job, singa_err *err)
 {
     if (rt_log_open(rt, err) < 0 || make_slices(rt, job, err) < 0 || rt_rejoin_check(rt, err) < 0 ||
         rt_ckpt_setup(rt, job, err) < 0 || add_workers(rt, job, err) < 0 || share_replicas(rt, err) < 0 ||
-        rt_residuals_setup(rt, err) < 0 || add_servers(rt, err) < 0 || rt_history_setup(rt, err) < 0 ||
+        rt_residuals_setup(rt, err) < 0 || rt_psgd_setup(rt, err) < 0 || add_servers(rt, err) < 0 || rt_history_setup(rt, err) < 0 ||
         rt_stub_create(rt, err) < 0)
         return -1;
     rt_momentum_setup(rt);

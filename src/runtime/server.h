@@ -42,6 +42,12 @@ typedef struct srv_slice {
     uint64_t fetch_asked; /* SINGA_REJOIN: the groups whose answer to fetch_newest is still due */
     float **base;       /* compress values = "int8": per process, what its workers hold (NULL until
                          * an exact answer of the whole slice) */
+    /* An update every replica applies itself (server_replica.c): the round's sum (and room for
+     * the lr scale after it), a contribution, P-hat; the round's contributions, step, kind and
+     * the flags its messages carried. */
+    float *psum, *pin, *phat;
+    int pcount, pstep;
+    uint8_t pround, pflags;
 } srv_slice;
 
 struct rt_server {
@@ -79,6 +85,15 @@ static inline msg_addr srv_self(const rt_server *s)
 void srv_answer(rt_server *s, srv_slice *x, int type, int g, int p, int version, size_t at, size_t len, uint8_t flags);
 /* The values are in: every GET waiting for them is answered (server.c). */
 void srv_serve_asked(rt_server *s, srv_slice *x);
+
+/* Whether m comes from a worker group this server serves (server.c). */
+bool srv_from_group(const rt_server *s, const msg *m);
+/* Applies grad, the sum of a step's contributions, to slice x with `scale` and the host's lr
+ * scale, which it returns in *lr_scale (server.c). */
+int srv_apply_grad(rt_server *s, srv_slice *x, int step, float *grad, float scale, float *lr_scale, singa_err *err);
+/* A message of an update every replica applies itself (MSG_F_APPLY): 0, 1 when dropped, -1 on
+ * failure (server_replica.c). */
+int srv_on_replica_update(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload, singa_err *err);
 
 /* Syncing server groups (server_sync.c). */
 float *srv_copy_of(const float *src, float **dst, size_t n);
