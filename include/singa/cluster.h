@@ -26,8 +26,6 @@ typedef struct singa_compress {
     double topk;         /* SINGA_COMPRESS_TOPK: the share of each slice's values sent, in (0, 1] */
     bool error_feedback; /* top-k: the sender keeps what it did not send and adds it to the next */
     singa_compress_kind values; /* how the servers' values travel back: NONE (float32), FP16, BF16 or INT8 */
-    int powersgd;       /* SINGA_COMPRESS_POWERSGD: the rank of each 2-D gradient's factors */
-    int powersgd_start; /* its first steps that go uncompressed */
 } singa_compress;
 
 typedef struct singa_cluster {
@@ -56,6 +54,9 @@ typedef struct singa_cluster {
      * has finished step t (-1: unbounded). */
     int staleness;
     singa_compress compress;
+    /* compress SINGA_COMPRESS_POWERSGD: the rank of each 2-D gradient's factors, and the first
+     * steps that go uncompressed. */
+    int powersgd, powersgd_start;
     /* cluster.momentum_compensation (default true): the servers of asynchronous worker groups
      * lower a kSGD or kNesterov momentum by the momentum their stale gradients add (runtime's
      * momentum.c); no effect with one worker group. */

@@ -285,7 +285,7 @@ void rt_compress_delta(const float *values, float *base, size_t n, float *scratc
             *p++ = (uint8_t)(int8_t)(finite ? lrintf(d[i] * inv) : 0);
     }
     /* The base moves as the receiver's copy will: by what decodes, added the same way. */
-    rt_compress_decode(&(singa_compress){SINGA_COMPRESS_INT8, 0, false, SINGA_COMPRESS_INT8, 0, 0}, out,
+    rt_compress_decode(&(singa_compress){SINGA_COMPRESS_INT8, 0, false, SINGA_COMPRESS_INT8}, out,
                        (size_t)(p - out), scratch, n);
     rt_compress_add(base, scratch, n);
 }

@@ -28,7 +28,7 @@
 /* The codec of the values servers send back to another process's workers. */
 static inline singa_compress rt_compress_of_values(const singa_compress *c)
 {
-    return (singa_compress){c->values, 0, false, c->values, 0, 0};
+    return (singa_compress){c->values, 0, false, c->values};
 }
 
 /* Values top-k sends of n. */

@@ -10,7 +10,7 @@ static rt_psgd_geom geom_of(const rt_ctx *rt, int k)
 {
     const rt_slice *sl = &rt->slices[k];
     const singa_tensor *t = &rt->final_params[sl->param]->data;
-    return rt_psgd_geom_of(t->shape, t->ndim, sl->offset, sl->len, rt->c->compress.powersgd);
+    return rt_psgd_geom_of(t->shape, t->ndim, sl->offset, sl->len, rt->c->powersgd);
 }
 
 rt_psgd_geom rt_psgd_mode_at(const rt_ctx *rt, int k, int step)
@@ -162,7 +162,7 @@ int rt_psgd_setup(rt_ctx *rt, singa_err *err)
     if (!(rt->psgd = calloc(1, sizeof *rt->psgd)) ||
         !(rt->psgd->groups = calloc((size_t)rt->c->nworker_groups, sizeof *rt->psgd->groups)))
         return singa_err_set(err, "out of memory");
-    *rt->psgd = (struct rt_psgd){c->powersgd, c->powersgd_start, c->error_feedback, rt->psgd->groups, NULL};
+    *rt->psgd = (struct rt_psgd){rt->c->powersgd, rt->c->powersgd_start, c->error_feedback, rt->psgd->groups, NULL};
     size_t most = 1;
     for (int k = 0; k < rt->nslices; k++) {
         rt_psgd_geom g = geom_of(rt, k);

@@ -11,7 +11,7 @@
 #include "runtime/replica_update.h"
 #include "runtime/server.h"
 
-static const singa_compress fp16 = {SINGA_COMPRESS_FP16, 0, false, SINGA_COMPRESS_FP16, 0, 0};
+static const singa_compress fp16 = {SINGA_COMPRESS_FP16, 0, false, SINGA_COMPRESS_FP16};
 
 /* The bytes a message of `round` brings for a slice of geometry ge (0: it does not go so). */
 static size_t expected(const rt_psgd_geom *ge, int round, bool half)

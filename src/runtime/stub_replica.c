@@ -9,7 +9,7 @@
 #include "runtime/replica_update.h"
 #include "runtime/stub.h"
 
-static const singa_compress fp16 = {SINGA_COMPRESS_FP16, 0, false, SINGA_COMPRESS_FP16, 0, 0};
+static const singa_compress fp16 = {SINGA_COMPRESS_FP16, 0, false, SINGA_COMPRESS_FP16};
 
 /* One message of group g's update of slice k to its server: len floats (or halves) in bytes. */
 static void send_part(rt_stub *s, int g, int k, uint8_t flags, int step, const void *data, size_t bytes, size_t len)

@@ -46,14 +46,15 @@ static int whole_number(const singa_conf *conf, const char *name, double lo, dou
 /* { powersgd = R [, start = S] [, error_feedback = bool] }: R a positive integer (the rank of
  * each 2-D gradient's factors), S the first steps that go uncompressed; error feedback is on
  * unless told otherwise.  Neither top-k nor `values` go with it: no values come back. */
-static int read_powersgd(singa_compress *c, const singa_conf *conf, singa_err *err)
+static int read_powersgd(singa_cluster *cl, const singa_conf *conf, singa_err *err)
 {
+    singa_compress *c = &cl->compress;
     c->kind = SINGA_COMPRESS_POWERSGD;
     c->error_feedback = singa_conf_bool(conf, "error_feedback", true);
-    if (whole_number(conf, "powersgd", 1, 65536, NAN, &c->powersgd) < 0)
+    if (whole_number(conf, "powersgd", 1, 65536, NAN, &cl->powersgd) < 0)
         return singa_err_set(err, "cluster.compress: field 'powersgd' (the rank of each gradient's factors) must be a "
                                   "positive integer, got %g", singa_conf_num(conf, "powersgd", NAN));
-    if (whole_number(conf, "start", 0, 1e9, 0, &c->powersgd_start) < 0)
+    if (whole_number(conf, "start", 0, 1e9, 0, &cl->powersgd_start) < 0)
         return singa_err_set(err, "cluster.compress: field 'start' (the first steps that go uncompressed) must be an "
                                   "integer >= 0, got %g", singa_conf_num(conf, "start", NAN));
     if (singa_conf_get(conf, "topk") || singa_conf_get(conf, "values"))
@@ -63,15 +64,18 @@ static int read_powersgd(singa_compress *c, const singa_conf *conf, singa_err *e
     return 0;
 }
 
-/* cluster.compress: "fp16", "bf16" or { topk = ratio, error_feedback = bool, values = "fp16" |
- * "bf16" | "int8" | "fp32" }; absent: none.  Top-k's values come back in fp16 unless told
+/* cluster.compress: "fp16", "bf16", { topk = ratio, error_feedback = bool, values = "fp16" |
+ * "bf16" | "int8" | "fp32" } or { powersgd = rank, start = steps, error_feedback = bool }; absent:
+ * none.  Top-k's values come back in fp16 unless told
  * otherwise: they are dense, and the servers keep them whole. */
-static int read_compress(singa_compress *c, const singa_conf *conf, singa_err *err)
+static int read_compress(singa_cluster *cl, const singa_conf *conf, singa_err *err)
 {
+    singa_compress *c = &cl->compress;
+    cl->powersgd = cl->powersgd_start = 0;
     static const char *const names[] = {"fp16", "bf16", "int8", "fp32"};
     static const singa_compress_kind kinds[] = {SINGA_COMPRESS_FP16, SINGA_COMPRESS_BF16, SINGA_COMPRESS_INT8,
                                                 SINGA_COMPRESS_NONE};
-    *c = (singa_compress){SINGA_COMPRESS_NONE, 0, false, SINGA_COMPRESS_NONE, 0, 0};
+    *c = (singa_compress){SINGA_COMPRESS_NONE, 0, false, SINGA_COMPRESS_NONE};
     if (!conf)
         return 0;
     if (conf->kind == SINGA_CONF_STR) {
@@ -80,16 +84,16 @@ static int read_compress(singa_compress *c, const singa_conf *conf, singa_err *e
                 c->kind = c->values = kinds[i];
                 return 0;
             }
-        return singa_err_set(err, "cluster: field 'compress' must be \"fp16\", \"bf16\" or { topk = ratio, "
-                                  "error_feedback = true|false, values = \"fp16\"|\"bf16\"|\"int8\"|\"fp32\" }, "
-                                  "got \"%.40s\"",
+        return singa_err_set(err, "cluster: field 'compress' must be \"fp16\", \"bf16\", { topk = ratio, "
+                                  "error_feedback = true|false, values = \"fp16\"|\"bf16\"|\"int8\"|\"fp32\" } or "
+                                  "{ powersgd = rank [, start = steps] [, error_feedback = true|false] }, got \"%.40s\"",
                              conf->str);
     }
     const singa_field *const schemas[] = {compress_fields, NULL};
     if (singa_conf_check(conf, schemas, "cluster.compress", err) < 0)
         return -1;
     if (singa_conf_get(conf, "powersgd"))
-        return read_powersgd(c, conf, err);
+        return read_powersgd(cl, conf, err);
     if (singa_conf_get(conf, "start"))
         return singa_err_set(err, "cluster.compress: field 'start' goes with powersgd only");
     c->kind = SINGA_COMPRESS_TOPK;
@@ -348,7 +352,7 @@ int singa_cluster_read(singa_cluster *c, const singa_conf *conf, singa_err *err)
                              c->nworker_groups, c->nserver_groups);
     c->shard_params = singa_conf_bool(conf, "shard_params", false);
     c->momentum_compensation = singa_conf_bool(conf, "momentum_compensation", true);
-    if (read_staleness(c, conf, err) < 0 || read_compress(&c->compress, singa_conf_get(conf, "compress"), err) < 0 ||
+    if (read_staleness(c, conf, err) < 0 || read_compress(c, singa_conf_get(conf, "compress"), err) < 0 ||
         check_compress(c, err) < 0)
         return -1;
     if (place(c, err) < 0 || read_elastic(c, singa_conf_get(conf, "elastic"), err) < 0)
