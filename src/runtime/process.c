@@ -34,7 +34,9 @@
 enum { SLICE_MAX = 512 * 1024 };
 
 /* The params servers update, in the order every process finds them, and their slices: each
- * server's range of a param (place.h) cut into pieces of at most SLICE_MAX. */
+ * server's range of a param (place.h) cut into pieces of at most SLICE_MAX; not with PowerSGD
+ * between processes, whose every slice sends a Q of the param's width (slices of 2 MB quadrupled
+ * the big MLP's bytes a step). */
 static int make_slices(rt_ctx *rt, singa_job *job, singa_err *err)
 {
     singa_params *ps = singa_job_params(job);
@@ -66,7 +68,7 @@ static int make_slices(rt_ctx *rt, singa_job *job, singa_err *err)
         return rt->nparams ? -1
                            : singa_err_set(err, "neuralnet: no layer has a trained param, so there is nothing to distribute");
     }
-    size_t base = 0;
+    size_t base = 0, most = rt->c->compress.kind == SINGA_COMPRESS_POWERSGD && rt->nprocs > 1 ? total : SLICE_MAX;
     for (int k = 0; k < rt->nparams; k++) {
         rt_param *d = &rt->params[k];
         d->first_slice = rt->nslices;
@@ -78,8 +80,8 @@ static int make_slices(rt_ctx *rt, singa_job *job, singa_err *err)
                 ranges[j][1] = a < b ? b - base : 0;
             }
         for (int j = 0; j < nservers; j++)
-            for (size_t a = ranges[j][0]; a < ranges[j][1]; a += SLICE_MAX) {
-                size_t len = ranges[j][1] - a < SLICE_MAX ? ranges[j][1] - a : SLICE_MAX;
+            for (size_t a = ranges[j][0]; a < ranges[j][1]; a += most) {
+                size_t len = ranges[j][1] - a < most ? ranges[j][1] - a : most;
                 rt->slices[rt->nslices++] = (rt_slice){k, a, len, j};
                 d->nslices++;
             }
