@@ -12,7 +12,8 @@
 #              top-k 1% with error feedback and the values back in fp16, or as int8 changes
 #              (... batch 2 fp16|topk|topk8)
 #   allreduce-powersgd  the same with cluster.compress = { powersgd = 4 }: factors both ways,
-#              every process applying the update itself (... batch 2 powersgd)
+#              every process applying the update itself (... batch 2 powersgd); not by default,
+#              allreduce-topkupdate: top-k 1% with values = "update" (the summed update's pairs back)
 #   feature    the net cut on the features across the 2 processes (... feature 2)
 #   ddp        PyTorch DDP, 2 processes, each half of the global batch
 # Links (as root, each run's processes in network namespaces this script makes and removes):

@@ -5,7 +5,8 @@
 # the residuals) to the params of the run that went on, bit for bit, and loads into a plain job
 # of one process; without error feedback it trains too; a rank not below a param's smaller side
 # leaves that param uncompressed, logged once; Sandblaster over 3 processes (servers apart) with
-# start = 3 keeps its replicas equal as well.  Prints TAP.
+# start = 3 keeps its replicas equal as well; and so does top-k with values = "update", whose
+# answers are the pairs of the summed update, not values.  Prints TAP.
 
 : "${SINGA_TUI:?SINGA_TUI is not set}"
 tmp=t/8704-powersgd-procs.tmp
@@ -18,7 +19,8 @@ trap kill_ours EXIT
 cat >"$tmp/job.lua" <<'EOF'
 -- job.lua PROCS MODE OUT STEPS [CKDIR FREQ fresh|resume]: MODE none, ps (powersgd = 2), ps0
 -- (without error feedback), ps12 (powersgd = 12), sb (Sandblaster, 2 workers and a server
--- process, powersgd = 2 from step 3) or plain (no cluster); the workspace is OUT.ws.  Rank 0
+-- process, powersgd = 2 from step 3), tk (top-k 5% + error feedback, values = "update") or plain
+-- (no cluster); the workspace is OUT.ws.  Rank 0
 -- writes the params to OUT, their digest (FNV-1a over the float32 bytes, as the runtime logs a
 -- replica's) to OUT.digest, and the bytes one step sends to and gets from the other process to
 -- OUT.bytes.
@@ -27,7 +29,8 @@ local td = require "testdata"
 local procs, mode, out, steps = tonumber(arg[1]), arg[2], arg[3], tonumber(arg[4])
 local dir = out:match("^(.*)/")
 local compress = ({ ps = { powersgd = 2 }, ps0 = { powersgd = 2, error_feedback = false },
-                    ps12 = { powersgd = 12 }, sb = { powersgd = 2, start = 3 } })[mode]
+                    ps12 = { powersgd = 12 }, sb = { powersgd = 2, start = 3 },
+                    tk = { topk = 0.05, error_feedback = true, values = "update" } })[mode]
 local cluster
 if mode == "sb" then
   cluster = singa.cluster.sandblaster{ workers = 2, servers = 1, procs = 3, compress = compress, workspace = out .. ".ws" }
@@ -127,5 +130,14 @@ run ps12 2 ps12 10 && falls ps12 &&
 report $? "powersgd = 12: the 10-row fc2_weight goes uncompressed, logged once" "$tmp/ps12.out"
 run sb 3 sb 20 "$tmp/ck_sb" 5 fresh && falls sb && replicas sb 2 4
 report $? "Sandblaster over 3 processes, start = 3: the replicas stay the servers' values" "$tmp/sb.out"
+
+# Top-k with values = "update": the same path, the update back as the pairs of the summed top-k.
+run tk 2 tk 20 "$tmp/ck_tk" 5 fresh && falls tk && replicas tk 2 4
+report $? "top-k 5%, values = \"update\": trains, the replicas are the servers' values at every checkpoint" "$tmp/tk.out"
+fewer tk bytes_reply 0.3
+report $? "top-k's answers: the summed update's pairs, not values"
+run tk_a 2 tk 10 "$tmp/ck_tka" 5 fresh && run tk_b 2 tk 20 "$tmp/ck_tka" 5 resume &&
+    grep -q "error-feedback residuals resumed" "$tmp/tk_b.txt.ws/rank1.log" && cmp "$tmp/tk_b.txt" "$tmp/tk.txt"
+report $? "top-k, values = \"update\": resumed with its residuals, the params of the run that went on, bit for bit" "$tmp/tk_b.out"
 
 done_testing

@@ -1,7 +1,8 @@
 -- cluster.compress = { powersgd = R } refuses what it cannot do, naming the field and what it
 -- takes: a rank that is not a positive integer, a negative or fractional start, start without
 -- powersgd, topk or values beside it, an asynchronous framework (Downpour, Hogwild) and
--- shard_params; a job in one process takes it (nothing leaves the process) and trains as without.
+-- shard_params (and top-k's values = "update" likewise); a job in one process takes it (nothing
+-- leaves the process) and trains as without.
 local singa = require "singa"
 local tap = require "tap"
 local td = require "testdata"
@@ -43,6 +44,9 @@ e = refused(nil, singa.cluster.downpour{ groups = 2, compress = { powersgd = 2 }
 tap.ok(e and e:match("powersgd") and e:match("synchronous") and e:match("has 2"), "Downpour: " .. tostring(e))
 e = refused(nil, singa.cluster.hogwild{ groups = 2, compress = { powersgd = 4 } })
 tap.ok(e and e:match("powersgd") and e:match("Hogwild"), "Hogwild: " .. tostring(e))
+e = refused(nil, singa.cluster.downpour{ groups = 2, compress = { topk = 0.1, values = "update" } })
+tap.ok(e and e:match('values = "update"') and e:match("synchronous"), "top-k's values = \"update\" in Downpour: "
+       .. tostring(e))
 e = refused(nil, { nworkers_per_group = 2, nservers_per_group = 2, nworkers_per_procs = 1, nservers_per_procs = 1,
                    shard_params = true, compress = { powersgd = 2 } })
 tap.ok(e and e:match("powersgd") and e:match("shard_params"), "shard_params: " .. tostring(e))

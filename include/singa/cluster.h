@@ -19,13 +19,15 @@ typedef enum {
     SINGA_COMPRESS_BF16,
     SINGA_COMPRESS_TOPK,
     SINGA_COMPRESS_INT8, /* values only: the change since the last answer, 8 bits a value */
-    SINGA_COMPRESS_POWERSGD /* low-rank factors both ways; every replica applies the update itself */
+    SINGA_COMPRESS_POWERSGD, /* low-rank factors both ways; every replica applies the update itself */
+    SINGA_COMPRESS_UPDATE /* values only (top-k): none come back but the summed update, which every
+                           * replica applies itself */
 } singa_compress_kind;
 typedef struct singa_compress {
     singa_compress_kind kind;
     double topk;         /* SINGA_COMPRESS_TOPK: the share of each slice's values sent, in (0, 1] */
     bool error_feedback; /* top-k: the sender keeps what it did not send and adds it to the next */
-    singa_compress_kind values; /* how the servers' values travel back: NONE (float32), FP16, BF16 or INT8 */
+    singa_compress_kind values; /* how the servers' values travel back: NONE (float32), FP16, BF16, INT8 or UPDATE */
 } singa_compress;
 
 typedef struct singa_cluster {

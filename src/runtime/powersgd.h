@@ -14,9 +14,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* How a slice's gradients travel: as factors, or dense (summed by the servers, and the sum sent
- * back) as fp16 (1-D params) or float32 (params too small for the rank, and the first steps). */
-typedef enum { RT_PSGD_F32, RT_PSGD_F16, RT_PSGD_LOWRANK } rt_psgd_mode;
+/* How a slice's gradients travel to servers whose summed update every replica applies
+ * (replica_update.h): as factors, or summed by the servers and the sum sent back: as fp16 (1-D
+ * params), float32 (params too small for the rank, and the first steps), or (SPARSE, not
+ * PowerSGD's) as top-k's pairs, the sum as the pairs of its nonzero values. */
+typedef enum { RT_PSGD_F32, RT_PSGD_F16, RT_PSGD_LOWRANK, RT_PSGD_SPARSE } rt_psgd_mode;
 
 typedef struct rt_psgd_geom {
     rt_psgd_mode mode;

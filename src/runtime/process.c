@@ -246,7 +246,7 @@ static void free_rt(rt_ctx *rt, singa_job *lead)
 {
     rt_history_free(rt);
     rt_residuals_free(rt);
-    rt_psgd_free(rt);
+    rt_replica_free(rt);
     for (int i = 0; i < rt->nworkers; i++) { /* borrowed values are views: any order will do */
         rt_worker *w = &rt->workers[i];
         if (w->job != lead)
@@ -428,7 +428,7 @@ static int build(rt_ctx *rt, singa_job *job, singa_err *err)
 {
     if (rt_log_open(rt, err) < 0 || make_slices(rt, job, err) < 0 || rt_rejoin_check(rt, err) < 0 ||
         rt_ckpt_setup(rt, job, err) < 0 || add_workers(rt, job, err) < 0 || share_replicas(rt, err) < 0 ||
-        rt_residuals_setup(rt, err) < 0 || rt_psgd_setup(rt, err) < 0 || add_servers(rt, err) < 0 || rt_history_setup(rt, err) < 0 ||
+        rt_residuals_setup(rt, err) < 0 || rt_replica_setup(rt, err) < 0 || add_servers(rt, err) < 0 || rt_history_setup(rt, err) < 0 ||
         rt_stub_create(rt, err) < 0)
         return -1;
     rt_momentum_setup(rt);

@@ -1,5 +1,6 @@
 /* The state of a replica that applies its group's update itself (replica_update.h): PowerSGD's Q
- * and residuals per slice, the replica's own updater, their checkpoint entries. */
+ * and residuals per slice (top-k's residuals are residuals.c's), the replica's own updater, their
+ * checkpoint entries. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,14 +10,16 @@
 static rt_psgd_geom geom_of(const rt_ctx *rt, int k)
 {
     const rt_slice *sl = &rt->slices[k];
+    if (rt->c->compress.kind == SINGA_COMPRESS_TOPK)
+        return (rt_psgd_geom){.mode = RT_PSGD_SPARSE, .n = sl->len};
     const singa_tensor *t = &rt->final_params[sl->param]->data;
     return rt_psgd_geom_of(t->shape, t->ndim, sl->offset, sl->len, rt->c->powersgd);
 }
 
-rt_psgd_geom rt_psgd_mode_at(const rt_ctx *rt, int k, int step)
+rt_psgd_geom rt_replica_mode_at(const rt_ctx *rt, int k, int step)
 {
     rt_psgd_geom g = geom_of(rt, k);
-    if (step < rt->psgd->start)
+    if (step < rt->self_update->start)
         g.mode = RT_PSGD_F32;
     return g;
 }
@@ -29,7 +32,7 @@ static bool server_shares(const rt_ctx *rt, int g, int k)
            rt_server_proc(rt, singa_cluster_server_group(c, g), rt->slices[k].server) == rt->rank;
 }
 
-static int slice_state(rt_ctx *rt, int g, int k, rt_psgd_slice *x, singa_err *err)
+static int slice_state(rt_ctx *rt, int g, int k, rt_replica_slice *x, singa_err *err)
 {
     x->geom = geom_of(rt, k);
     x->applies = !server_shares(rt, g, k);
@@ -48,7 +51,7 @@ static int slice_state(rt_ctx *rt, int g, int k, rt_psgd_slice *x, singa_err *er
     char name[600];
     int len = (int)sl->len;
     snprintf(name, sizeof name, "%s@%zu", dp->name, sl->offset);
-    singa_param *p = singa_params_declare(&rt->psgd->groups[g].store, name, dp->layer, 1, &len, err);
+    singa_param *p = singa_params_declare(&rt->self_update->groups[g].store, name, dp->layer, 1, &len, err);
     if (!p)
         return -1;
     p->trained = true;
@@ -62,7 +65,7 @@ static int slice_state(rt_ctx *rt, int g, int k, rt_psgd_slice *x, singa_err *er
 
 /* The replica's updater state from the model resumed, as the servers take theirs
  * (rt_server_load): every slot checked before any is copied. */
-static int load_updater(rt_ctx *rt, rt_psgd_group *pg, const singa_ckpt_set *set, singa_err *err)
+static int load_updater(rt_ctx *rt, rt_replica_group *pg, const singa_ckpt_set *set, singa_err *err)
 {
     char name[700];
     for (int pass = 0; pass < 2; pass++)
@@ -96,7 +99,7 @@ static void load_state(rt_ctx *rt, int g, int id, int *loaded, int *dropped)
         if (set->workers[i].group == g && set->workers[i].id == id)
             state = &set->workers[i].state;
     for (int k = 0; k < rt->nslices; k++) {
-        rt_psgd_slice *x = &rt->psgd->groups[g].sl[k];
+        rt_replica_slice *x = &rt->self_update->groups[g].sl[k];
         if (x->geom.mode != RT_PSGD_LOWRANK)
             continue;
         char name[64];
@@ -104,7 +107,7 @@ static void load_state(rt_ctx *rt, int g, int id, int *loaded, int *dropped)
         const singa_ckpt_entry *q = state && same ? singa_ckpt_find(state, name) : NULL;
         snprintf(name, sizeof name, "powersgd/residual/%d", k);
         const singa_ckpt_entry *r = state && same ? singa_ckpt_find(state, name) : NULL;
-        bool want_r = rt->psgd->feedback;
+        bool want_r = rt->self_update->feedback;
         if (!q || q->bytes != rt_psgd_q_len(&x->geom) * sizeof(float) ||
             (want_r && (!r || r->bytes != x->geom.n * sizeof(float)))) {
             (*dropped)++;
@@ -119,7 +122,7 @@ static void load_state(rt_ctx *rt, int g, int id, int *loaded, int *dropped)
 
 static int group_setup(rt_ctx *rt, int g, int *loaded, int *dropped, singa_err *err)
 {
-    rt_psgd_group *pg = &rt->psgd->groups[g];
+    rt_replica_group *pg = &rt->self_update->groups[g];
     singa_params_init(&pg->store);
     if (!(pg->sl = calloc((size_t)rt->nslices, sizeof *pg->sl)))
         return singa_err_set(err, "out of memory");
@@ -143,34 +146,35 @@ static void log_small(rt_ctx *rt)
 {
     for (int k = 0; rt->rank == 0 && k < rt->nparams; k++) {
         const singa_tensor *t = &rt->final_params[k]->data;
-        rt_psgd_geom g = rt_psgd_geom_of(t->shape, t->ndim, 0, t->size, rt->psgd->rank);
+        rt_psgd_geom g = rt_psgd_geom_of(t->shape, t->ndim, 0, t->size, rt->self_update->rank);
         if (t->ndim >= 2 && g.mode != RT_PSGD_LOWRANK)
             rt_log(rt, "compress: powersgd = %d is not below the smaller side of param '%s' (%d x %zu): it goes "
-                       "uncompressed", rt->psgd->rank, rt->params[k].name, t->shape[0], t->size / (size_t)t->shape[0]);
+                       "uncompressed", rt->self_update->rank, rt->params[k].name, t->shape[0], t->size / (size_t)t->shape[0]);
     }
 }
 
-int rt_psgd_setup(rt_ctx *rt, singa_err *err)
+int rt_replica_setup(rt_ctx *rt, singa_err *err)
 {
     const singa_compress *c = &rt->c->compress;
-    if (c->kind != SINGA_COMPRESS_POWERSGD || rt->nprocs < 2)
+    if ((c->kind != SINGA_COMPRESS_POWERSGD && c->values != SINGA_COMPRESS_UPDATE) || rt->nprocs < 2)
         return 0;
     if (rt->cut)
-        return singa_err_set(err, "cluster.compress: powersgd compresses the gradients of whole replicas; this net is "
-                                  "cut among its workers (partition_dim), whose bridges carry features: use fp16 or "
-                                  "no compression");
-    if (!(rt->psgd = calloc(1, sizeof *rt->psgd)) ||
-        !(rt->psgd->groups = calloc((size_t)rt->c->nworker_groups, sizeof *rt->psgd->groups)))
+        return singa_err_set(err, "cluster.compress: %s applies the update to whole replicas; this net is cut "
+                                  "among its workers (partition_dim), whose bridges carry features: use fp16 or no "
+                                  "compression", c->kind == SINGA_COMPRESS_POWERSGD ? "powersgd" : "values = \"update\"");
+    if (!(rt->self_update = calloc(1, sizeof *rt->self_update)) ||
+        !(rt->self_update->groups = calloc((size_t)rt->c->nworker_groups, sizeof *rt->self_update->groups)))
         return singa_err_set(err, "out of memory");
-    *rt->psgd = (struct rt_psgd){rt->c->powersgd, rt->c->powersgd_start, c->error_feedback, rt->psgd->groups, NULL};
+    *rt->self_update = (struct rt_replica_update){rt->c->powersgd, rt->c->powersgd_start, c->error_feedback, rt->self_update->groups, NULL};
     size_t most = 1;
     for (int k = 0; k < rt->nslices; k++) {
         rt_psgd_geom g = geom_of(rt, k);
         most = g.mode == RT_PSGD_LOWRANK && rt_psgd_q_len(&g) > most ? rt_psgd_q_len(&g) : most;
     }
-    if (!(rt->psgd->scratch = malloc(most * sizeof(float))))
+    if (!(rt->self_update->scratch = malloc(most * sizeof(float))))
         return singa_err_set(err, "out of memory");
-    log_small(rt);
+    if (c->kind == SINGA_COMPRESS_POWERSGD)
+        log_small(rt);
     int loaded = 0, dropped = 0;
     for (int g = 0; g < rt->c->nworker_groups; g++)
         if (rt->replica && rt->replica[g] && group_setup(rt, g, &loaded, &dropped, err) < 0)
@@ -184,12 +188,12 @@ int rt_psgd_setup(rt_ctx *rt, singa_err *err)
     return 0;
 }
 
-void rt_psgd_free(rt_ctx *rt)
+void rt_replica_free(rt_ctx *rt)
 {
-    if (!rt->psgd)
+    if (!rt->self_update)
         return;
     for (int g = 0; g < rt->c->nworker_groups; g++) {
-        rt_psgd_group *pg = &rt->psgd->groups[g];
+        rt_replica_group *pg = &rt->self_update->groups[g];
         for (int k = 0; pg->sl && k < rt->nslices; k++) {
             free(pg->sl[k].q);
             free(pg->sl[k].m);
@@ -202,15 +206,15 @@ void rt_psgd_free(rt_ctx *rt)
         }
         free(pg->sl);
     }
-    free(rt->psgd->groups);
-    free(rt->psgd->scratch);
-    free(rt->psgd);
-    rt->psgd = NULL;
+    free(rt->self_update->groups);
+    free(rt->self_update->scratch);
+    free(rt->self_update);
+    rt->self_update = NULL;
 }
 
-int rt_psgd_apply(rt_ctx *rt, int g, int k, int step, float *grad, float scale, float lr_scale, singa_err *err)
+int rt_replica_apply(rt_ctx *rt, int g, int k, int step, float *grad, float scale, float lr_scale, singa_err *err)
 {
-    rt_psgd_group *pg = &rt->psgd->groups[g];
+    rt_replica_group *pg = &rt->self_update->groups[g];
     singa_updater_set_lr_scale(pg->upd, lr_scale);
     return singa_updater_apply_one(pg->upd, pg->sl[k].store, step, grad, scale, err);
 }
@@ -227,16 +231,16 @@ static unsigned long long digest(const rt_ctx *rt, int g)
     return h;
 }
 
-int rt_psgd_add(rt_ctx *rt, int group, int id, singa_ckpt *c, singa_err *err)
+int rt_replica_add(rt_ctx *rt, int group, int id, singa_ckpt *c, singa_err *err)
 {
-    if (!rt->psgd || !rt_residual_keeper(rt, group, id))
+    if (!rt->self_update || !rt_residual_keeper(rt, group, id))
         return 0;
     char line[128];
     snprintf(line, sizeof line, "powersgd: step %llu: the replica of group %d here has digest %016llx",
              (unsigned long long)c->step, group, digest(rt, group));
     rt_log_line(rt, line, false, false);
     for (int k = 0; k < rt->nslices; k++) {
-        rt_psgd_slice *x = &rt->psgd->groups[group].sl[k];
+        rt_replica_slice *x = &rt->self_update->groups[group].sl[k];
         if (x->geom.mode != RT_PSGD_LOWRANK)
             continue;
         char name[64];
@@ -245,7 +249,7 @@ int rt_psgd_add(rt_ctx *rt, int group, int id, singa_ckpt *c, singa_err *err)
         if (singa_ckpt_add(c, name, SINGA_CKPT_F32, 1, &qlen, x->q, err) < 0)
             return -1;
         snprintf(name, sizeof name, "powersgd/residual/%d", k);
-        if (rt->psgd->feedback && singa_ckpt_add(c, name, SINGA_CKPT_F32, 1, &n, x->m + x->geom.pad, err) < 0)
+        if (rt->self_update->feedback && singa_ckpt_add(c, name, SINGA_CKPT_F32, 1, &n, x->m + x->geom.pad, err) < 0)
             return -1;
     }
     return 0;

@@ -24,6 +24,8 @@ int rt_residuals_setup(rt_ctx *rt, singa_err *err)
     if (!c->compress.error_feedback || c->compress.kind != SINGA_COMPRESS_TOPK) /* powersgd's: replica_update.c */
         return 0;
     const singa_ckpt_set *set = rt->resumed;
+    /* values = "update": every slice goes as top-k, to a server here too (replica_update.h) */
+    bool every = c->compress.values == SINGA_COMPRESS_UPDATE && rt->nprocs > 1;
     bool same = set && memcmp(set->topology, rt->topology, sizeof rt->topology) == 0;
     int loaded = 0, dropped = 0;
     if (!(rt->residual = calloc((size_t)c->nworker_groups, sizeof *rt->residual)))
@@ -42,7 +44,7 @@ int rt_residuals_setup(rt_ctx *rt, singa_err *err)
                 state = &set->workers[i].state;
         for (int k = 0; k < rt->nslices; k++) {
             const rt_slice *sl = &rt->slices[k];
-            if (rt_server_proc(rt, singa_cluster_server_group(c, g), sl->server) == rt->rank)
+            if (rt_server_proc(rt, singa_cluster_server_group(c, g), sl->server) == rt->rank && !every)
                 continue;
             if (!(rt->residual[g][k] = calloc(sl->len, sizeof(float))))
                 return singa_err_set(err, "out of memory");

@@ -1,8 +1,9 @@
 /* A server's side of an update every replica applies itself (replica_update.h): it sums a round's
  * contributions to a slice as it sums gradients; a sum of P is orthogonalised (in this one place)
  * and P-hat goes back; a sum of Q' (or a dense sum, rounded to fp16 first when it came so) is
- * the update, which the server applies to its slice with the job's updater, then sends the sum,
- * not the values, back with the lr scale it used, so that every replica applies the same. */
+ * the update (top-k's: the sum of the processes' pairs, sent back as the pairs of its nonzero
+ * values), which the server applies to its slice with the job's updater, then sends the sum, not
+ * the values, back with the lr scale it used, so that every replica applies the same. */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,8 +15,10 @@
 static const singa_compress fp16 = {SINGA_COMPRESS_FP16, 0, false, SINGA_COMPRESS_FP16};
 
 /* The bytes a message of `round` brings for a slice of geometry ge (0: it does not go so). */
-static size_t expected(const rt_psgd_geom *ge, int round, bool half)
+static size_t expected(const rt_ctx *rt, const rt_psgd_geom *ge, int round, bool half)
 {
+    if (ge->mode == RT_PSGD_SPARSE)
+        return round == MSG_F_APPLY && half ? rt_compress_bytes(&rt->c->compress, ge->n) : 0;
     if (round != MSG_F_APPLY)
         return ge->mode != RT_PSGD_LOWRANK || half ? 0
                : (round == MSG_F_FACTOR_P ? rt_psgd_p_len(ge) : rt_psgd_q_len(ge)) * sizeof(float);
@@ -26,7 +29,7 @@ static int buffers(srv_slice *x, const rt_ctx *rt)
 {
     if (x->psum)
         return 0;
-    rt_psgd_geom ge = rt_psgd_mode_at(rt, x->slice, INT_MAX);
+    rt_psgd_geom ge = rt_replica_mode_at(rt, x->slice, INT_MAX);
     size_t most = ge.n;
     if (ge.mode == RT_PSGD_LOWRANK) {
         most = rt_psgd_p_len(&ge) > most ? rt_psgd_p_len(&ge) : most;
@@ -39,12 +42,13 @@ static int buffers(srv_slice *x, const rt_ctx *rt)
     return x->psum && x->pin ? 0 : -1;
 }
 
-/* Adds a contribution of `floats` values to the round's sum (the first is the sum). */
-static int take(srv_slice *x, const msg *m, zmq_msg_t *payload, size_t floats)
+/* Adds a contribution of `floats` values to the round's sum (the first is the sum), packed by
+ * codec c. */
+static int take(srv_slice *x, const msg *m, zmq_msg_t *payload, size_t floats, const singa_compress *c)
 {
     float *to = x->pcount ? x->pin : x->psum;
     if (m->flags & MSG_F_PACKED) {
-        if (rt_compress_decode(&fp16, zmq_msg_data(payload), zmq_msg_size(payload), to, floats) < 0)
+        if (rt_compress_decode(c, zmq_msg_data(payload), zmq_msg_size(payload), to, floats) < 0)
             return -1;
     } else {
         memcpy(to, zmq_msg_data(payload), floats * sizeof(float));
@@ -85,6 +89,11 @@ static int complete(rt_server *s, srv_slice *x, const rt_psgd_geom *ge, int g, i
     if (x->pround == MSG_F_FACTOR_Q) {
         rt_psgd_expand(x->phat, x->psum, grad, x->pin, ge);
         bytes = rt_psgd_q_len(ge) * sizeof(float);
+    } else if (ge->mode == RT_PSGD_SPARSE) { /* the pairs of the sum's nonzero values, and they apply */
+        bytes = rt_compress_pairs(x->psum, n, s->packed);
+        rt_compress_from_pairs(s->packed, bytes, grad, n);
+        body = s->packed;
+        flags |= MSG_F_PACKED;
     } else if (ge->mode == RT_PSGD_F16) { /* what goes back is what applies */
         rt_compress_encode(&fp16, x->psum, n, NULL, NULL, s->packed);
         rt_compress_decode(&fp16, s->packed, 2 * n, grad, n);
@@ -109,11 +118,11 @@ int srv_on_replica_update(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *p
     rt_ctx *rt = s->rt;
     int g = m->src.group, round = m->flags & MSG_F_APPLY;
     bool half = m->flags & MSG_F_PACKED;
-    if (!rt->psgd || !srv_from_group(s, m) || !x->ready || m->src.proc >= rt->nprocs)
+    if (!rt->self_update || !srv_from_group(s, m) || !x->ready || m->src.proc >= rt->nprocs)
         return 1;
     int need = rt_senders(rt, g);
-    rt_psgd_geom ge = rt_psgd_mode_at(rt, x->slice, m->step);
-    size_t bytes = expected(&ge, round, half);
+    rt_psgd_geom ge = rt_replica_mode_at(rt, x->slice, m->step);
+    size_t bytes = expected(rt, &ge, round, half);
     if (!bytes || zmq_msg_size(payload) != bytes || (int)m->count < 1 || x->pcount + (int)m->count > need ||
         (x->pcount && (m->step != x->pstep || round != x->pround)) ||
         (round == MSG_F_FACTOR_Q && !x->pcount && (x->pround != MSG_F_FACTOR_P || m->step != x->pstep)))
@@ -126,7 +135,8 @@ int srv_on_replica_update(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *p
         x->pstep = m->step;
         x->pround = (uint8_t)round;
     }
-    if (take(x, m, payload, half ? bytes / 2 : bytes / sizeof(float)) < 0)
+    bool sparse = ge.mode == RT_PSGD_SPARSE;
+    if (take(x, m, payload, sparse ? ge.n : half ? bytes / 2 : bytes / sizeof(float), sparse ? &rt->c->compress : &fp16) < 0)
         return 1;
     x->pflags |= m->flags & MSG_F_STEP;
     x->pcount += (int)m->count;

@@ -147,8 +147,8 @@ void stub_on_worker_update(rt_stub *s, const msg *m, zmq_msg_t *payload, bool re
         return;
     sg->arrived[k] = 0;
     sg->slices_left[k] = rt->params[k].nslices;
-    if (rt->psgd) {
-        stub_psgd_send(s, g, k, sg->agg[k], sg->step[k], step_flags(s, g, sg->step[k]));
+    if (rt->self_update) {
+        stub_replica_send(s, g, k, sg->agg[k], sg->step[k], step_flags(s, g, sg->step[k]));
         return;
     }
     for (int i = 0; i < rt->params[k].nslices; i++) {
@@ -172,7 +172,7 @@ void stub_on_update_reply(rt_stub *s, const msg *m, zmq_msg_t *payload, bool rem
     const rt_slice *sl = &rt->slices[m->slice];
     stub_group *sg = &s->groups[g];
     int taken = sg->slices_left[sl->param] <= 0      ? -1
-                : (m->flags & MSG_F_APPLY) && rt->psgd ? stub_psgd_reply(s, g, m, payload)
+                : (m->flags & MSG_F_APPLY) && rt->self_update ? stub_replica_reply(s, g, m, payload)
                 : take_values(s, g, m, payload) < 0    ? -1
                                                        : 1;
     if (taken < 0) {

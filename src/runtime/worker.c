@@ -469,7 +469,7 @@ static int save_parts(rt_worker *w, int step, int parts, singa_err *err)
         if (rc == 0)
             rc = rt_residuals_add(w->rt, w->group, w->id, &c, err);
         if (rc == 0)
-            rc = rt_psgd_add(w->rt, w->group, w->id, &c, err);
+            rc = rt_replica_add(w->rt, w->group, w->id, &c, err);
         if (rc == 0)
             rc = rt_ckpt_write(w->rt, &c, SINGA_CKPT_WORKER, w->group, w->id, err);
         singa_ckpt_free(&c, 0);

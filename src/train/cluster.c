@@ -65,16 +65,16 @@ static int read_powersgd(singa_cluster *cl, const singa_conf *conf, singa_err *e
 }
 
 /* cluster.compress: "fp16", "bf16", { topk = ratio, error_feedback = bool, values = "fp16" |
- * "bf16" | "int8" | "fp32" } or { powersgd = rank, start = steps, error_feedback = bool }; absent:
+ * "bf16" | "int8" | "fp32" | "update" } or { powersgd = rank, start = steps, error_feedback = bool }; absent:
  * none.  Top-k's values come back in fp16 unless told
  * otherwise: they are dense, and the servers keep them whole. */
 static int read_compress(singa_cluster *cl, const singa_conf *conf, singa_err *err)
 {
     singa_compress *c = &cl->compress;
     cl->powersgd = cl->powersgd_start = 0;
-    static const char *const names[] = {"fp16", "bf16", "int8", "fp32"};
+    static const char *const names[] = {"fp16", "bf16", "int8", "fp32", "update"};
     static const singa_compress_kind kinds[] = {SINGA_COMPRESS_FP16, SINGA_COMPRESS_BF16, SINGA_COMPRESS_INT8,
-                                                SINGA_COMPRESS_NONE};
+                                                SINGA_COMPRESS_NONE, SINGA_COMPRESS_UPDATE};
     *c = (singa_compress){SINGA_COMPRESS_NONE, 0, false, SINGA_COMPRESS_NONE};
     if (!conf)
         return 0;
@@ -85,7 +85,7 @@ static int read_compress(singa_cluster *cl, const singa_conf *conf, singa_err *e
                 return 0;
             }
         return singa_err_set(err, "cluster: field 'compress' must be \"fp16\", \"bf16\", { topk = ratio, "
-                                  "error_feedback = true|false, values = \"fp16\"|\"bf16\"|\"int8\"|\"fp32\" } or "
+                                  "error_feedback = true|false, values = \"fp16\"|\"bf16\"|\"int8\"|\"fp32\"|\"update\" } or "
                                   "{ powersgd = rank [, start = steps] [, error_feedback = true|false] }, got \"%.40s\"",
                              conf->str);
     }
@@ -103,28 +103,33 @@ static int read_compress(singa_cluster *cl, const singa_conf *conf, singa_err *e
         return singa_err_set(err, "cluster.compress: field 'topk' (the share of values sent) must be in (0, 1], "
                                   "got %g", c->topk);
     const char *values = singa_conf_str(conf, "values", "fp16");
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         if (strcmp(values, names[i]) == 0) {
             c->values = kinds[i];
             return 0;
         }
     return singa_err_set(err, "cluster.compress: field 'values' (how the values come back) must be \"fp16\", "
-                              "\"bf16\", \"int8\" or \"fp32\", got \"%.40s\"", values);
+                              "\"bf16\", \"int8\", \"fp32\" or \"update\" (none: every process applies the "
+                              "summed update itself), got \"%.40s\"", values);
 }
 
 /* values = "int8" sends each process the change from what it holds, which only a synchronous
- * job's answers (every one taken, in order) keep in step; powersgd's replicas stay equal only when
- * every process applies every step's update, and hold the whole model. */
+ * job's answers (every one taken, in order) keep in step; the replicas of powersgd and of values =
+ * "update" stay equal only when every process applies every step's update, and hold the whole
+ * model. */
 static int check_compress(const singa_cluster *c, singa_err *err)
 {
-    if (c->compress.kind == SINGA_COMPRESS_POWERSGD && c->nworker_groups > 1)
-        return singa_err_set(err, "cluster.compress: powersgd needs a synchronous job (one worker group: Sandblaster, "
+    const char *self = c->compress.kind == SINGA_COMPRESS_POWERSGD ? "powersgd"
+                       : c->compress.values == SINGA_COMPRESS_UPDATE ? "values = \"update\""
+                                                                    : NULL;
+    if (self && c->nworker_groups > 1)
+        return singa_err_set(err, "cluster.compress: %s needs a synchronous job (one worker group: Sandblaster, "
                                   "AllReduce), as every process applies each step's update to its own copy; this one "
                                   "has %d asynchronous worker groups (Downpour, Hogwild): use fp16, bf16 or topk",
-                             c->nworker_groups);
-    if (c->compress.kind == SINGA_COMPRESS_POWERSGD && c->shard_params)
-        return singa_err_set(err, "cluster.compress: powersgd needs every process to hold the whole model, which "
-                                  "shard_params = true does not");
+                             self, c->nworker_groups);
+    if (self && c->shard_params)
+        return singa_err_set(err, "cluster.compress: %s needs every process to hold the whole model, which "
+                                  "shard_params = true does not", self);
     if (c->compress.values == SINGA_COMPRESS_INT8 && c->nworker_groups > 1)
         return singa_err_set(err, "cluster.compress: values = \"int8\" (changes to what each process holds) needs "
                                   "a synchronous job of one worker group; this one has %d", c->nworker_groups);
