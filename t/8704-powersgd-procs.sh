@@ -94,7 +94,7 @@ fewer() {
 # (CKPTS checkpoints), and the last is the digest of the final params (the servers').
 replicas() {
     cat "$tmp/$1.txt.ws"/rank*.log | awk -v ranks="$2" -v ckpts="$3" -v final="$(cat "$tmp/$1.txt.digest")" '
-        /powersgd: step [0-9]+: the replica/ { s = $5 + 0; n[s]++; if (!(s in d)) d[s] = $NF; else if (d[s] != $NF) bad++
+        /compress: step [0-9]+: the replica/ { s = $5 + 0; n[s]++; if (!(s in d)) d[s] = $NF; else if (d[s] != $NF) bad++
             if (s > last) last = s }
         END { for (s in n) { steps++; if (n[s] != ranks) bad++ }
             printf "# %d checkpoints, last %d: %s, final params %s\n", steps, last, d[last], final

@@ -235,10 +235,12 @@ int rt_replica_add(rt_ctx *rt, int group, int id, singa_ckpt *c, singa_err *err)
 {
     if (!rt->self_update || !rt_residual_keeper(rt, group, id))
         return 0;
-    char line[128];
-    snprintf(line, sizeof line, "powersgd: step %llu: the replica of group %d here has digest %016llx",
-             (unsigned long long)c->step, group, digest(rt, group));
-    rt_log_line(rt, line, false, false);
+    if (rt->log) { /* a pass over the model: only for a workspace's log */
+        char line[128];
+        snprintf(line, sizeof line, "compress: step %llu: the replica of group %d here has digest %016llx",
+                 (unsigned long long)c->step, group, digest(rt, group));
+        rt_log_line(rt, line, false, false);
+    }
     for (int k = 0; k < rt->nslices; k++) {
         rt_replica_slice *x = &rt->self_update->groups[group].sl[k];
         if (x->geom.mode != RT_PSGD_LOWRANK)

@@ -58,7 +58,8 @@ rt_psgd_geom rt_replica_mode_at(const rt_ctx *rt, int k, int step);
  * lr scale. */
 int rt_replica_apply(rt_ctx *rt, int g, int k, int step, float *grad, float scale, float lr_scale, singa_err *err);
 /* Worker (group, id) adds Q and the residuals to its checkpoint file when it keeps them, and logs
- * a digest of the group's replica here. */
+ * a digest of the group's replica here (FNV-1a over its float32 bytes, param by param) in the
+ * workspace's log. */
 int rt_replica_add(rt_ctx *rt, int group, int id, singa_ckpt *c, singa_err *err);
 
 #endif
