@@ -41,14 +41,15 @@ static float worst_rel(const float *x, const float *y, size_t n)
 
 enum { ROWS = 40, COLS = 23, R = 3 };
 
-/* The servers' half of a round: P-hat from the sum of the processes' P. */
-static void exchange(float (*m)[ROWS * COLS], int nproc, float *q, float *phat, float *qsum, float *qloc,
-                     const rt_psgd_geom *g)
+/* A step's two rounds: each process takes its gradient in (keep: onto its residual) and sends P;
+ * P-hat is the orthonormalised sum; each sends Q', summed in qsum. */
+static void exchange(float (*m)[ROWS * COLS], float (*grad)[ROWS * COLS], int nproc, bool keep, float *q, float *phat,
+                     float *qsum, float *qloc, const rt_psgd_geom *g)
 {
-    float p[ROWS * R];
+    float p[ROWS * R], scratch[COLS * R];
     memset(phat, 0, sizeof p);
     for (int w = 0; w < nproc; w++) {
-        rt_psgd_left(m[w], q, p, g);
+        rt_psgd_take_left(m[w], grad[w], q, p, scratch, g, keep);
         for (size_t i = 0; i < rt_psgd_p_len(g); i++)
             phat[i] += p[i];
     }
@@ -75,10 +76,9 @@ static void exact(int nproc)
             b[w][i] = rnd(&seed);
         outer(grad[w], a, b[w], ROWS, COLS, R, false);
         outer(want, a, b[w], ROWS, COLS, R, w > 0);
-        rt_psgd_take(m[w], grad[w], &g, false);
     }
     rt_psgd_init_q(q, &g, 5);
-    exchange(m, nproc, q, phat, qsum, qloc, &g);
+    exchange(m, grad, nproc, false, q, phat, qsum, qloc, &g);
     rt_psgd_expand(phat, qsum, out, scratch, &g);
     float worst = worst_rel(out, want, ROWS * COLS);
     ok(g.mode == RT_PSGD_LOWRANK && worst < 1e-5, "%d process%s: a rank-%d %dx%d gradient%s exactly (worst %.2g)",
@@ -89,8 +89,8 @@ static void exact(int nproc)
 static void feedback(void)
 {
     enum { OFF = 2 * COLS + 5, N = ROWS * COLS - OFF - 2 * COLS - 9 };
-    static float m[2][ROWS * COLS], sent[2][N], total[2][N], share[N], update[N], sum[N];
-    float q[COLS * R], phat[ROWS * R], qsum[COLS * R], qloc[2 * COLS * R], scratch[COLS * R], grad[N];
+    static float m[2][ROWS * COLS], grad[2][ROWS * COLS], sent[2][N], total[2][N], share[N], update[N], sum[N];
+    float q[COLS * R], phat[ROWS * R], qsum[COLS * R], qloc[2 * COLS * R], scratch[COLS * R];
     int shape[2] = {ROWS, COLS};
     unsigned seed = 3;
     rt_psgd_geom g = rt_psgd_geom_of(shape, 2, OFF, N, R);
@@ -99,12 +99,10 @@ static void feedback(void)
     rt_psgd_init_q(q, &g, 9);
     float worst = 0, worst_sum = 0;
     for (int step = 0; step < 6; step++) {
-        for (int w = 0; w < 2; w++) {
+        for (int w = 0; w < 2; w++)
             for (int i = 0; i < N; i++)
-                total[w][i] += grad[i] = rnd(&seed);
-            rt_psgd_take(m[w], grad, &g, true);
-        }
-        exchange(m, 2, q, phat, qsum, qloc, &g);
+                total[w][i] += grad[w][i] = rnd(&seed);
+        exchange(m, grad, 2, true, q, phat, qsum, qloc, &g);
         memset(sum, 0, sizeof sum);
         for (int w = 0; w < 2; w++) {
             rt_psgd_feedback(m[w], phat, qloc + w * COLS * R, &g);

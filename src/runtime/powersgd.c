@@ -1,5 +1,6 @@
-/* PowerSGD's arithmetic (powersgd.h): the factors by OpenBLAS, the orthogonalisation and the
- * expanded update by plain loops, whose order of operations is fixed. */
+/* PowerSGD's arithmetic (powersgd.h): Q' and the residual by OpenBLAS; P in the pass that takes
+ * the gradient in; the orthogonalisation and the expanded update by plain loops, whose order of
+ * operations is fixed. */
 #include <cblas.h>
 #include <math.h>
 #include <stdint.h>
@@ -64,20 +65,51 @@ void rt_psgd_warm_q(float *q, const float *qsum, const rt_psgd_geom *g, unsigned
     }
 }
 
-void rt_psgd_take(float *m, const float *grad, const rt_psgd_geom *g, bool keep)
+/* Q^T (R x cols) into t, so that each row's products run along memory. */
+static void transpose_q(const float *q, float *t, const rt_psgd_geom *g)
 {
-    size_t len = rt_psgd_m_len(g);
-    if (!keep)
-        memset(m, 0, len * sizeof *m);
-    float *at = m + g->pad;
-    for (size_t i = 0; i < g->n; i++)
-        at[i] += grad[i];
+    size_t r = (size_t)g->rank;
+    for (size_t j = 0; j < g->cols; j++)
+        for (size_t c = 0; c < r; c++)
+            t[c * g->cols + j] = q[j * r + c];
 }
 
-void rt_psgd_left(const float *m, const float *q, float *p, const rt_psgd_geom *g)
+/* In eight independent sums, which the compiler vectorises (it keeps a single float sum in order). */
+static float dot(const float *a, const float *b, size_t n)
 {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)g->rows, g->rank, (int)g->cols, 1.0f, m,
-                (int)g->cols, q, g->rank, 0.0f, p, g->rank);
+    float acc[8] = {0}, s = 0;
+    size_t j = 0;
+    for (; j + 8 <= n; j += 8)
+        for (int l = 0; l < 8; l++)
+            acc[l] += a[j + (size_t)l] * b[j + (size_t)l];
+    for (; j < n; j++)
+        s += a[j] * b[j];
+    for (int l = 0; l < 8; l++)
+        s += acc[l];
+    return s;
+}
+
+/* Row by row, while it is in cache: the gradient into M, then the row's P. */
+void rt_psgd_take_left(float *m, const float *grad, const float *q, float *p, float *scratch, const rt_psgd_geom *g,
+                       bool keep)
+{
+    size_t r = (size_t)g->rank, cols = g->cols;
+    transpose_q(q, scratch, g);
+    for (size_t i = 0; i < g->rows; i++) {
+        float *row = m + i * cols;
+        size_t a = i == 0 ? g->pad : 0, end = g->pad + g->n - i * cols, b = end < cols ? end : cols;
+        const float *in = grad + i * cols + a - g->pad;
+        if (keep) {
+            for (size_t j = a; j < b; j++)
+                row[j] += in[j - a];
+        } else {
+            memset(row, 0, a * sizeof *row);
+            memcpy(row + a, in, (b - a) * sizeof *row);
+            memset(row + b, 0, (cols - b) * sizeof *row);
+        }
+        for (size_t c = 0; c < r; c++)
+            p[i * r + c] = dot(row, scratch + c * cols, cols);
+    }
 }
 
 void rt_psgd_orthogonalise(float *p, const rt_psgd_geom *g)
@@ -119,9 +151,7 @@ void rt_psgd_feedback(float *m, const float *phat, const float *q, const rt_psgd
 void rt_psgd_expand(const float *phat, const float *q, float *out, float *scratch, const rt_psgd_geom *g)
 {
     size_t r = (size_t)g->rank, cols = g->cols;
-    for (size_t j = 0; j < cols; j++) /* Q'^T, so that each row below runs along memory */
-        for (size_t c = 0; c < r; c++)
-            scratch[c * cols + j] = q[j * r + c];
+    transpose_q(q, scratch, g);
     for (size_t i = 0; i < g->rows; i++) {
         size_t a = i == 0 ? g->pad : 0, end = g->pad + g->n - i * cols, b = end < cols ? end : cols;
         float *o = out + i * cols + a - g->pad;

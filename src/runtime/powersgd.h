@@ -40,10 +40,9 @@ void rt_psgd_init_q(float *q, const rt_psgd_geom *g, unsigned seed);
  * that was zero) starts again from rt_psgd_init_q's, so the rank does not collapse. */
 void rt_psgd_warm_q(float *q, const float *qsum, const rt_psgd_geom *g, unsigned seed);
 /* M = grad (the slice's n elements) + M when `keep` (error feedback: M holds the residual), else
- * grad; the padding is zero. */
-void rt_psgd_take(float *m, const float *grad, const rt_psgd_geom *g, bool keep);
-/* P = M Q. */
-void rt_psgd_left(const float *m, const float *q, float *p, const rt_psgd_geom *g);
+ * grad, the padding zero; then P = M Q, in one pass over M; scratch holds cols x R floats. */
+void rt_psgd_take_left(float *m, const float *grad, const float *q, float *p, float *scratch, const rt_psgd_geom *g,
+                       bool keep);
 /* P's columns made orthonormal in place (Gram-Schmidt, in order; a column with nothing left
  * becomes zero). */
 void rt_psgd_orthogonalise(float *p, const rt_psgd_geom *g);

@@ -33,8 +33,7 @@ void stub_replica_send(rt_stub *s, int g, int param, const float *agg, int step,
         const float *grad = agg + sl->offset;
         x->flags = flags;
         if (ge.mode == RT_PSGD_LOWRANK) {
-            rt_psgd_take(x->m, grad, &ge, rt->self_update->feedback);
-            rt_psgd_left(x->m, x->q, x->p, &ge);
+            rt_psgd_take_left(x->m, grad, x->q, x->p, rt->self_update->scratch, &ge, rt->self_update->feedback);
             send_part(s, g, k, flags | MSG_F_FACTOR_P, step, x->p, rt_psgd_p_len(&ge) * sizeof(float),
                       rt_psgd_p_len(&ge));
         } else if (ge.mode == RT_PSGD_SPARSE) { /* top-k of gradient + residual, which keeps the rest */
