@@ -4,7 +4,7 @@
 # each logs) and the servers' final values are that replica; a checkpoint resumes (with Q and
 # the residuals) to the params of the run that went on, bit for bit, and loads into a plain job
 # of one process; without error feedback it trains too; a rank not below a param's smaller side
-# leaves that param uncompressed, logged once; Sandblaster over 3 processes (servers apart) with
+# leaves that param uncompressed, logged once; a net cut on its features is refused; Sandblaster over 3 processes (servers apart) with
 # start = 3 keeps its replicas equal as well; and so does top-k with values = "update", whose
 # answers are the pairs of the summed update, not values.  Prints TAP.
 
@@ -19,8 +19,9 @@ trap kill_ours EXIT
 cat >"$tmp/job.lua" <<'EOF'
 -- job.lua PROCS MODE OUT STEPS [CKDIR FREQ fresh|resume]: MODE none, ps (powersgd = 2), ps0
 -- (without error feedback), ps12 (powersgd = 12), sb (Sandblaster, 2 workers and a server
--- process, powersgd = 2 from step 3), tk (top-k 5% + error feedback, values = "update") or plain
--- (no cluster); the workspace is OUT.ws.  Rank 0
+-- process, powersgd = 2 from step 3), tk (top-k 5% + error feedback, values = "update"), cut
+-- (powersgd = 2 with the net cut on its features: refused) or plain (no cluster); the workspace
+-- is OUT.ws.  Rank 0
 -- writes the params to OUT, their digest (FNV-1a over the float32 bytes, as the runtime logs a
 -- replica's) to OUT.digest, and the bytes one step sends to and gets from the other process to
 -- OUT.bytes.
@@ -37,12 +38,17 @@ if mode == "sb" then
 elseif mode ~= "plain" then
   cluster = singa.cluster.allreduce{ workers = 2, procs = procs, compress = compress, workspace = out .. ".ws" }
 end
+local net = td.mlp(dir .. "/data/images-idx3-ubyte", dir .. "/data/labels-idx1-ubyte")
+if mode == "cut" then
+  cluster = singa.cluster.allreduce{ workers = 2, procs = 2, compress = { powersgd = 2 } }
+  net.partition_dim = 1
+end
 local r = singa.train{
   name = "powersgd", seed = 7, train_steps = steps, disp_freq = 1,
   checkpoint_path = arg[5], checkpoint_freq = tonumber(arg[6]), resume = arg[7] == "resume",
   cluster = cluster,
   updater = { type = "kSGD", momentum = 0.9, learning_rate = { type = "kFixed", base_lr = 0.05 } },
-  neuralnet = td.mlp(dir .. "/data/images-idx3-ubyte", dir .. "/data/labels-idx1-ubyte"),
+  neuralnet = net,
 }
 if singa.rank() == 0 and r.params then
   local f = assert(io.open(out, "w"))
@@ -130,6 +136,8 @@ run ps12 2 ps12 10 && falls ps12 &&
 report $? "powersgd = 12: the 10-row fc2_weight goes uncompressed, logged once" "$tmp/ps12.out"
 run sb 3 sb 20 "$tmp/ck_sb" 5 fresh && falls sb && replicas sb 2 4
 report $? "Sandblaster over 3 processes, start = 3: the replicas stay the servers' values" "$tmp/sb.out"
+! run cut 2 cut 3 && grep -q "powersgd applies the update to whole replicas; this net is cut" "$tmp/cut.out"
+report $? "a net cut among its workers is refused, naming powersgd" "$tmp/cut.out"
 
 # Top-k with values = "update": the same path, the update back as the pairs of the summed top-k.
 run tk 2 tk 20 "$tmp/ck_tk" 5 fresh && falls tk && replicas tk 2 4

@@ -68,7 +68,8 @@ static int make_slices(rt_ctx *rt, singa_job *job, singa_err *err)
         return rt->nparams ? -1
                            : singa_err_set(err, "neuralnet: no layer has a trained param, so there is nothing to distribute");
     }
-    size_t base = 0, most = rt->c->compress.kind == SINGA_COMPRESS_POWERSGD && rt->nprocs > 1 ? total : SLICE_MAX;
+    bool whole = rt->c->compress.kind == SINGA_COMPRESS_POWERSGD && rt->nprocs > 1;
+    size_t base = 0, most = whole ? total : SLICE_MAX;
     for (int k = 0; k < rt->nparams; k++) {
         rt_param *d = &rt->params[k];
         d->first_slice = rt->nslices;
@@ -428,8 +429,8 @@ static int build(rt_ctx *rt, singa_job *job, singa_err *err)
 {
     if (rt_log_open(rt, err) < 0 || make_slices(rt, job, err) < 0 || rt_rejoin_check(rt, err) < 0 ||
         rt_ckpt_setup(rt, job, err) < 0 || add_workers(rt, job, err) < 0 || share_replicas(rt, err) < 0 ||
-        rt_residuals_setup(rt, err) < 0 || rt_replica_setup(rt, err) < 0 || add_servers(rt, err) < 0 || rt_history_setup(rt, err) < 0 ||
-        rt_stub_create(rt, err) < 0)
+        rt_residuals_setup(rt, err) < 0 || rt_replica_setup(rt, err) < 0 || add_servers(rt, err) < 0 ||
+        rt_history_setup(rt, err) < 0 || rt_stub_create(rt, err) < 0)
         return -1;
     rt_momentum_setup(rt);
     if (rt->history) { /* for the workspace's log only: it changes no result */

@@ -39,8 +39,9 @@ static int slice_state(rt_ctx *rt, int g, int k, rt_replica_slice *x, singa_err 
     x->store = -1;
     if (x->geom.mode == RT_PSGD_LOWRANK) {
         const rt_psgd_geom *ge = &x->geom;
-        if (!(x->q = malloc(rt_psgd_q_len(ge) * sizeof(float))) || !(x->qloc = malloc(rt_psgd_q_len(ge) * sizeof(float))) ||
-            !(x->p = malloc(rt_psgd_p_len(ge) * sizeof(float))) || !(x->m = calloc(rt_psgd_m_len(ge), sizeof(float))))
+        size_t qlen = rt_psgd_q_len(ge) * sizeof(float);
+        if (!(x->q = malloc(qlen)) || !(x->qloc = malloc(qlen)) || !(x->p = malloc(rt_psgd_p_len(ge) * sizeof(float))) ||
+            !(x->m = calloc(rt_psgd_m_len(ge), sizeof(float))))
             return singa_err_set(err, "out of memory");
         rt_psgd_init_q(x->q, ge, (unsigned)k);
     }
@@ -149,7 +150,8 @@ static void log_small(rt_ctx *rt)
         rt_psgd_geom g = rt_psgd_geom_of(t->shape, t->ndim, 0, t->size, rt->self_update->rank);
         if (t->ndim >= 2 && g.mode != RT_PSGD_LOWRANK)
             rt_log(rt, "compress: powersgd = %d is not below the smaller side of param '%s' (%d x %zu): it goes "
-                       "uncompressed", rt->self_update->rank, rt->params[k].name, t->shape[0], t->size / (size_t)t->shape[0]);
+                       "uncompressed", rt->self_update->rank, rt->params[k].name, t->shape[0],
+                   t->size / (size_t)t->shape[0]);
     }
 }
 
@@ -161,11 +163,14 @@ int rt_replica_setup(rt_ctx *rt, singa_err *err)
     if (rt->cut)
         return singa_err_set(err, "cluster.compress: %s applies the update to whole replicas; this net is cut "
                                   "among its workers (partition_dim), whose bridges carry features: use fp16 or no "
-                                  "compression", c->kind == SINGA_COMPRESS_POWERSGD ? "powersgd" : "values = \"update\"");
+                                  "compression",
+                             c->kind == SINGA_COMPRESS_POWERSGD ? "powersgd" : "values = \"update\"");
     if (!(rt->self_update = calloc(1, sizeof *rt->self_update)) ||
         !(rt->self_update->groups = calloc((size_t)rt->c->nworker_groups, sizeof *rt->self_update->groups)))
         return singa_err_set(err, "out of memory");
-    *rt->self_update = (struct rt_replica_update){rt->c->powersgd, rt->c->powersgd_start, c->error_feedback, rt->self_update->groups, NULL};
+    rt->self_update->rank = rt->c->powersgd;
+    rt->self_update->start = rt->c->powersgd_start;
+    rt->self_update->feedback = c->error_feedback;
     size_t most = 1;
     for (int k = 0; k < rt->nslices; k++) {
         rt_psgd_geom g = geom_of(rt, k);
@@ -192,7 +197,7 @@ void rt_replica_free(rt_ctx *rt)
 {
     if (!rt->self_update)
         return;
-    for (int g = 0; g < rt->c->nworker_groups; g++) {
+    for (int g = 0; rt->self_update->groups && g < rt->c->nworker_groups; g++) {
         rt_replica_group *pg = &rt->self_update->groups[g];
         for (int k = 0; pg->sl && k < rt->nslices; k++) {
             free(pg->sl[k].q);

@@ -136,7 +136,8 @@ int srv_on_replica_update(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *p
         x->pround = (uint8_t)round;
     }
     bool sparse = ge.mode == RT_PSGD_SPARSE;
-    if (take(x, m, payload, sparse ? ge.n : half ? bytes / 2 : bytes / sizeof(float), sparse ? &rt->c->compress : &fp16) < 0)
+    size_t floats = sparse ? ge.n : half ? bytes / 2 : bytes / sizeof(float);
+    if (take(x, m, payload, floats, sparse ? &rt->c->compress : &fp16) < 0)
         return 1;
     x->pflags |= m->flags & MSG_F_STEP;
     x->pcount += (int)m->count;

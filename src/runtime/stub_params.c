@@ -171,10 +171,10 @@ void stub_on_update_reply(rt_stub *s, const msg *m, zmq_msg_t *payload, bool rem
     int g = m->dst.group;
     const rt_slice *sl = &rt->slices[m->slice];
     stub_group *sg = &s->groups[g];
-    int taken = sg->slices_left[sl->param] <= 0      ? -1
+    int taken = sg->slices_left[sl->param] <= 0                  ? -1
                 : (m->flags & MSG_F_APPLY) && rt->self_update ? stub_replica_reply(s, g, m, payload)
-                : take_values(s, g, m, payload) < 0    ? -1
-                                                       : 1;
+                : take_values(s, g, m, payload) < 0           ? -1
+                                                              : 1;
     if (taken < 0) {
         singa_stats_drop(rt->stats);
         return;

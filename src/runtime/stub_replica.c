@@ -109,7 +109,8 @@ int stub_replica_reply(rt_stub *s, int g, const msg *m, zmq_msg_t *payload)
     memcpy(&lr_scale, in + bytes - sizeof lr_scale, sizeof lr_scale);
     singa_err err;
     float scale = rt->cut ? 1.0f : 1.0f / (float)rt_senders(rt, g);
-    if (rt->self_update->groups[g].sl[k].applies && rt_replica_apply(rt, g, k, step, s->unpacked, scale, lr_scale, &err) < 0) {
+    bool here = rt->self_update->groups[g].sl[k].applies;
+    if (here && rt_replica_apply(rt, g, k, step, s->unpacked, scale, lr_scale, &err) < 0) {
         stub_fail_everywhere(s, &err, false);
         return -1;
     }

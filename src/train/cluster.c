@@ -85,8 +85,9 @@ static int read_compress(singa_cluster *cl, const singa_conf *conf, singa_err *e
                 return 0;
             }
         return singa_err_set(err, "cluster: field 'compress' must be \"fp16\", \"bf16\", { topk = ratio, "
-                                  "error_feedback = true|false, values = \"fp16\"|\"bf16\"|\"int8\"|\"fp32\"|\"update\" } or "
-                                  "{ powersgd = rank [, start = steps] [, error_feedback = true|false] }, got \"%.40s\"",
+                                  "error_feedback = true|false, values = \"fp16\"|\"bf16\"|\"int8\"|\"fp32\"|"
+                                  "\"update\" } or { powersgd = rank [, start = steps] [, error_feedback = true|false] }, "
+                                  "got \"%.40s\"",
                              conf->str);
     }
     const singa_field *const schemas[] = {compress_fields, NULL};
