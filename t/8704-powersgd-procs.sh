@@ -19,7 +19,8 @@ trap kill_ours EXIT
 cat >"$tmp/job.lua" <<'EOF'
 -- job.lua PROCS MODE OUT STEPS [CKDIR FREQ fresh|resume]: MODE none, ps (powersgd = 2), ps0
 -- (without error feedback), ps12 (powersgd = 12), sb (Sandblaster, 2 workers and a server
--- process, powersgd = 2 from step 3), tk (top-k 5% + error feedback, values = "update"), cut
+-- process, powersgd = 2 from step 3), tk (top-k 5% + error feedback, values = "update"), tk50
+-- (top-k 50%, values = "update", whose summed pairs outgrow the values' frame), cut
 -- (powersgd = 2 with the net cut on its features: refused) or plain (no cluster); the workspace
 -- is OUT.ws.  Rank 0
 -- writes the params to OUT, their digest (FNV-1a over the float32 bytes, as the runtime logs a
@@ -31,7 +32,8 @@ local procs, mode, out, steps = tonumber(arg[1]), arg[2], arg[3], tonumber(arg[4
 local dir = out:match("^(.*)/")
 local compress = ({ ps = { powersgd = 2 }, ps0 = { powersgd = 2, error_feedback = false },
                     ps12 = { powersgd = 12 }, sb = { powersgd = 2, start = 3 },
-                    tk = { topk = 0.05, error_feedback = true, values = "update" } })[mode]
+                    tk = { topk = 0.05, error_feedback = true, values = "update" },
+                    tk50 = { topk = 0.5, values = "update" } })[mode]
 local cluster
 if mode == "sb" then
   cluster = singa.cluster.sandblaster{ workers = 2, servers = 1, procs = 3, compress = compress, workspace = out .. ".ws" }
@@ -144,6 +146,8 @@ run tk 2 tk 20 "$tmp/ck_tk" 5 fresh && falls tk && replicas tk 2 4
 report $? "top-k 5%, values = \"update\": trains, the replicas are the servers' values at every checkpoint" "$tmp/tk.out"
 fewer tk bytes_reply 0.3
 report $? "top-k's answers: the summed update's pairs, not values"
+run tk50 2 tk50 6 && falls tk50
+report $? "top-k 50%, values = \"update\": the summed pairs (up to 8 bytes a value) pass between the processes" "$tmp/tk50.out"
 run tk_a 2 tk 10 "$tmp/ck_tka" 5 fresh && run tk_b 2 tk 20 "$tmp/ck_tka" 5 resume &&
     grep -q "error-feedback residuals resumed" "$tmp/tk_b.txt.ws/rank1.log" && cmp "$tmp/tk_b.txt" "$tmp/tk.txt"
 report $? "top-k, values = \"update\": resumed with its residuals, the params of the run that went on, bit for bit" "$tmp/tk_b.out"

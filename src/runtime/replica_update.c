@@ -24,6 +24,22 @@ rt_psgd_geom rt_replica_mode_at(const rt_ctx *rt, int k, int step)
     return g;
 }
 
+size_t rt_replica_max_frame(const rt_ctx *rt, int k)
+{
+    const singa_compress *c = &rt->c->compress;
+    size_t n = rt->slices[k].len, scale = sizeof(float);
+    if (c->kind == SINGA_COMPRESS_TOPK && c->values == SINGA_COMPRESS_UPDATE)
+        return 8 * n + scale;
+    if (c->kind != SINGA_COMPRESS_POWERSGD)
+        return 0;
+    rt_psgd_geom g = geom_of(rt, k);
+    size_t most = n * sizeof(float) + scale;
+    if (g.mode != RT_PSGD_LOWRANK)
+        return most;
+    size_t factor = (rt_psgd_p_len(&g) > rt_psgd_q_len(&g) ? rt_psgd_p_len(&g) : rt_psgd_q_len(&g)) * sizeof(float);
+    return factor + scale > most ? factor + scale : most;
+}
+
 /* Whether a server here updates group g's values of slice k in place (server.c's shared). */
 static bool server_shares(const rt_ctx *rt, int g, int k)
 {

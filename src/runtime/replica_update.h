@@ -52,6 +52,9 @@ struct rt_replica_update {
  * checkpoint resumed (before it is dropped); logs once each param too small for the rank. */
 int rt_replica_setup(rt_ctx *rt, singa_err *err);
 void rt_replica_free(rt_ctx *rt);
+/* The largest frame of slice k's messages on this path (0 when the job takes another): an
+ * update's pairs summed may outgrow the values', and so may a Q' that of a slice of few rows. */
+size_t rt_replica_max_frame(const rt_ctx *rt, int k);
 /* How slice k's update of `step` travels (float32 before powersgd_start). */
 rt_psgd_geom rt_replica_mode_at(const rt_ctx *rt, int k, int step);
 /* The replica of group g applies grad (slice k's elements) of `step` with the server's scale and
