@@ -14,14 +14,16 @@
 
 static const singa_compress fp16 = {SINGA_COMPRESS_FP16, 0, false, SINGA_COMPRESS_FP16};
 
-/* The bytes a message of `round` brings for a slice of geometry ge (0: it does not go so). */
+/* The bytes a message of `round` (msg_round; -1: none) brings for a slice of geometry ge (0: it does not go so). */
 static size_t expected(const rt_ctx *rt, const rt_psgd_geom *ge, int round, bool half)
 {
+    if (round < 0)
+        return 0;
     if (ge->mode == RT_PSGD_SPARSE)
-        return round == MSG_F_APPLY && half ? rt_compress_bytes(&rt->c->compress, ge->n) : 0;
-    if (round != MSG_F_APPLY)
+        return round == MSG_ROUND_SUM && half ? rt_compress_bytes(&rt->c->compress, ge->n) : 0;
+    if (round != MSG_ROUND_SUM)
         return ge->mode != RT_PSGD_LOWRANK || half ? 0
-               : (round == MSG_F_FACTOR_P ? rt_psgd_p_len(ge) : rt_psgd_q_len(ge)) * sizeof(float);
+               : (round == MSG_ROUND_P ? rt_psgd_p_len(ge) : rt_psgd_q_len(ge)) * sizeof(float);
     return half != (ge->mode == RT_PSGD_F16) ? 0 : (half ? 2 : sizeof(float)) * ge->n;
 }
 
@@ -68,7 +70,7 @@ static void answer(rt_server *s, srv_slice *x, int g, uint8_t flags, const void 
             continue;
         msg m = {.type = MSG_UPDATE_REPLY, .flags = flags, .src = srv_self(s),
                  .dst = {ENT_STUB, (uint16_t)g, 0, (uint16_t)p}, .slice = x->slice, .step = x->pstep + 1,
-                 .len = bytes / sizeof(float)};
+                 .offset = x->pround, .len = bytes / sizeof(float)};
         rt_send(s->sock, &m, body, bytes);
     }
 }
@@ -76,17 +78,17 @@ static void answer(rt_server *s, srv_slice *x, int g, uint8_t flags, const void 
 /* The round is summed: P-hat goes back; or the update is applied here and its sum goes back. */
 static int complete(rt_server *s, srv_slice *x, const rt_psgd_geom *ge, int g, int need, singa_err *err)
 {
-    uint8_t flags = (uint8_t)(x->pround | MSG_F_VALUES);
+    uint8_t flags = MSG_F_APPLY | MSG_F_VALUES;
     float *grad = s->unpacked, lr_scale;
     size_t n = ge->n, bytes;
     void *body = x->psum;
-    if (x->pround == MSG_F_FACTOR_P) {
+    if (x->pround == MSG_ROUND_P) {
         rt_psgd_orthogonalise(x->psum, ge);
         memcpy(x->phat, x->psum, rt_psgd_p_len(ge) * sizeof(float));
         answer(s, x, g, flags, x->psum, rt_psgd_p_len(ge) * sizeof(float));
         return 0;
     }
-    if (x->pround == MSG_F_FACTOR_Q) {
+    if (x->pround == MSG_ROUND_Q) {
         rt_psgd_expand(x->phat, x->psum, grad, x->pin, ge);
         bytes = rt_psgd_q_len(ge) * sizeof(float);
     } else if (ge->mode == RT_PSGD_SPARSE) { /* the pairs of the sum's nonzero values, and they apply */
@@ -116,7 +118,7 @@ static int complete(rt_server *s, srv_slice *x, const rt_psgd_geom *ge, int g, i
 int srv_on_replica_update(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload, singa_err *err)
 {
     rt_ctx *rt = s->rt;
-    int g = m->src.group, round = m->flags & MSG_F_APPLY;
+    int g = m->src.group, round = m->offset <= MSG_ROUND_Q ? (int)m->offset : -1;
     bool half = m->flags & MSG_F_PACKED;
     if (!rt->self_update || !srv_from_group(s, m) || !x->ready || m->src.proc >= rt->nprocs)
         return 1;
@@ -125,12 +127,12 @@ int srv_on_replica_update(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *p
     size_t bytes = expected(rt, &ge, round, half);
     if (!bytes || zmq_msg_size(payload) != bytes || (int)m->count < 1 || x->pcount + (int)m->count > need ||
         (x->pcount && (m->step != x->pstep || round != x->pround)) ||
-        (round == MSG_F_FACTOR_Q && !x->pcount && (x->pround != MSG_F_FACTOR_P || m->step != x->pstep)))
+        (round == MSG_ROUND_Q && !x->pcount && (x->pround != MSG_ROUND_P || m->step != x->pstep)))
         return 1;
     if (buffers(x, rt) < 0)
         return singa_err_set(err, "server %d.%d: out of memory", s->group, s->id);
     if (x->pcount == 0) {
-        if (round != MSG_F_FACTOR_Q) /* a step's first round */
+        if (round != MSG_ROUND_Q) /* a step's first round */
             x->pflags = 0;
         x->pstep = m->step;
         x->pround = (uint8_t)round;

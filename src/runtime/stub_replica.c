@@ -12,13 +12,14 @@
 
 static const singa_compress fp16 = {SINGA_COMPRESS_FP16, 0, false, SINGA_COMPRESS_FP16};
 
-/* One message of group g's update of slice k to its server: len floats (or halves) in bytes. */
-static void send_part(rt_stub *s, int g, int k, uint8_t flags, int step, const void *data, size_t bytes, size_t len)
+/* One message of `round` of group g's update of slice k to its server: len values in bytes. */
+static void send_part(rt_stub *s, int g, int k, msg_round round, uint8_t flags, int step, const void *data,
+                      size_t bytes, size_t len)
 {
     const rt_slice *sl = &s->rt->slices[k];
-    msg u = {.type = MSG_UPDATE, .flags = (uint8_t)(flags | MSG_F_VALUES), .src = stub_addr(s, g),
+    msg u = {.type = MSG_UPDATE, .flags = (uint8_t)(flags | MSG_F_APPLY | MSG_F_VALUES), .src = stub_addr(s, g),
              .dst = stub_server_addr(s->rt, s->groups[g].server_group, sl->server), .slice = k, .step = step,
-             .count = (uint32_t)s->groups[g].nlocal, .len = len};
+             .count = (uint32_t)s->groups[g].nlocal, .offset = round, .len = len};
     stub_route(s, &u, data, bytes);
 }
 
@@ -34,19 +35,19 @@ void stub_replica_send(rt_stub *s, int g, int param, const float *agg, int step,
         x->flags = flags;
         if (ge.mode == RT_PSGD_LOWRANK) {
             rt_psgd_take_left(x->m, grad, x->q, x->p, rt->self_update->scratch, &ge, rt->self_update->feedback);
-            send_part(s, g, k, flags | MSG_F_FACTOR_P, step, x->p, rt_psgd_p_len(&ge) * sizeof(float),
+            send_part(s, g, k, MSG_ROUND_P, flags, step, x->p, rt_psgd_p_len(&ge) * sizeof(float),
                       rt_psgd_p_len(&ge));
         } else if (ge.mode == RT_PSGD_SPARSE) { /* top-k of gradient + residual, which keeps the rest */
             const singa_compress *c = &rt->c->compress;
             float *const *residual = rt->residual ? rt->residual[g] : NULL;
             rt_compress_encode(c, grad, sl->len, residual ? residual[k] : NULL, s->unpacked, s->packed);
-            send_part(s, g, k, flags | MSG_F_APPLY | MSG_F_PACKED, step, s->packed, rt_compress_bytes(c, sl->len),
+            send_part(s, g, k, MSG_ROUND_SUM, flags | MSG_F_PACKED, step, s->packed, rt_compress_bytes(c, sl->len),
                       sl->len);
         } else if (ge.mode == RT_PSGD_F16) {
             rt_compress_encode(&fp16, grad, sl->len, NULL, NULL, s->packed);
-            send_part(s, g, k, flags | MSG_F_APPLY | MSG_F_PACKED, step, s->packed, 2 * sl->len, sl->len);
+            send_part(s, g, k, MSG_ROUND_SUM, flags | MSG_F_PACKED, step, s->packed, 2 * sl->len, sl->len);
         } else {
-            send_part(s, g, k, flags | MSG_F_APPLY, step, grad, sl->len * sizeof(float), sl->len);
+            send_part(s, g, k, MSG_ROUND_SUM, flags, step, grad, sl->len * sizeof(float), sl->len);
         }
     }
 }
@@ -62,7 +63,7 @@ static int on_phat(rt_stub *s, int g, int k, int step, const rt_psgd_geom *ge, c
     rt_psgd_right(x->m, x->p, x->qloc, ge);
     if (s->rt->self_update->feedback)
         rt_psgd_feedback(x->m, x->p, x->qloc, ge);
-    send_part(s, g, k, x->flags | MSG_F_FACTOR_Q, step, x->qloc, rt_psgd_q_len(ge) * sizeof(float),
+    send_part(s, g, k, MSG_ROUND_Q, x->flags, step, x->qloc, rt_psgd_q_len(ge) * sizeof(float),
               rt_psgd_q_len(ge));
     return 0;
 }
@@ -74,7 +75,7 @@ static int take_update(rt_stub *s, int g, int k, const rt_psgd_geom *ge, const m
     rt_replica_slice *x = &s->rt->self_update->groups[g].sl[k];
     size_t n = s->rt->slices[k].len;
     bool half = m->flags & MSG_F_PACKED;
-    if ((m->flags & MSG_F_APPLY) == MSG_F_FACTOR_Q) {
+    if (m->offset == MSG_ROUND_Q) {
         if (ge->mode != RT_PSGD_LOWRANK || body != rt_psgd_q_len(ge) * sizeof(float))
             return -1;
         memcpy(x->qloc, in, body); /* this step's own Q' is spent */
@@ -84,8 +85,8 @@ static int take_update(rt_stub *s, int g, int k, const rt_psgd_geom *ge, const m
         return 0;
     }
     if (ge->mode == RT_PSGD_SPARSE)
-        return (m->flags & MSG_F_APPLY) == MSG_F_APPLY && half ? rt_compress_from_pairs(in, body, s->unpacked, n) : -1;
-    if ((m->flags & MSG_F_APPLY) != MSG_F_APPLY || half != (ge->mode == RT_PSGD_F16) ||
+        return m->offset == MSG_ROUND_SUM && half ? rt_compress_from_pairs(in, body, s->unpacked, n) : -1;
+    if (m->offset != MSG_ROUND_SUM || half != (ge->mode == RT_PSGD_F16) ||
         body != (half ? 2 : sizeof(float)) * n)
         return -1;
     if (half)
@@ -101,7 +102,7 @@ int stub_replica_reply(rt_stub *s, int g, const msg *m, zmq_msg_t *payload)
     rt_psgd_geom ge = rt_replica_mode_at(rt, k, step);
     const uint8_t *in = zmq_msg_data(payload);
     size_t bytes = zmq_msg_size(payload);
-    if ((m->flags & MSG_F_APPLY) == MSG_F_FACTOR_P)
+    if (m->offset == MSG_ROUND_P)
         return on_phat(s, g, k, step, &ge, in, bytes);
     float lr_scale;
     if (bytes < sizeof lr_scale || take_update(s, g, k, &ge, m, in, bytes - sizeof lr_scale) < 0)
