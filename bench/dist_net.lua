@@ -22,7 +22,9 @@
 --            worker 1, each batch in neuralnet.micro_batches = 8 micro-batches, or $BENCH_MICRO_BATCHES)
 --   PROCS    1 (default), or WORKERS: singa.cluster.allreduce{ workers = WORKERS, procs = PROCS }
 --            (run under singa-tui --procs PROCS; SERVERS is then ignored)
---   COMPRESS none (default), fp16, bf16 or topk (1% with error feedback): cluster.compress
+--   COMPRESS none (default), fp16, bf16, topk (1% with error feedback), topk8 (the same, values back
+--            as int8 changes), topkupdate (the same, values = "update") or powersgd
+--            ({ powersgd = 4 }): cluster.compress
 -- Prints (images/s and seconds of the timed steps, those after the first: r.images_per_sec of a
 -- display window over them):
 --   RESULT images_per_sec=<n> seconds=<s> steps=<n> workers=<n> threads=<n> servers=<n> scheme=<s>
@@ -68,9 +70,10 @@ local scheme = arg[7] or "batch"
 local procs = int_arg(8, 1, 1)
 if procs > 1 and procs ~= workers then error("PROCS must be 1 or WORKERS", 0) end
 local compresses = { none = false, fp16 = "fp16", bf16 = "bf16", topk = { topk = 0.01, error_feedback = true },
-  topk8 = { topk = 0.01, error_feedback = true, values = "int8" } }
+  topk8 = { topk = 0.01, error_feedback = true, values = "int8" }, powersgd = { powersgd = 4 },
+  topkupdate = { topk = 0.01, error_feedback = true, values = "update" } }
 local compress = compresses[arg[9] or "none"]
-if compress == nil then error("unknown COMPRESS '" .. arg[9] .. "' (none, fp16, bf16, topk)", 0) end
+if compress == nil then error("unknown COMPRESS '" .. arg[9] .. "' (none, fp16, bf16, topk, topk8, topkupdate, powersgd)", 0) end
 if scheme ~= "batch" and scheme ~= "feature" and scheme ~= "hybrid" and scheme ~= "outer" and scheme ~= "pipeline" then
   error("unknown scheme '" .. scheme .. "' (batch, feature, hybrid, outer, pipeline)", 0)
 end

@@ -3,18 +3,18 @@
 -- (bench/accuracy.sh).
 --
 -- usage: singa-tui --procs 2 -e bench/fmnist_compress.lua COMPRESS [STEPS]
---   COMPRESS none, fp16, bf16, topk (1% with error feedback, values back in fp16) or topk8 (the
---            same with the values back as int8 changes)
+--   COMPRESS none, fp16, bf16, topk (1% with error feedback, values back in fp16), topk8 (the
+--            same with the values back as int8 changes) or powersgd ({ powersgd = 4 })
 --   STEPS    train_steps (default: the demo's)
 -- Prints on rank 0: RESULT accuracy=<test accuracy over the 10,000 test images> loss=<last train
 -- loss> steps=<n> seconds=<s>
 local singa = require "singa"
 
 local here = arg[0]:match("^(.*)/") or "."
-local usage = "usage: singa-tui --procs 2 -e bench/fmnist_compress.lua none|fp16|bf16|topk|topk8 [STEPS]"
+local usage = "usage: singa-tui --procs 2 -e bench/fmnist_compress.lua none|fp16|bf16|topk|topk8|powersgd [STEPS]"
 local compresses = {
   none = false, fp16 = "fp16", bf16 = "bf16", topk = { topk = 0.01, error_feedback = true },
-  topk8 = { topk = 0.01, error_feedback = true, values = "int8" },
+  topk8 = { topk = 0.01, error_feedback = true, values = "int8" }, powersgd = { powersgd = 4 },
 }
 local compress = compresses[arg[1] or ""]
 if compress == nil then error(usage, 0) end

@@ -11,6 +11,9 @@
 #   allreduce-fp16, allreduce-topk, allreduce-topk8  the same with cluster.compress = "fp16", or
 #              top-k 1% with error feedback and the values back in fp16, or as int8 changes
 #              (... batch 2 fp16|topk|topk8)
+#   allreduce-powersgd  the same with cluster.compress = { powersgd = 4 }: factors both ways,
+#              every process applying the update itself (... batch 2 powersgd); not by default,
+#              allreduce-topkupdate: top-k 1% with values = "update" (the summed update's pairs back)
 #   feature    the net cut on the features across the 2 processes (... feature 2)
 #   hogwild-outer  a Hogwild group in each process, each training the whole batch, syncing every
 #              50 updates with cluster.outer kNesterov (DiLoCo; ... outer 2); images/s of both
@@ -40,7 +43,7 @@
 #   BENCH_QUICK=1                           smoke run: 1 round, few steps (numbers not meaningful)
 #   BENCH_NET_MODELS="bigmlp lenet"
 #   BENCH_NET_LINKS="loopback 1gbit"
-#   BENCH_NET_CONFIGS="one allreduce allreduce-fp16 allreduce-topk allreduce-topk8 feature hogwild-outer pipeline ddp"
+#   BENCH_NET_CONFIGS="one allreduce allreduce-fp16 allreduce-topk allreduce-topk8 allreduce-powersgd feature hogwild-outer pipeline ddp"
 #   BENCH_NET_STEPS                         timed steps of every run (default: per model and link)
 #   BENCH_WAIT_IDLE=0                       wait up to this many seconds for idle CPUs per round
 #   SINGA_TUI, PYTHON (/usr/bin/python3, which has Debian's torch)
@@ -56,7 +59,7 @@ bench_start singa-bench-net
 py=${PYTHON:-/usr/bin/python3}
 models=${BENCH_NET_MODELS:-"bigmlp lenet"}
 links=${BENCH_NET_LINKS:-"loopback 1gbit"}
-configs=${BENCH_NET_CONFIGS:-"one allreduce allreduce-fp16 allreduce-topk allreduce-topk8 feature hogwild-outer pipeline ddp"}
+configs=${BENCH_NET_CONFIGS:-"one allreduce allreduce-fp16 allreduce-topk allreduce-topk8 allreduce-powersgd feature hogwild-outer pipeline ddp"}
 if [ "${BENCH_QUICK:-0}" = 1 ]; then rounds=${BENCH_ROUNDS:-1} warm=1; else rounds=${BENCH_ROUNDS:-3} warm=3; fi
 
 steps_of() { # MODEL LINK

@@ -18,13 +18,16 @@ typedef enum {
     SINGA_COMPRESS_FP16,
     SINGA_COMPRESS_BF16,
     SINGA_COMPRESS_TOPK,
-    SINGA_COMPRESS_INT8 /* values only: the change since the last answer, 8 bits a value */
+    SINGA_COMPRESS_INT8, /* values only: the change since the last answer, 8 bits a value */
+    SINGA_COMPRESS_POWERSGD, /* low-rank factors both ways; every replica applies the update itself */
+    SINGA_COMPRESS_UPDATE /* values only (top-k): none come back but the summed update, which every
+                           * replica applies itself */
 } singa_compress_kind;
 typedef struct singa_compress {
     singa_compress_kind kind;
     double topk;         /* SINGA_COMPRESS_TOPK: the share of each slice's values sent, in (0, 1] */
     bool error_feedback; /* top-k: the sender keeps what it did not send and adds it to the next */
-    singa_compress_kind values; /* how the servers' values travel back: NONE (float32), FP16, BF16 or INT8 */
+    singa_compress_kind values; /* how the servers' values travel back: NONE (float32), FP16, BF16, INT8 or UPDATE */
 } singa_compress;
 
 typedef struct singa_cluster {
@@ -53,6 +56,9 @@ typedef struct singa_cluster {
      * has finished step t (-1: unbounded). */
     int staleness;
     singa_compress compress;
+    /* compress SINGA_COMPRESS_POWERSGD: the rank of each 2-D gradient's factors, and the first
+     * steps that go uncompressed. */
+    int powersgd, powersgd_start;
     /* cluster.momentum_compensation (default true): the servers of asynchronous worker groups
      * lower a kSGD or kNesterov momentum by the momentum their stale gradients add (runtime's
      * momentum.c); no effect with one worker group. */

@@ -1,4 +1,4 @@
-/* cluster.compress's codec (compress.h): half-width floats and top-k selection. */
+/* cluster.compress's codec (compress.h): half-width floats, top-k selection and its pairs. */
 #include <math.h>
 #include <string.h>
 
@@ -319,6 +319,31 @@ void rt_compress_encode(const singa_compress *c, const float *x, size_t n, float
     }
 }
 
+size_t rt_compress_pairs(const float *x, size_t n, uint8_t *out)
+{
+    uint8_t *p = out;
+    for (size_t i = 0; i < n; i++)
+        if (x[i] != 0 || isnan(x[i]))
+            p = put_topk(p, x, i, NULL);
+    return (size_t)(p - out);
+}
+
+int rt_compress_from_pairs(const uint8_t *in, size_t nbytes, float *x, size_t n)
+{
+    if (nbytes % 8 != 0 || nbytes / 8 > n)
+        return -1;
+    memset(x, 0, n * sizeof *x);
+    long last = -1;
+    for (size_t j = 0; j < nbytes / 8; j++) {
+        uint32_t i = get32(in + 8 * j);
+        if ((long)i <= last || i >= n)
+            return -1;
+        x[i] = float_of(get32(in + 8 * j + 4));
+        last = (long)i;
+    }
+    return 0;
+}
+
 int rt_compress_decode(const singa_compress *c, const uint8_t *in, size_t nbytes, float *x, size_t n)
 {
     if (nbytes != rt_compress_bytes(c, n))
@@ -341,18 +366,8 @@ int rt_compress_decode(const singa_compress *c, const uint8_t *in, size_t nbytes
             in += len;
         }
         return 0;
-    case SINGA_COMPRESS_TOPK: {
-        memset(x, 0, n * sizeof *x);
-        long last = -1;
-        for (size_t j = 0; j < nbytes / 8; j++) {
-            uint32_t i = get32(in + 8 * j);
-            if ((long)i <= last || i >= n)
-                return -1;
-            x[i] = float_of(get32(in + 8 * j + 4));
-            last = (long)i;
-        }
-        return 0;
-    }
+    case SINGA_COMPRESS_TOPK:
+        return rt_compress_from_pairs(in, nbytes, x, n);
     default:
         return -1;
     }

@@ -52,6 +52,11 @@ void rt_compress_add(float *x, const float *delta, size_t n);
  * floats (NULL for the other kinds). */
 void rt_compress_encode(const singa_compress *c, const float *x, size_t n, float *residual, float *scratch,
                         uint8_t *out);
+/* The nonzero values of x[0, n) (and NaNs) as top-k's (index, value) pairs, all of them; returns
+ * the bytes written to out (at most 8 n). */
+size_t rt_compress_pairs(const float *x, size_t n, uint8_t *out);
+/* x[0, n) from such pairs (zero elsewhere); -1 when they do not fit n. */
+int rt_compress_from_pairs(const uint8_t *in, size_t nbytes, float *x, size_t n);
 /* Decodes nbytes of in into x[0, n); -1 when they are not what c makes of n values (a wrong
  * size, an index out of range or repeated order). */
 int rt_compress_decode(const singa_compress *c, const uint8_t *in, size_t nbytes, float *x, size_t n);

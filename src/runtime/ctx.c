@@ -109,7 +109,9 @@ int rt_compress_buffers(const rt_ctx *rt, float **unpacked, uint8_t **packed)
     for (int k = 0; k < rt->nslices; k++)
         n = rt->slices[k].len > n ? rt->slices[k].len : n;
     *unpacked = malloc(n * sizeof **unpacked);
-    *packed = malloc(8 * n); /* the most any kind takes: top-k of all */
+    /* the most any kind takes: top-k of all (and the lr scale after an update's pairs, values =
+     * "update"); PowerSGD's, fp16 and the scale (replica_update.h) */
+    *packed = malloc(rt->c->compress.kind == SINGA_COMPRESS_POWERSGD ? 2 * n + 4 : 8 * n + 4);
     return *unpacked && *packed ? 0 : -1;
 }
 

@@ -165,7 +165,7 @@ int msg_decode(msg *m, const void *buf, size_t len)
     *m = (msg){.type = p[0], .flags = p[1]};
     p = get_addr(get_addr(p + 2, &m->src), &m->dst);
     if (m->type == 0 || m->type >= MSG_NTYPES || m->src.kind > ENT_SERVER || m->dst.kind > ENT_SERVER ||
-        (m->flags & ~(MSG_F_VALUES | MSG_F_PTR | MSG_F_STEP | MSG_F_PACKED | MSG_F_EXACT)))
+        (m->flags & ~(MSG_F_VALUES | MSG_F_PTR | MSG_F_STEP | MSG_F_PACKED | MSG_F_EXACT | MSG_F_APPLY)))
         return -1;
     int32_t *at = index_field(m);
     if (at)

@@ -113,8 +113,14 @@ enum { MSG_HEADER_BYTES = 56, MSG_MAGIC = 0x31474e53 /* "SNG1" */ };
 /* MSG_F_PACKED: the values are encoded as cluster.compress says (runtime/compress.h).
  * MSG_F_EXACT: an update whose answer starts a step with a checkpoint: the values go back whole,
  * whatever cluster.compress says, so that a resume from it goes on as the run did. */
+/* MSG_F_APPLY (replica_update.h): an update whose answer every replica applies itself, and its
+ * answers; their `offset` says which round (msg_round): MSG_ROUND_P, this process's P (the
+ * answer: the servers' P-hat), MSG_ROUND_Q, its Q' (the answer: the summed Q' and the rate's
+ * scale), MSG_ROUND_SUM a gradient to add up, float32, or (MSG_F_PACKED) fp16 or top-k's pairs
+ * (the answer: the sum, or its pairs, and the scale). */
 enum { MSG_F_VALUES = 1, MSG_F_PTR = 2, MSG_F_LAST = 4, MSG_F_CKPT = 8, MSG_F_STEP = MSG_F_LAST | MSG_F_CKPT,
-       MSG_F_PACKED = 16, MSG_F_EXACT = 32 };
+       MSG_F_PACKED = 16, MSG_F_EXACT = 32, MSG_F_APPLY = 64 };
+typedef enum { MSG_ROUND_SUM, MSG_ROUND_P, MSG_ROUND_Q } msg_round;
 
 /* A buffer lent to ZeroMQ: how many frames sent from it ZeroMQ still holds.  Zeroed memory is a
  * loan with nothing out. */

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "runtime/compress.h"
+#include "runtime/replica_update.h"
 #include "runtime/runtime.h"
 #include "runtime/bridge.h"
 #include "runtime/peers.h"
@@ -56,7 +57,7 @@ static int fail_zmq(singa_err *err, const char *what, const char *where)
 }
 
 /* Frames never exceed the largest slice's values (or their encoding: top-k of more than half takes
- * more), the largest blob a bridge from another process carries here, the list of endpoints and keys or a heartbeat's traffic, plus what CURVE adds on
+ * more; or an update every replica applies, replica_update.h), the largest blob a bridge from another process carries here, the list of endpoints and keys or a heartbeat's traffic, plus what CURVE adds on
  * the wire (the limit applies to wire frames). */
 static int64_t max_frame(const rt_ctx *rt)
 {
@@ -67,6 +68,7 @@ static int64_t max_frame(const rt_ctx *rt)
         size_t n = rt->slices[k].len, packed = rt_compress_bytes(&rt->c->compress, n);
         most = n * sizeof(float) > most ? n * sizeof(float) : most;
         most = packed > most ? packed : most;
+        most = rt_replica_max_frame(rt, k) > most ? rt_replica_max_frame(rt, k) : most;
     }
     for (int i = 0; i < rt->nworkers; i++) {
         const singa_parts *parts = singa_job_train_net(rt->workers[i].job)->parts;

@@ -23,6 +23,7 @@
 #include "layers/param_state.h"
 #include "runtime/bridge.h"
 #include "runtime/place.h"
+#include "runtime/replica_update.h"
 #include "singa/net.h"
 #include "singa/plugin.h"
 #include "singa/tensor.h"
@@ -33,7 +34,9 @@
 enum { SLICE_MAX = 512 * 1024 };
 
 /* The params servers update, in the order every process finds them, and their slices: each
- * server's range of a param (place.h) cut into pieces of at most SLICE_MAX. */
+ * server's range of a param (place.h) cut into pieces of at most SLICE_MAX; not with PowerSGD
+ * between processes, whose every slice sends a Q of the param's width (slices of 2 MB quadrupled
+ * the big MLP's bytes a step). */
 static int make_slices(rt_ctx *rt, singa_job *job, singa_err *err)
 {
     singa_params *ps = singa_job_params(job);
@@ -65,7 +68,8 @@ static int make_slices(rt_ctx *rt, singa_job *job, singa_err *err)
         return rt->nparams ? -1
                            : singa_err_set(err, "neuralnet: no layer has a trained param, so there is nothing to distribute");
     }
-    size_t base = 0;
+    bool whole = rt->c->compress.kind == SINGA_COMPRESS_POWERSGD && rt->nprocs > 1;
+    size_t base = 0, most = whole ? total : SLICE_MAX;
     for (int k = 0; k < rt->nparams; k++) {
         rt_param *d = &rt->params[k];
         d->first_slice = rt->nslices;
@@ -77,8 +81,8 @@ static int make_slices(rt_ctx *rt, singa_job *job, singa_err *err)
                 ranges[j][1] = a < b ? b - base : 0;
             }
         for (int j = 0; j < nservers; j++)
-            for (size_t a = ranges[j][0]; a < ranges[j][1]; a += SLICE_MAX) {
-                size_t len = ranges[j][1] - a < SLICE_MAX ? ranges[j][1] - a : SLICE_MAX;
+            for (size_t a = ranges[j][0]; a < ranges[j][1]; a += most) {
+                size_t len = ranges[j][1] - a < most ? ranges[j][1] - a : most;
                 rt->slices[rt->nslices++] = (rt_slice){k, a, len, j};
                 d->nslices++;
             }
@@ -243,6 +247,7 @@ static void free_rt(rt_ctx *rt, singa_job *lead)
 {
     rt_history_free(rt);
     rt_residuals_free(rt);
+    rt_replica_free(rt);
     for (int i = 0; i < rt->nworkers; i++) { /* borrowed values are views: any order will do */
         rt_worker *w = &rt->workers[i];
         if (w->job != lead)
@@ -424,8 +429,8 @@ static int build(rt_ctx *rt, singa_job *job, singa_err *err)
 {
     if (rt_log_open(rt, err) < 0 || make_slices(rt, job, err) < 0 || rt_rejoin_check(rt, err) < 0 ||
         rt_ckpt_setup(rt, job, err) < 0 || add_workers(rt, job, err) < 0 || share_replicas(rt, err) < 0 ||
-        rt_residuals_setup(rt, err) < 0 || add_servers(rt, err) < 0 || rt_history_setup(rt, err) < 0 ||
-        rt_stub_create(rt, err) < 0)
+        rt_residuals_setup(rt, err) < 0 || rt_replica_setup(rt, err) < 0 || add_servers(rt, err) < 0 ||
+        rt_history_setup(rt, err) < 0 || rt_stub_create(rt, err) < 0)
         return -1;
     rt_momentum_setup(rt);
     if (rt->history) { /* for the workspace's log only: it changes no result */

@@ -8,8 +8,7 @@
 
 #include "runtime/runtime.h"
 
-/* The worker of group g that checkpoints the process's residuals: its first here. */
-static bool keeps_residuals(const rt_ctx *rt, int g, int id)
+bool rt_residual_keeper(const rt_ctx *rt, int g, int id)
 {
     return rt_worker_proc(rt, g, id) == rt->rank && (id == 0 || rt_worker_proc(rt, g, id - 1) != rt->rank);
 }
@@ -22,16 +21,18 @@ static void residual_name(char *buf, size_t len, int slice)
 int rt_residuals_setup(rt_ctx *rt, singa_err *err)
 {
     const singa_cluster *c = rt->c;
-    if (!c->compress.error_feedback)
+    if (!c->compress.error_feedback || c->compress.kind != SINGA_COMPRESS_TOPK) /* powersgd's: replica_update.c */
         return 0;
     const singa_ckpt_set *set = rt->resumed;
+    /* values = "update": every slice goes as top-k, to a server here too (replica_update.h) */
+    bool every = c->compress.values == SINGA_COMPRESS_UPDATE && rt->nprocs > 1;
     bool same = set && memcmp(set->topology, rt->topology, sizeof rt->topology) == 0;
     int loaded = 0, dropped = 0;
     if (!(rt->residual = calloc((size_t)c->nworker_groups, sizeof *rt->residual)))
         return singa_err_set(err, "out of memory");
     for (int g = 0; g < c->nworker_groups; g++) {
         int id = 0;
-        while (id < c->nworkers_per_group && !keeps_residuals(rt, g, id))
+        while (id < c->nworkers_per_group && !rt_residual_keeper(rt, g, id))
             id++;
         if (id == c->nworkers_per_group)
             continue;
@@ -43,7 +44,7 @@ int rt_residuals_setup(rt_ctx *rt, singa_err *err)
                 state = &set->workers[i].state;
         for (int k = 0; k < rt->nslices; k++) {
             const rt_slice *sl = &rt->slices[k];
-            if (rt_server_proc(rt, singa_cluster_server_group(c, g), sl->server) == rt->rank)
+            if (rt_server_proc(rt, singa_cluster_server_group(c, g), sl->server) == rt->rank && !every)
                 continue;
             if (!(rt->residual[g][k] = calloc(sl->len, sizeof(float))))
                 return singa_err_set(err, "out of memory");
@@ -79,7 +80,7 @@ void rt_residuals_free(rt_ctx *rt)
 
 int rt_residuals_add(const rt_ctx *rt, int group, int id, singa_ckpt *c, singa_err *err)
 {
-    if (!rt->residual || !rt->residual[group] || !keeps_residuals(rt, group, id))
+    if (!rt->residual || !rt->residual[group] || !rt_residual_keeper(rt, group, id))
         return 0;
     for (int k = 0; k < rt->nslices; k++) {
         char name[32];

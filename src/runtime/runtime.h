@@ -163,9 +163,13 @@ struct rt_ctx {
     int rejoined_at;         /* SINGA_REJOIN, once admitted: the step its groups go on from (else -1) */
     rt_history *history; /* NULL unless the workers write into the servers' history */
     /* cluster.compress top-k with error feedback: per worker group with workers here, per slice
-     * whose server is in another process, what the stub has not sent yet (else NULL); the stub
+     * whose server is in another process (every slice with values = "update"), what the stub has
+     * not sent yet (else NULL); the stub
      * writes it as it sends, and the group's first worker here checkpoints it between steps. */
     float ***residual;
+    /* cluster.compress = { powersgd = R } over several processes: each replica applies its
+     * group's update itself (replica_update.h); else NULL. */
+    struct rt_replica_update *self_update;
     /* What this process's heartbeats say of its threads (peers.c): how many workers and servers
      * are busy (neither waiting for a message nor ended), and a count of their steps forward
      * (messages taken, layers passed), so the others can tell a process stuck in a computation
@@ -242,6 +246,8 @@ bool rt_compress_values(const rt_ctx *rt, int type, int proc);
 int rt_residuals_setup(rt_ctx *rt, singa_err *err);
 void rt_residuals_free(rt_ctx *rt);
 int rt_residuals_add(const rt_ctx *rt, int group, int id, singa_ckpt *c, singa_err *err);
+/* The worker of group g that checkpoints the process's residuals: its first here. */
+bool rt_residual_keeper(const rt_ctx *rt, int g, int id);
 int rt_compress_buffers(const rt_ctx *rt, float **unpacked, uint8_t **packed);
 /* A worker's or server's socket to the stub, which it has greeted; NULL (the runtime failed,
  * err set) when it cannot be made. */

@@ -247,6 +247,9 @@ void rt_server_free(rt_server *s)
         free(x->snap);
         free(x->master);
         free(x->delta);
+        free(x->psum);
+        free(x->pin);
+        free(x->phat);
         for (int p = 0; x->base && p < s->rt->nprocs; p++)
             free(x->base[p]);
         free(x->base);
@@ -387,7 +390,7 @@ static int add_contribution(pending *p, size_t n, const float *grad, size_t at, 
 }
 
 /* Whether m comes from a worker group this server serves. */
-static bool from_group(const rt_server *s, const msg *m)
+bool srv_from_group(const rt_server *s, const msg *m)
 {
     return m->src.group >= s->first_group && m->src.group < s->first_group + s->ngroups;
 }
@@ -408,6 +411,19 @@ static int apply_step(rt_server *s, srv_slice *x, pending *p, int need, singa_er
     int rc = apply_slice(s, x, p, need, err);
     singa_trace_span(s->trace, "update", rt->params[rt->slices[x->slice].param].name, t0, rt_now());
     return rc;
+}
+
+int srv_apply_grad(rt_server *s, srv_slice *x, int step, float *grad, float scale, float *lr_scale, singa_err *err)
+{
+    const singa_job_control *ctl = s->rt->control;
+    *lr_scale = ctl ? (float)atomic_load(&ctl->lr_scale) : 1.0f;
+    singa_updater_set_lr_scale(s->upd, *lr_scale);
+    msg_loan_wait(&x->lent); /* a get's answer may still read the values */
+    double t0 = rt_now();
+    singa_trace_step(s->trace, step);
+    int rc = singa_updater_apply_one(s->upd, x->store, step, grad, scale, err);
+    singa_trace_span(s->trace, "update", s->rt->params[s->rt->slices[x->slice].param].name, t0, rt_now());
+    return rc < 0 ? singa_err_prefix(err, "server %d.%d: ", s->group, s->id) : 0;
 }
 
 static int apply_slice(rt_server *s, srv_slice *x, pending *p, int need, singa_err *err)
@@ -442,7 +458,9 @@ static int on_update(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payloa
     size_t n = rt->slices[x->slice].len, at = m->offset, len = m->len;
     int g = m->src.group;
     const float *grad; /* the worker's buffer, or the payload frame, alive until this returns */
-    if (!from_group(s, m) || !x->ready || m->offset > n || m->len > n - m->offset)
+    if (m->flags & MSG_F_APPLY)
+        return srv_on_replica_update(s, x, m, payload, err);
+    if (!srv_from_group(s, m) || !x->ready || m->offset > n || m->len > n - m->offset)
         return 1;
     pending *p = &x->pend[g - s->first_group];
     if (m->flags & MSG_F_PTR)
@@ -551,14 +569,14 @@ static int on_checkpoint(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *pa
 
 static int on_put_msg(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload, singa_err *err)
 {
-    int rc = from_group(s, m) ? on_put(s, x, m, payload) : 1;
+    int rc = srv_from_group(s, m) ? on_put(s, x, m, payload) : 1;
     return rc < 0 ? singa_err_set(err, "server %d.%d: out of memory", s->group, s->id) : rc;
 }
 
 /* A group's fetch; after the flush, worker 0.0's final values from any group. */
 static int on_get(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload, singa_err *err)
 {
-    if (!from_group(s, m) && s->flush != SRV_FLUSHED)
+    if (!srv_from_group(s, m) && s->flush != SRV_FLUSHED)
         return 1;
     if (x->ready || s->flush == SRV_FLUSHED) { /* only the asker: every process of the group asks for itself */
         srv_answer(s, x, MSG_GET_REPLY, m->src.group, m->src.proc, x->version, 0, s->rt->slices[x->slice].len, 0);

@@ -49,6 +49,12 @@ typedef struct srv_slice {
     int round_group;      /* the worker group whose answer waits */
     bool round_final;     /* the open round is this group's last: it leaves the rounds after it */
     uint64_t round_left;  /* groups that left the rounds (trained their last step) */
+    /* An update every replica applies itself (server_replica.c): the round's sum (and room for
+     * the lr scale after it), a contribution, P-hat; the round's contributions, step, kind and
+     * the flags its messages carried. */
+    float *psum, *pin, *phat;
+    int pcount, pstep;
+    uint8_t pround, pflags;
 } srv_slice;
 
 struct rt_server {
@@ -100,6 +106,14 @@ int srv_outer_on_sync(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *paylo
 int srv_outer_shard(rt_server *s, srv_slice *x, singa_ckpt *c, const char *param, singa_err *err);
 int srv_outer_load(rt_server *s, srv_slice *x, const singa_ckpt_set *set, bool copy, singa_err *err);
 void srv_outer_free(rt_server *s, srv_slice *x);
+/* Whether m comes from a worker group this server serves (server.c). */
+bool srv_from_group(const rt_server *s, const msg *m);
+/* Applies grad, the sum of a step's contributions, to slice x with `scale` and the host's lr
+ * scale, which it returns in *lr_scale (server.c). */
+int srv_apply_grad(rt_server *s, srv_slice *x, int step, float *grad, float scale, float *lr_scale, singa_err *err);
+/* A message of an update every replica applies itself (MSG_F_APPLY): 0, 1 when dropped, -1 on
+ * failure (server_replica.c). */
+int srv_on_replica_update(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload, singa_err *err);
 
 /* Syncing server groups (server_sync.c). */
 float *srv_copy_of(const float *src, float **dst, size_t n);

@@ -123,7 +123,7 @@ static void peer_name(char *buf, size_t len, const msg_addr *a, int rank)
 static size_t carried(const rt_ctx *rt, const msg *m, size_t nbytes)
 {
     size_t values = 0;
-    if (m->flags & MSG_F_PACKED)
+    if (m->flags & (MSG_F_PACKED | MSG_F_APPLY)) /* factors or a sum: the payload is what it carries */
         return MSG_HEADER_BYTES + nbytes;
     if (m->src.kind == ENT_WORKER && m->type == MSG_UPDATE && (m->flags & MSG_F_PTR))
         values = m->param >= 0 && m->param < rt->nparams ? rt->params[m->param].size : 0; /* the whole gradient */

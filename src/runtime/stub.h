@@ -84,6 +84,12 @@ void stub_on_worker_update(rt_stub *s, const msg *m, zmq_msg_t *payload, bool re
 void stub_on_update_reply(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote);
 void stub_on_get_reply(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote);
 
+/* An update every replica applies itself (stub_replica.c): group g's summed gradient `agg` of
+ * param k leaves, each slice's first message with the step's flags; a server's answer: -1 when
+ * it does not fit (dropped), 0 when another round follows, 1 when the slice is updated here. */
+void stub_replica_send(rt_stub *s, int g, int param, const float *agg, int step, uint8_t flags);
+int stub_replica_reply(rt_stub *s, int g, const msg *m, zmq_msg_t *payload);
+
 /* The end of the job (stub_end.c). */
 bool stub_proc_lost(const rt_stub *s, int r);
 void stub_flush_lost(rt_stub *s, int r);

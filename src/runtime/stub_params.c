@@ -147,6 +147,10 @@ void stub_on_worker_update(rt_stub *s, const msg *m, zmq_msg_t *payload, bool re
         return;
     sg->arrived[k] = 0;
     sg->slices_left[k] = rt->params[k].nslices;
+    if (rt->self_update) {
+        stub_replica_send(s, g, k, sg->agg[k], sg->step[k], step_flags(s, g, sg->step[k]));
+        return;
+    }
     for (int i = 0; i < rt->params[k].nslices; i++) {
         int idx = rt->params[k].first_slice + i;
         const rt_slice *sl = &rt->slices[idx];
@@ -167,10 +171,16 @@ void stub_on_update_reply(rt_stub *s, const msg *m, zmq_msg_t *payload, bool rem
     int g = m->dst.group;
     const rt_slice *sl = &rt->slices[m->slice];
     stub_group *sg = &s->groups[g];
-    if (sg->slices_left[sl->param] <= 0 || take_values(s, g, m, payload) < 0) {
+    int taken = sg->slices_left[sl->param] <= 0                  ? -1
+                : (m->flags & MSG_F_APPLY) && rt->self_update ? stub_replica_reply(s, g, m, payload)
+                : take_values(s, g, m, payload) < 0           ? -1
+                                                              : 1;
+    if (taken < 0) {
         singa_stats_drop(rt->stats);
         return;
     }
+    if (taken == 0) /* P-hat: Q' is on its way */
+        return;
     if (m->flags & MSG_F_LAST) /* another process of the group stops after this step */
         rt_stop_before(rt, g, m->step);
     if (m->flags & MSG_F_CKPT) /* or checkpoints before the next */

@@ -13,6 +13,7 @@
 #include "runtime/runtime.h"
 #include "layers/param_state.h"
 #include "runtime/bridge.h"
+#include "runtime/replica_update.h"
 #include "singa/tensor.h"
 
 static msg_addr self(const rt_worker *w)
@@ -469,6 +470,8 @@ static int save_parts(rt_worker *w, int step, int parts, singa_err *err)
         int rc = singa_job_ckpt_fill(w->job, &c, step, err);
         if (rc == 0)
             rc = rt_residuals_add(w->rt, w->group, w->id, &c, err);
+        if (rc == 0)
+            rc = rt_replica_add(w->rt, w->group, w->id, &c, err);
         if (rc == 0)
             rc = rt_ckpt_write(w->rt, &c, SINGA_CKPT_WORKER, w->group, w->id, err);
         singa_ckpt_free(&c, 0);

@@ -30,17 +30,53 @@ static const singa_field compress_fields[] = {
     {"topk", SINGA_FIELD_NUM},
     {"error_feedback", SINGA_FIELD_BOOL},
     {"values", SINGA_FIELD_STR},
+    {"powersgd", SINGA_FIELD_NUM},
+    {"start", SINGA_FIELD_NUM},
     {NULL, 0},
 };
 
-/* cluster.compress: "fp16", "bf16" or { topk = ratio, error_feedback = bool, values = "fp16" |
- * "bf16" | "int8" | "fp32" }; absent: none.  Top-k's values come back in fp16 unless told
- * otherwise: they are dense, and the servers keep them whole. */
-static int read_compress(singa_compress *c, const singa_conf *conf, singa_err *err)
+/* A whole number in [lo, hi] read from a number field, or -1 (the caller names the field). */
+static int whole_number(const singa_conf *conf, const char *name, double lo, double hi, double dflt, int *out)
 {
-    static const char *const names[] = {"fp16", "bf16", "int8", "fp32"};
+    double v = singa_conf_num(conf, name, dflt);
+    if (!(v >= lo && v <= hi && v == floor(v)))
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+/* { powersgd = R [, start = S] [, error_feedback = bool] }: R a positive integer (the rank of
+ * each 2-D gradient's factors), S the first steps that go uncompressed; error feedback is on
+ * unless told otherwise.  Neither top-k nor `values` go with it: no values come back. */
+static int read_powersgd(singa_cluster *cl, const singa_conf *conf, singa_err *err)
+{
+    singa_compress *c = &cl->compress;
+    c->kind = SINGA_COMPRESS_POWERSGD;
+    c->error_feedback = singa_conf_bool(conf, "error_feedback", true);
+    if (whole_number(conf, "powersgd", 1, 65536, NAN, &cl->powersgd) < 0)
+        return singa_err_set(err, "cluster.compress: field 'powersgd' (the rank of each gradient's factors) must be a "
+                                  "positive integer, got %g", singa_conf_num(conf, "powersgd", NAN));
+    if (whole_number(conf, "start", 0, 1e9, 0, &cl->powersgd_start) < 0)
+        return singa_err_set(err, "cluster.compress: field 'start' (the first steps that go uncompressed) must be an "
+                                  "integer >= 0, got %g", singa_conf_num(conf, "start", NAN));
+    if (singa_conf_get(conf, "topk") || singa_conf_get(conf, "values"))
+        return singa_err_set(err, "cluster.compress: powersgd takes neither 'topk' nor 'values' (every process applies "
+                                  "the low-rank update itself: no values come back); give { powersgd = R [, start = S] "
+                                  "[, error_feedback = true|false] }");
+    return 0;
+}
+
+/* cluster.compress: "fp16", "bf16", { topk = ratio, error_feedback = bool, values = "fp16" |
+ * "bf16" | "int8" | "fp32" | "update" } or { powersgd = rank, start = steps, error_feedback = bool }; absent:
+ * none.  Top-k's values come back in fp16 unless told
+ * otherwise: they are dense, and the servers keep them whole. */
+static int read_compress(singa_cluster *cl, const singa_conf *conf, singa_err *err)
+{
+    singa_compress *c = &cl->compress;
+    cl->powersgd = cl->powersgd_start = 0;
+    static const char *const names[] = {"fp16", "bf16", "int8", "fp32", "update"};
     static const singa_compress_kind kinds[] = {SINGA_COMPRESS_FP16, SINGA_COMPRESS_BF16, SINGA_COMPRESS_INT8,
-                                                SINGA_COMPRESS_NONE};
+                                                SINGA_COMPRESS_NONE, SINGA_COMPRESS_UPDATE};
     *c = (singa_compress){SINGA_COMPRESS_NONE, 0, false, SINGA_COMPRESS_NONE};
     if (!conf)
         return 0;
@@ -50,14 +86,19 @@ static int read_compress(singa_compress *c, const singa_conf *conf, singa_err *e
                 c->kind = c->values = kinds[i];
                 return 0;
             }
-        return singa_err_set(err, "cluster: field 'compress' must be \"fp16\", \"bf16\" or { topk = ratio, "
-                                  "error_feedback = true|false, values = \"fp16\"|\"bf16\"|\"int8\"|\"fp32\" }, "
+        return singa_err_set(err, "cluster: field 'compress' must be \"fp16\", \"bf16\", { topk = ratio, "
+                                  "error_feedback = true|false, values = \"fp16\"|\"bf16\"|\"int8\"|\"fp32\"|"
+                                  "\"update\" } or { powersgd = rank [, start = steps] [, error_feedback = true|false] }, "
                                   "got \"%.40s\"",
                              conf->str);
     }
     const singa_field *const schemas[] = {compress_fields, NULL};
     if (singa_conf_check(conf, schemas, "cluster.compress", err) < 0)
         return -1;
+    if (singa_conf_get(conf, "powersgd"))
+        return read_powersgd(cl, conf, err);
+    if (singa_conf_get(conf, "start"))
+        return singa_err_set(err, "cluster.compress: field 'start' goes with powersgd only");
     c->kind = SINGA_COMPRESS_TOPK;
     c->topk = singa_conf_num(conf, "topk", NAN);
     c->error_feedback = singa_conf_bool(conf, "error_feedback", false);
@@ -65,19 +106,33 @@ static int read_compress(singa_compress *c, const singa_conf *conf, singa_err *e
         return singa_err_set(err, "cluster.compress: field 'topk' (the share of values sent) must be in (0, 1], "
                                   "got %g", c->topk);
     const char *values = singa_conf_str(conf, "values", "fp16");
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         if (strcmp(values, names[i]) == 0) {
             c->values = kinds[i];
             return 0;
         }
     return singa_err_set(err, "cluster.compress: field 'values' (how the values come back) must be \"fp16\", "
-                              "\"bf16\", \"int8\" or \"fp32\", got \"%.40s\"", values);
+                              "\"bf16\", \"int8\", \"fp32\" or \"update\" (none: every process applies the "
+                              "summed update itself), got \"%.40s\"", values);
 }
 
 /* values = "int8" sends each process the change from what it holds, which only a synchronous
- * job's answers (every one taken, in order) keep in step. */
+ * job's answers (every one taken, in order) keep in step; the replicas of powersgd and of values =
+ * "update" stay equal only when every process applies every step's update, and hold the whole
+ * model. */
 static int check_compress(const singa_cluster *c, singa_err *err)
 {
+    const char *self = c->compress.kind == SINGA_COMPRESS_POWERSGD ? "powersgd"
+                       : c->compress.values == SINGA_COMPRESS_UPDATE ? "values = \"update\""
+                                                                    : NULL;
+    if (self && c->nworker_groups > 1)
+        return singa_err_set(err, "cluster.compress: %s needs a synchronous job (one worker group: Sandblaster, "
+                                  "AllReduce), as every process applies each step's update to its own copy; this one "
+                                  "has %d asynchronous worker groups (Downpour, Hogwild): use fp16, bf16 or topk",
+                             self, c->nworker_groups);
+    if (self && c->shard_params)
+        return singa_err_set(err, "cluster.compress: %s needs every process to hold the whole model, which "
+                                  "shard_params = true does not", self);
     if (c->compress.values == SINGA_COMPRESS_INT8 && c->nworker_groups > 1)
         return singa_err_set(err, "cluster.compress: values = \"int8\" (changes to what each process holds) needs "
                                   "a synchronous job of one worker group; this one has %d", c->nworker_groups);
@@ -333,7 +388,7 @@ int singa_cluster_read(singa_cluster *c, const singa_conf *conf, singa_err *err)
                              c->nworker_groups, c->nserver_groups);
     c->shard_params = singa_conf_bool(conf, "shard_params", false);
     c->momentum_compensation = singa_conf_bool(conf, "momentum_compensation", true);
-    if (read_staleness(c, conf, err) < 0 || read_compress(&c->compress, singa_conf_get(conf, "compress"), err) < 0 ||
+    if (read_staleness(c, conf, err) < 0 || read_compress(c, singa_conf_get(conf, "compress"), err) < 0 ||
         check_compress(c, err) < 0 || read_outer(c, singa_conf_get(conf, "outer"), err) < 0)
         return -1;
     if (place(c, err) < 0 || read_elastic(c, singa_conf_get(conf, "elastic"), err) < 0)

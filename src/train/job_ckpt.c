@@ -246,9 +246,10 @@ static int load_extra(void *ud, const char *name, singa_err *err)
         return 0; /* read by another part of the layer (cursor_base) */
     const char *phase = eval_cursor_phase(name);
     bool unbuilt = phase && !(strcmp(phase, singa_phase_name(SINGA_PHASE_TEST)) == 0 ? l->job->test_net : l->job->val_net);
-    /* "residual/<slice>": cluster.compress's error feedback, "outer/<param>/...": cluster.outer's state,
-     * which the runtime reads itself (or drops). */
-    if (unbuilt || strcmp(name, "best") == 0 || strncmp(name, "residual/", 9) == 0 || strncmp(name, "outer/", 6) == 0 ||
+    /* "residual/<slice>", "powersgd/...", "outer/<param>/...": cluster.compress's error feedback and
+     * PowerSGD's Q, cluster.outer's state, which the runtime reads itself (or drops). */
+    if (unbuilt || strcmp(name, "best") == 0 || strncmp(name, "residual/", 9) == 0 ||
+        strncmp(name, "powersgd/", 9) == 0 || strncmp(name, "outer/", 6) == 0 ||
         (l->job->dist && (strncmp(name, "param/", 6) == 0 || strncmp(name, "updater/", 8) == 0)))
         return 0;
     return singa_err_set(err, "checkpoint '%s': tensor '%s' is not in the job (the file belongs to another net)",
