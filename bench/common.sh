@@ -19,6 +19,12 @@ find_prog() { # ENV_VALUE NAME: the first executable of ENV_VALUE, ./NAME, $srcd
 # bench_start PREFIX: tui (singa-tui's path) and tmp (a scratch folder, removed at exit).
 bench_start() {
     tui=$(find_prog "${SINGA_TUI:-}" singa-tui) || die "singa-tui not found: build it first (make), or set SINGA_TUI"
+    # The kernels singa-tui runs (it picks better ones where OpenBLAS fell back to generic ones),
+    # for every program of the run: PyTorch and the sgemm ceiling load the same OpenBLAS.
+    if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
+        OPENBLAS_CORETYPE=$("$tui" --version | sed -n 's/.*OpenBLAS \([A-Za-z0-9]*\))$/\1/p')
+        [ -n "$OPENBLAS_CORETYPE" ] && export OPENBLAS_CORETYPE || unset OPENBLAS_CORETYPE
+    fi
     tmp=$(mktemp -d "${TMPDIR:-/tmp}/$1.XXXXXX") || die "mktemp failed"
     trap 'rm -rf "$tmp"' EXIT
     trap 'exit 130' INT TERM

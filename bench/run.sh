@@ -18,7 +18,8 @@
 #   BENCH_TORCH=0           skip PyTorch;  BENCH_PYTHON=/usr/bin/python3  interpreter that has torch
 #   SINGA_TUI, GEMM_CEILING paths of the programs (default: ./singa-tui, ./bench/gemm_ceiling, then
 #                           the same beside this script's folder)
-#   OPENBLAS_CORETYPE       passed through unchanged to all three (it is reported in the header)
+#   OPENBLAS_CORETYPE       passed to all three (reported in the header); unset, the kernels
+#                           singa-tui runs (bench/common.sh), for all three
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)

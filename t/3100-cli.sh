@@ -25,6 +25,16 @@ version=$(sed -n 's/^AC_INIT(\[singa-tui\], *\[\([^]]*\)\].*/\1/p' "$top_srcdir/
 run --version
 [ $rc -eq 0 ] && [ -n "$version" ] && grep -q "singa-tui $version" "$tmp/out"
 report $? "--version exits 0 and prints 'singa-tui $version'" "$tmp/out"
+# OpenBLAS falls back to its SSE3 kernels (Prescott) on a CPU newer than its tables: singa-tui
+# then starts again with the kernels the CPU can run, unless the user chose some.
+grep -q '^flags.* avx2 .*' /proc/cpuinfo && grep -q '^flags.* fma ' /proc/cpuinfo && generic=yes || generic=
+(env -u OPENBLAS_CORETYPE "$SINGA_TUI" --version) >"$tmp/core.out" 2>&1
+core=$(sed -n 's/.*OpenBLAS \([A-Za-z0-9]*\))$/\1/p' "$tmp/core.out")
+[ -n "$core" ] && { [ -z "$generic" ] || ! echo "$core" | grep -qix 'prescott\|core2\|penryn\|dunnington\|nehalem\|atom\|sandybridge\|unknown'; }
+report $? "--version names OpenBLAS's kernels ($core), not generic ones on a CPU with AVX2" "$tmp/core.out"
+OPENBLAS_CORETYPE=Prescott "$SINGA_TUI" --version >"$tmp/core.out" 2>&1
+grep -q 'OpenBLAS Prescott)$' "$tmp/core.out"
+report $? "the kernels a user set with OPENBLAS_CORETYPE are kept" "$tmp/core.out"
 
 run
 [ $rc -ne 0 ] && grep -q 'usage' "$tmp/err"

@@ -68,6 +68,8 @@ void singa_tensor_add_row(singa_tensor *c, const float *v);
 void singa_tensor_sum_rows(const singa_tensor *c, float alpha, float beta, float *out);
 
 void singa_blas_set_threads(int n);
+/* The kernels OpenBLAS chose for this CPU when it loaded ("Haswell", "SkylakeX", "Prescott", ...). */
+const char *singa_blas_core(void);
 
 #pragma GCC visibility pop
 

@@ -39,7 +39,7 @@ static int opt_help(singa_cli *c, int i)
 static int opt_version(singa_cli *c, int i)
 {
     (void)c, (void)i;
-    printf("singa-tui %s (%s, OpenBLAS)\n", SINGA_VERSION, LUA_RELEASE);
+    printf("singa-tui %s (%s, OpenBLAS %s)\n", SINGA_VERSION, LUA_RELEASE, singa_blas_core());
     return 0;
 }
 

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "app/blas_core.h"
 #include "app/cli.h"
 #include "app/crash.h"
 #include "app/plugin_cli.h"
@@ -120,6 +121,7 @@ static int run(lua_State *L, singa_lua_opts *opts, singa_cli *c, tui_monitor **m
 
 int main(int argc, char **argv)
 {
+    singa_tui_blas_core(argv);
     singa_tui_crash_handlers();
     singa_cli c;
     int rc = singa_cli_parse(&c, argc, argv);

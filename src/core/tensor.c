@@ -217,3 +217,4 @@ void singa_tensor_sum_rows(const singa_tensor *c, float alpha, float beta, float
 }
 
 void singa_blas_set_threads(int n) { openblas_set_num_threads(n); }
+const char *singa_blas_core(void) { return openblas_get_corename(); }
