@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The randomized fault suite (make check-faults; a fixed few in make check, t/8800-faults.sh).
 
-faults.py [--seeds A:B | --seed N | --fixed] [--list]: runs one seeded schedule of faults per
+faults.py [--seeds A:B | --seed N | --fixed | --schedule TEXT] [--list]: runs one seeded schedule of faults per
 seed against a 2-3 process job on this host and checks every run against the invariants; prints
 TAP, with the seed, the schedule and the replay command of any run that fails.  A schedule is
 drawn from its seed alone (random.Random(seed)), so `make check-faults FAULT_SEED=N` replays it.
@@ -13,6 +13,7 @@ Three tables say what is tested; adding a layout, a fault or an invariant is one
 Needs SINGA_TUI and top_srcdir (as make check sets them); the netns faults and disk full need root
 and are left out of the schedules otherwise (the TAP line says so).
 """
+import ast
 import os
 import random
 import re
@@ -38,10 +39,12 @@ ROOT = os.geteuid() == 0 and bool(shutil.which("ip")) and bool(shutil.which("tc"
 class Layout:
     """A job: job.lua's cluster JOB in PROCS processes; LOSS(rank) says what losing that rank
     does today: "ends" (every survivor ends naming it), "goes_on" (asynchronous: the others
-    finish), "restarts" (--elastic: the job starts again on the survivors)."""
+    finish), "restarts" (--elastic: the job starts again on the survivors).  EXACT: harmless
+    faults leave the fault-free run's params (to 1e-5; BITWISE: bit for bit, as
+    docs/05-checkpoints.md promises for a synchronous job of 2 workers)."""
 
-    def __init__(self, job, procs, loss, exact=False, elastic=None, netns=False, rejoin=(), ref=None):
-        self.job, self.procs, self.loss, self.exact = job, procs, loss, exact
+    def __init__(self, job, procs, loss, exact=False, bitwise=False, elastic=None, netns=False, rejoin=(), ref=None):
+        self.job, self.procs, self.loss, self.exact, self.bitwise = job, procs, loss, exact, bitwise
         self.elastic, self.netns, self.rejoin = elastic, netns, rejoin
         self.ref = ref  # the layout whose fault-free run is this one's reference
 
@@ -52,7 +55,7 @@ def ends(_rank):
 
 LAYOUTS = {
     # synchronous, launched by --procs: a loss ends the job (every survivor names the lost rank)
-    "sandblaster3": Layout("sandblaster3", 3, ends, exact=True),
+    "sandblaster3": Layout("sandblaster3", 3, ends, exact=True, bitwise=True),
     # synchronous and elastic: a loss restarts the job on the 2 left, from the newest checkpoint
     "allreduce3-elastic": Layout("allreduce3", 3, lambda r: "restarts", exact=True, elastic=2),
     # asynchronous: rank 1 holds worker group 1 alone, rank 0 the coordinator, rank 2 the servers
@@ -60,7 +63,7 @@ LAYOUTS = {
     # asynchronous, a server group per process: rank 1 can be lost and rejoin
     "hogwild2": Layout("hogwild2", 2, lambda r: "goes_on" if r == 1 else "ends", rejoin=(1,)),
     # ranks 0 and 1 in one network namespace, rank 2 (the servers) in another, a veth between
-    "sandblaster3-netns": Layout("sandblaster3", 3, ends, exact=True, netns=True, ref="sandblaster3"),
+    "sandblaster3-netns": Layout("sandblaster3", 3, ends, exact=True, bitwise=True, netns=True, ref="sandblaster3"),
 }
 
 
@@ -134,7 +137,8 @@ class Run:
     def __init__(self, layout, dir, net=None):
         self.layout, self.dir, self.net = layout, dir, net
         self.events, self.procs, self.extra, self.injected, self.cleanups = [], [], [], [], []
-        self.notes, self.hung, self.rc, self.extra_rcs = [], False, None, []
+        self.notes, self.hung, self.rc, self.extra_rcs, self.seen = [], False, None, [], {}
+        self.watched = 0
         self.t0 = time.time()
         os.makedirs(os.path.join(dir, "ckpt"), exist_ok=True)
 
@@ -175,11 +179,25 @@ class Run:
         return int(steps[-1]) if steps else -1
 
     def pids(self):
-        """Every process of the job (the launcher's ranks, or the ranks started here)."""
+        """Every process of the job still running (the launcher's ranks, or the ranks started
+        here), remembered with its coordinator's address (self.seen)."""
         found = []
         for p in self.procs + self.extra:
-            found += [p.pid] + descendants(p.pid)
+            if p.poll() is None:
+                found += [p.pid] + descendants(p.pid)
+        for p in found:
+            self.seen.setdefault(p, environ(p).get(b"SINGA_COORDINATOR"))
         return found
+
+    def watch(self):
+        """Notes the job's processes every quarter of a second (an elastic restart makes new ones)."""
+        if time.time() - self.watched > 0.25:
+            self.watched = time.time()
+            self.pids()
+
+    def left(self):
+        """The processes of the job seen running that still run."""
+        return [p for p, c in self.seen.items() if c and environ(p).get(b"SINGA_COORDINATOR") == c]
 
     def rank_pid(self, rank):
         for p in self.pids():
@@ -198,18 +216,22 @@ class Run:
     def alive(self):
         return any(p.poll() is None for p in self.procs + self.extra)
 
+    def kill(self):
+        for p in set(self.pids() + self.left()):
+            for sig in (signal.SIGCONT, signal.SIGKILL):
+                try:
+                    os.kill(p, sig)
+                except OSError:
+                    pass
+
     def wait(self, bound):
         while self.alive() and time.time() - self.t0 < bound:
+            self.watch()
             time.sleep(0.05)
         self.hung = self.alive()
         if self.hung:
             self.log("still running at the bound: killed")
-            for p in self.pids():
-                for sig in (signal.SIGCONT, signal.SIGKILL):
-                    try:
-                        os.kill(p, sig)
-                    except OSError:
-                        pass
+            self.kill()
         rcs = [p.wait() for p in self.procs]
         self.rc = rcs[0] if rcs[0] != 0 else next((rc for rc in rcs if rc != 0), 0)
         self.extra_rcs = [p.wait() for p in self.extra]
@@ -278,6 +300,8 @@ def do_rejoin(run, p):
     env = {k.decode(): v.decode() for k, v in environ(pid).items()}
     with open(f"/proc/{pid}/cmdline", "rb") as f:
         argv = [TUI] + [a.decode() for a in f.read().split(b"\0") if a][1:]
+    if run.net:
+        argv = ["ip", "netns", "exec", run.net.ns(r)] + argv
     what = f"SINGA_REJOIN=1 rank {r} while it runs (refused)"
     if r in lay.rejoin:
         p["ckpt_before"] = newest_ckpt(run)
@@ -325,9 +349,9 @@ class Fault:
     "benign" (the job ends exactly as without it), ("loss", rank), ("rejoin", rank), "refused"
     (a rejoin refused, the job undisturbed) or ("fail", pattern of the error naming it)."""
 
-    def __init__(self, do, draw, effect, applies=lambda lay: True, root=False, at_start=False):
+    def __init__(self, do, draw, effect, applies=lambda lay: True, root=False, at_start=False, weight=1):
         self.do, self.draw, self.effect, self.applies = do, draw, effect, applies
-        self.root, self.at_start = root, at_start
+        self.root, self.at_start, self.weight = root, at_start, weight  # how often it is drawn (by layout)
 
 
 def rank_of(rng, lay):
@@ -335,16 +359,19 @@ def rank_of(rng, lay):
 
 
 FAULTS = {
-    "kill": Fault(do_kill, lambda rng, lay: {"rank": rank_of(rng, lay)}, lambda lay, p: ("loss", p["rank"])),
+    "kill": Fault(do_kill, lambda rng, lay: {"rank": rank_of(rng, lay)}, lambda lay, p: ("loss", p["rank"]), weight=4),
     "stop": Fault(do_stop, lambda rng, lay: {"rank": rank_of(rng, lay), "secs": rng.choice([0.1, 0.3, 0.6, 1.0])},
-                  lambda lay, p: "benign"),
-    "stop-long": Fault(do_stop, lambda rng, lay: {"rank": rank_of(rng, lay), "secs": rng.choice([HEARTBEAT + 2, HEARTBEAT + 7])},
+                  lambda lay, p: "benign", weight=2),
+    "stop-long": Fault(do_stop, lambda rng, lay: {"rank": rank_of(rng, lay),
+                                                  "secs": rng.choice([HEARTBEAT + 2, HEARTBEAT + 7])},
                        lambda lay, p: ("loss", p["rank"]), applies=lambda lay: not lay.netns),
     "garbage": Fault(do_garbage, lambda rng, lay: {"rank": rank_of(rng, lay), "bytes": rng.choice([1, 7, 64, 4096]),
                                                    "conns": rng.randrange(1, 20), "seed": rng.randrange(1 << 30)},
-                     lambda lay, p: "benign"),
-    "rejoin": Fault(do_rejoin, lambda rng, lay: {"rank": rank_of(rng, lay)},
-                    lambda lay, p: ("rejoin", p["rank"]) if p["rank"] in lay.rejoin else "refused"),
+                     lambda lay, p: "benign", weight=2),
+    "rejoin": Fault(do_rejoin, lambda rng, lay: {"rank": rng.choice(lay.rejoin) if lay.rejoin and rng.random() < 0.7
+                                                 else rank_of(rng, lay)},
+                    lambda lay, p: ("rejoin", p["rank"]) if p["rank"] in lay.rejoin else "refused",
+                    weight=lambda lay: 5 if lay.rejoin else 1),
     "disk-full": Fault(do_diskfull, lambda rng, lay: {"kb": rng.randrange(60, 300)},
                        lambda lay, p: ("fail", r"No space left on device"), root=True, at_start=True),
     "link-down": Fault(do_link_down, lambda rng, lay: {"secs": rng.choice([0.2, 0.5, 0.8])}, lambda lay, p: "benign",
@@ -377,8 +404,7 @@ def finished(run):
 def inv_bounded(run):
     if run.hung:
         return f"still running {BOUND} s after it started"
-    left = [p for p in run.pids() if os.path.exists(f"/proc/{p}")]
-    return left and f"processes left behind: {left}"
+    return run.left() and f"processes left behind: {run.left()}"
 
 
 def inv_named(run):
@@ -387,12 +413,18 @@ def inv_named(run):
     return f"exit status {run.rc} without a named error"
 
 
+def refused(run, p):
+    """The rejoining process P started ended, saying why it could not."""
+    said = "\n".join(tail(os.path.join(run.dir, f"rejoin{p['proc']}.out")))
+    return run.extra_rcs[p["proc"]] != 0 and re.search(r"SINGA_REJOIN: |cannot rejoin", said)
+
+
 def inv_outcome(run):
     """What today's runtime promises for the one disruptive fault (or none) a schedule injected."""
     out, lay = run.output(), run.layout
     bad = [(f, p, e) for (f, p), e in zip(run.injected, effects(run)) if e not in ("benign", "refused")]
     for (f, p), e in zip(run.injected, effects(run)):
-        if e == "refused" and (run.extra_rcs[p["proc"]] == 0 or not re.search(r"SINGA_REJOIN: |cannot rejoin", out)):
+        if e == "refused" and not refused(run, p):
             return f"the rejoin of live rank {p['rank']} was not refused (status {run.extra_rcs[p['proc']]})"
     if not bad:
         return None if run.rc == 0 and finished(run) else f"status {run.rc} (0 and every step expected)"
@@ -403,6 +435,12 @@ def inv_outcome(run):
         return None if run.rc != 0 and re.search(e[1], out) else f"status {run.rc}, no error matching {e[1]!r}"
     rank = e[1]
     named = re.search(rf"rank {rank} \([^)]*\) at tcp://\S+ (died|sent nothing|hung)", out)
+    if e[0] == "rejoin" and p["ckpt_before"] < 0:
+        # it takes its groups' state from a whole checkpoint the job wrote before it was lost
+        said = "\n".join(tail(os.path.join(run.dir, f"rejoin{p['proc']}.out")))
+        ok = run.rc == 137 and finished(run) and run.extra_rcs[p["proc"]] != 0 and \
+            re.search(r"resume: no checkpoint in .* verifies", said)
+        return None if ok else f"status {run.rc}: a rejoin refused for want of a whole checkpoint expected"
     if e[0] == "rejoin":
         rc = run.extra_rcs[p["proc"]]
         ok = run.rc == 137 and rc == 0 and finished(run) and re.search(rf"rank {rank} \(.*\) rejoined at step", out)
@@ -451,6 +489,8 @@ def inv_exact(run):
     den = sum(y * y for n in pb for y in pb[n])
     rel = (num / den) ** 0.5 if den else 1
     run.notes.append("params identical" if pa == pb else f"params {rel:.2g} from the fault-free run's")
+    if run.layout.bitwise and pa != pb:
+        return f"params {rel:.3g} from the fault-free run's, not bitwise the same"
     return None if rel < 1e-5 and pa.keys() == pb.keys() else f"params {rel:.3g} from the fault-free run's"
 
 
@@ -486,8 +526,8 @@ def inv_ckpts_same(run):
     far = [r for r in rows if "failed" in r or float(r.split()[1]) >= 1e-5]
     same = sum(r.endswith("identical") for r in rows)
     run.notes.append(f"{same} of {len(rows)} checkpoints bitwise the fault-free run's")
-    if rc != 0 or far or len(rows) != len(mine):
-        return f"checkpoints unlike the fault-free run's: {far[:3] or err.strip()[-200:]}"
+    if rc != 0 or far or len(rows) != len(mine) or (run.layout.bitwise and same != len(rows)):
+        return f"checkpoints unlike the fault-free run's: {far[:3] or err.strip()[-200:] or rows}"
     return None
 
 
@@ -527,7 +567,31 @@ def inv_resume(run):
     if not m or not before:
         return None
     at = int(m.group(1))
-    return None if at >= max(before) and at % CKPT_FREQ == 0 else f"resumed step {at}; step {max(before)} was written before the loss"
+    if at >= max(before) and at % CKPT_FREQ == 0:
+        return None
+    return f"resumed step {at}; step {max(before)} was written before the loss"
+
+
+def inv_steps(run):
+    """No committed step lost or trained twice: each worker group's records (every 10 steps) go on
+    without a gap or a repeat, but from the checkpoint an elastic restart resumes (the steps
+    since it are trained again, as documented) and from the one a rejoined group starts at."""
+    last = {}  # group: (its last record's step, whether the next must be 10 steps on)
+    for line in run.output().splitlines():
+        if line.startswith("elastic restart "):
+            m = re.search(r"resuming step (\d+)", line)
+            last = {g: (int(m.group(1)) - 10 if m else -10, True) for g in last}
+        m = re.search(r"rank \d+ \(workers (\d+)\.\d+.*\) rejoined at step (\d+)", line)
+        if m:
+            last[m.group(1)] = (int(m.group(2)), False)
+        m = re.match(r"step (\d+) +train(?: g(\d+))? ", line)
+        if m:
+            s, g = int(m.group(1)), m.group(2) or "0"
+            at, next_only = last.get(g, (s - 10, True))
+            if s != at + 10 if next_only else s < at:
+                return f"group {g}: step {s} recorded after step {at}"
+            last[g] = (s, True)
+    return None
 
 
 INVARIANTS = [
@@ -539,6 +603,7 @@ INVARIANTS = [
     ("every checkpoint on disk loads (--ckpt-info, --test)", inv_ckpts_load),
     ("no .tmp left behind", inv_no_tmp),
     ("a restart loses no committed step", inv_resume),
+    ("no step lost or trained twice", inv_steps),
 ]
 
 
@@ -553,7 +618,8 @@ def draw(seed):
     faults, disruptive = [], False
     for _ in range(rng.choice([1, 1, 2, 2, 3])):
         for _ in range(20):
-            f = rng.choice(names)
+            f = rng.choices(names, [FAULTS[n].weight(lay) if callable(FAULTS[n].weight) else FAULTS[n].weight
+                                    for n in names])[0]
             p = FAULTS[f].draw(rng, lay)
             bad = FAULTS[f].effect(lay, p) not in ("benign", "refused")
             if not (bad and disruptive):
@@ -561,7 +627,9 @@ def draw(seed):
         else:
             continue
         disruptive |= bad
-        step = None if FAULTS[f].at_start else rng.randrange(60, STEPS - 120, 10) if bad else rng.randrange(10, STEPS - 60, 10)
+        # a disruptive fault once there is a checkpoint, and early enough for its effect to show
+        step = None if FAULTS[f].at_start else rng.randrange(60, STEPS - 120, 10) if bad else \
+            rng.randrange(10, STEPS - 60, 10)
         faults.append((step, f, p))
     faults.sort(key=lambda x: -1 if x[0] is None else x[0])
     return name, faults
@@ -571,6 +639,18 @@ def describe(sched):
     name, faults = sched
     parts = ["start" if s is None else f"step {s}" for s, _, _ in faults]
     return name + ": " + "; ".join(f"{at} {f} {p}" for at, (_, f, p) in zip(parts, faults))
+
+
+def parse(text):
+    """The schedule describe() printed as TEXT."""
+    name, _, rest = text.partition(": ")
+    faults = []
+    for part in filter(None, (x.strip() for x in rest.split("; "))):
+        m = re.match(r"(?:step (\d+)|start) ([\w-]+) (\{.*\})$", part)
+        if not m or name not in LAYOUTS or m.group(2) not in FAULTS:
+            raise ValueError(f"not a schedule: {part!r} of {text!r}")
+        faults.append((int(m.group(1)) if m.group(1) else None, m.group(2), ast.literal_eval(m.group(3))))
+    return name, faults
 
 
 def inject(run, step, f, p):
@@ -605,6 +685,7 @@ def execute(tmp, tag, sched, is_ref=False):
                 pending.remove(x)
                 threads.append(threading.Thread(target=inject, args=(run,) + x, daemon=True))
                 threads[-1].start()
+            run.watch()
             time.sleep(0.02)
         for s, f, p in pending:
             run.log(f"step {s} {f} {p}: not reached, the job ended first")
@@ -613,6 +694,7 @@ def execute(tmp, tag, sched, is_ref=False):
         run.wait(BOUND)
         run.failures = [(what, why) for what, inv in INVARIANTS for why in [inv(run)] if why]
     finally:
+        run.kill()  # none is left but when the driver itself failed or was interrupted
         for c in run.cleanups:
             subprocess.run(c, stderr=subprocess.DEVNULL)
         if run.net:
@@ -680,7 +762,9 @@ def report(n, seed, sched, run):
     for t, e in run.events:
         print(f"# {t:6.2f} s: {e}")
     print(f"# ended with status {run.rc} after {run.seconds:.1f} s; output in {run.dir}")
-    print(f"# replay: make check-faults FAULT_SEED={seed}" if isinstance(seed, int) else "# replay: make check TESTS=t/8800-faults.sh")
+    if isinstance(seed, int):
+        print(f"# replay: make check-faults FAULT_SEED={seed}")
+    print(f"# replay (whatever the tables hold then): make check-faults FAULT_SCHEDULE=\"{describe(sched)}\"")
     for name in ["out", "out0", "out1", "out2", "rejoin0.out", "rejoin1.out"]:
         for line in tail(os.path.join(run.dir, name)):
             print(f"#   {name}: {line}")
@@ -709,13 +793,16 @@ def main(argv):
         send_garbage(argv[2], int(argv[3]), int(argv[4]), int(argv[5]), int(argv[6]))
         return 0
     seeds = list(range(1, 31))
-    if len(argv) > 2 and argv[1] == "--seeds":
-        a, b = argv[2].split(":")
-        seeds = list(range(int(a), int(b) + 1))
-    elif len(argv) > 2 and argv[1] == "--seed":
-        seeds = [int(argv[2])]
+    for opt, val in zip(argv, argv[1:] + [""]):
+        if opt == "--seeds":
+            a, b = val.split(":")
+            seeds = list(range(int(a), int(b) + 1))
+        elif opt == "--seed":
+            seeds = [int(val)]
     runs = [(s, draw(s)) for s in seeds]
-    if len(argv) > 1 and argv[1] == "--fixed":
+    if "--schedule" in argv:
+        runs = [("schedule", parse(argv[argv.index("--schedule") + 1]))]
+    if "--fixed" in argv:
         runs, TMP = [(f"fixed {i}", sched) for i, sched in enumerate(FIXED, 1)], "t/8800-faults.tmp"
     if "--list" in argv:
         for s, sched in runs:
