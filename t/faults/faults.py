@@ -133,6 +133,10 @@ class Net:
         return self.net + (".2" if rank == 2 else ".1")
 
 
+def shell_status(rc):
+    return 128 - rc if rc < 0 else rc
+
+
 class Run:
     """One run of a layout's job, in DIR: started, watched, ended."""
 
@@ -140,18 +144,23 @@ class Run:
         self.layout, self.dir, self.net = layout, dir, net
         self.events, self.procs, self.extra, self.injected, self.cleanups = [], [], [], [], []
         self.notes, self.hung, self.rc, self.extra_rcs, self.seen = [], False, None, [], {}
-        self.watched = 0
+        self.watched, self.files = 0, []
         self.t0 = time.time()
         os.makedirs(os.path.join(dir, "ckpt"), exist_ok=True)
 
     def argv(self):
         return ["-e", os.path.join(HERE, "job.lua"), self.layout.job, self.dir, str(STEPS)]
 
+    def file(self, name):
+        """A file of the run's folder for a process's output, closed when the run ends."""
+        self.files.append(open(os.path.join(self.dir, name), "w"))
+        return self.files[-1]
+
     def start(self):
         lay, env = self.layout, dict(os.environ, SLOW_SO=os.path.abspath("t/plugins/.libs/slow.so"))
         if not lay.netns:
             el = ["--elastic", str(lay.elastic)] if lay.elastic else []
-            out = open(os.path.join(self.dir, "out"), "w")
+            out = self.file("out")
             self.procs = [subprocess.Popen([TUI, "--procs", str(lay.procs)] + el + self.argv(), env=env,
                                            stdout=out, stderr=subprocess.STDOUT, start_new_session=True)]
             return
@@ -159,7 +168,7 @@ class Run:
         env.update(SINGA_SIZE=str(lay.procs), SINGA_COORDINATOR=f"tcp://{self.net.addr(0)}:{port}",
                    FAULT_HEARTBEAT="3")
         for r in range(lay.procs):
-            out = open(os.path.join(self.dir, f"out{r}"), "w")
+            out = self.file(f"out{r}")
             e = dict(env, SINGA_RANK=str(r), SINGA_BIND=self.net.addr(r))
             self.procs.append(subprocess.Popen(["ip", "netns", "exec", self.net.ns(r), TUI] + self.argv(), env=e,
                                                stdout=out, stderr=subprocess.STDOUT, start_new_session=True))
@@ -234,10 +243,12 @@ class Run:
         if self.hung:
             self.log("still running at the bound: killed")
             self.kill()
-        rcs = [p.wait() for p in self.procs]
+        rcs = [shell_status(p.wait()) for p in self.procs]  # as --procs gives them, 128 + a signal
         self.rc = rcs[0] if rcs[0] != 0 else next((rc for rc in rcs if rc != 0), 0)
-        self.extra_rcs = [p.wait() for p in self.extra]
+        self.extra_rcs = [shell_status(p.wait()) for p in self.extra]
         self.seconds = time.time() - self.t0
+        for f in self.files:
+            f.close()
 
 
 # --- faults --------------------------------------------------------------------------------
@@ -325,7 +336,7 @@ def do_rejoin(run, p):
             time.sleep(0.05)
         what = f"kill -9 rank {r}, started again with SINGA_REJOIN=1 once it is lost"
     p["proc"] = len(run.extra)
-    out = open(os.path.join(run.dir, f"rejoin{p['proc']}.out"), "w")
+    out = run.file(f"rejoin{p['proc']}.out")
     run.extra.append(subprocess.Popen(argv, env=dict(env, SINGA_REJOIN="1"), stdout=out,
                                       stderr=subprocess.STDOUT, start_new_session=True))
     return what
