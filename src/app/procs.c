@@ -196,6 +196,16 @@ static int left_after_loss(int n, const int *statuses, char *lost, size_t len)
     return left;
 }
 
+/* Fewer processes left than --elastic MIN (cluster.elastic.min): the job ends (status 1) rather
+ * than restart on too few. */
+static int too_few(const char *lost, int left, int min)
+{
+    fprintf(stderr, "singa-tui: elastic: %s %s lost, %d process%s left, fewer than cluster.elastic.min = %d: "
+            "the job ends\n",
+            strchr(lost, ',') ? "ranks" : "rank", lost, left, left == 1 ? "" : "es", min);
+    return 1;
+}
+
 /* Points $SINGA_COORDINATOR at a free loopback port. */
 static int pick_coordinator(void)
 {
@@ -274,10 +284,14 @@ int singa_tui_procs(int n, int procs_at, int elastic, int elastic_at, int file_a
         rc = wait_all(n, 10, statuses);
         char lost[256], number[16];
         int left = left_after_loss(n, statuses, lost, sizeof lost);
-        if (left == 0)
+        if (left == 0 || (left < elastic && (rc = too_few(lost, left, elastic))))
             break;
-        fprintf(stderr, "singa-tui: elastic restart %d: %s %s lost, the job starts again on the %d process%s left\n",
-                restart, strchr(lost, ',') ? "ranks" : "rank", lost, left, left == 1 ? "" : "es");
+        if (!lost[0]) /* every rank ended to restart: the one the others gave up on came back in time */
+            fprintf(stderr, "singa-tui: elastic restart %d: no process lost (a rank stalled past the others' "
+                    "heartbeat_timeout and came back), the job starts again on the %d processes\n", restart, left);
+        else
+            fprintf(stderr, "singa-tui: elastic restart %d: %s %s lost, the job starts again on the %d process%s left\n",
+                    restart, strchr(lost, ',') ? "ranks" : "rank", lost, left, left == 1 ? "" : "es");
         snprintf(number, sizeof number, "%d", restart);
         setenv("SINGA_RESTART", number, 1);
         setenv("SINGA_RESTART_LOST", lost, 1);

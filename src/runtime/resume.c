@@ -47,9 +47,13 @@ static void log_restart(rt_ctx *rt, bool resumed)
     const char *lost = rt->launch.lost;
     char from[64];
     snprintf(from, sizeof from, "resuming step %d", rt->resume_step);
-    rt_log(rt, "elastic restart %d of %d: %s %s lost, %s on %d process%s", rt->launch.restart, rt->c->max_restarts,
-           strchr(lost, ',') ? "ranks" : "rank", *lost ? lost : "?", resumed ? from : "no checkpoint yet: starting from step 0",
-           rt->nprocs, rt->nprocs == 1 ? "" : "es");
+    char who[300];
+    if (*lost)
+        snprintf(who, sizeof who, "%s %s lost", strchr(lost, ',') ? "ranks" : "rank", lost);
+    else
+        snprintf(who, sizeof who, "no process lost");
+    rt_log(rt, "elastic restart %d of %d: %s, %s on %d process%s", rt->launch.restart, rt->c->max_restarts, who,
+           resumed ? from : "no checkpoint yet: starting from step 0", rt->nprocs, rt->nprocs == 1 ? "" : "es");
 }
 
 /* The steps newer than the one resumed from, which this run writes anew, so none of their files
