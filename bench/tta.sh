@@ -13,7 +13,8 @@
 # (rank 4), in images/s over the same link (bench/ddp_ref.py).
 #
 # Printed per configuration: seconds to the target, its ratio to one process, the steps it took,
-# images/s over the run, and the wire bytes per step (what the link's interfaces carried over the
+# the best mean of three tests in a row the run reached, images/s over the run, and the wire
+# bytes per step (what the link's interfaces carried over the
 # run, by the steps run; - on this host without root).
 #
 # Environment:
@@ -42,12 +43,14 @@ case $link in loopback | 1gbit) ;; *) die "unknown link '$link' (loopback, 1gbit
 [ $root = 1 ] || note "bench/tta: not root: 2 processes on this host, without a shaped link or wire bytes"
 "$py" -c 'import torch' 2>/dev/null || { note "bench/tta: $py cannot import torch; no DDP runs"; configs=$(echo "$configs" | sed 's/ddp[-a-z]*//g'); }
 
-# reached METRICS: "SECONDS STEP" of the first test at which the mean of the last three reaches
-# the target, or "- -".
+# reached METRICS: "SECONDS STEP BEST" of the first test at which the mean of the last three
+# reaches the target ("- -" for a run that never does), and the best such mean of the run.
 reached() {
     sed -n 's/.*"step": \([0-9]*\), "phase": "test".*"accuracy": \([0-9.e-]*\).*"seconds": \([0-9.]*\).*/\1 \2 \3/p' "$1" |
-        awk -v t="$target" '$1 > 0 { a[++n] = $2; if (n >= 3 && (a[n] + a[n - 1] + a[n - 2]) / 3 >= t) { print $3, $1; f = 1; exit } }
-            END { if (!f) print "- -" }'
+        awk -v t="$target" '$1 > 0 { a[++n] = $2; if (n < 3) next; m = (a[n] + a[n - 1] + a[n - 2]) / 3
+                if (m > best) best = m
+                if (!at && m >= t) at = $3 " " $1 }
+            END { printf "%s %.4f\n", at ? at : "- -", best }'
 }
 
 # run CONFIG: one run; its line of the table to $tmp/rows.
@@ -67,7 +70,7 @@ run() {
             get "$c" images_per_sec "$py" "$here/ddp_ref.py" --procs 2 "$@"
         fi
         v=$(tail -n 1 "$tmp/$c" 2>/dev/null || echo -)
-        printf '%-19s %9s %7s %7s %10s %13s\n' "$c" - - - "$v" - >>"$tmp/rows"
+        printf '%-19s %9s %7s %7s %9s %10s %13s\n' "$c" - - - - "$v" - >>"$tmp/rows"
         return
         ;;
     *)
@@ -80,14 +83,14 @@ run() {
         ;;
     esac
     set -- $(reached "$metrics")
-    secs=$1 at=$2
+    secs=$1 at=$2 best=$3
     [ "$c" = one ] && one=$secs
     images=$(tr ' ' '\n' <"$tmp/$c.result" 2>/dev/null | sed -n 's/^images=//p')
     run_s=$(tr ' ' '\n' <"$tmp/$c.result" 2>/dev/null | sed -n 's/^seconds=//p')
     ips=$(ratio "$steps" "${run_s:--}" "${images:-0}" "%.0f")
     wire=-
     [ -s "$tmp/wire" ] && wire=$(awk -v b="$(cat "$tmp/wire")" -v n="$steps" 'BEGIN { printf "%.2f\n", b / n / 1e6 }')
-    printf '%-19s %9s %7s %7s %10s %13s\n' "$c" "$secs" "$(ratio "$secs" "${one:--}")" "$at" "$ips" "$wire" >>"$tmp/rows"
+    printf '%-19s %9s %7s %7s %9s %10s %13s\n' "$c" "$secs" "$(ratio "$secs" "${one:--}")" "$at" "$best" "$ips" "$wire" >>"$tmp/rows"
 }
 
 one=-
@@ -96,5 +99,5 @@ note "(CPUs $(wait_idle)% busy before the runs)"
 for c in $configs; do run "$c"; done
 cleanup_ns
 
-printf '\n%-19s %9s %7s %7s %10s %13s\n' config "s to target" "x one" steps images/s "wire MB/step"
+printf '\n%-19s %9s %7s %7s %9s %10s %13s\n' config "s to target" "x one" steps "best acc" images/s "wire MB/step"
 cat "$tmp/rows"
