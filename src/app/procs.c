@@ -284,8 +284,12 @@ int singa_tui_procs(int n, int procs_at, int elastic, int elastic_at, int file_a
         rc = wait_all(n, 10, statuses);
         char lost[256], number[16];
         int left = left_after_loss(n, statuses, lost, sizeof lost);
-        if (left == 0 || (left < elastic && (rc = too_few(lost, left, elastic))))
+        if (left == 0)
             break;
+        if (left < elastic) {
+            rc = too_few(lost, left, elastic);
+            break;
+        }
         if (!lost[0]) /* every rank ended to restart: the one the others gave up on came back in time */
             fprintf(stderr, "singa-tui: elastic restart %d: no process lost (a rank stalled past the others' "
                     "heartbeat_timeout and came back), the job starts again on the %d processes\n", restart, left);
