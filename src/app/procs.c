@@ -196,14 +196,32 @@ static int left_after_loss(int n, const int *statuses, char *lost, size_t len)
     return left;
 }
 
-/* Fewer processes left than --elastic MIN (cluster.elastic.min): the job ends (status 1) rather
- * than restart on too few. */
-static int too_few(const char *lost, int left, int min)
+/* After the ranks of run `restart` ended (statuses): how many processes the job starts again on,
+ * with $SINGA_RESTART and $SINGA_RESTART_LOST set for it, or 0 when it ends, with *rc 1 where fewer
+ * than --elastic MIN (cluster.elastic.min) are left rather than restart on too few. */
+static int restart_on(int restart, int n, const int *statuses, int min, int *rc)
 {
-    fprintf(stderr, "singa-tui: elastic: %s %s lost, %d process%s left, fewer than cluster.elastic.min = %d: "
-            "the job ends\n",
-            strchr(lost, ',') ? "ranks" : "rank", lost, left, left == 1 ? "" : "es", min);
-    return 1;
+    char lost[256], number[16];
+    int left = left_after_loss(n, statuses, lost, sizeof lost);
+    const char *ranks = strchr(lost, ',') ? "ranks" : "rank", *es = left == 1 ? "" : "es";
+    if (left > 0 && left < min) {
+        fprintf(stderr, "singa-tui: elastic: %s %s lost, %d process%s left, fewer than cluster.elastic.min = %d: "
+                "the job ends\n", ranks, lost, left, es, min);
+        *rc = 1;
+        return 0;
+    }
+    if (left == 0)
+        return 0;
+    if (!lost[0]) /* every rank ended to restart: the one the others gave up on came back in time */
+        fprintf(stderr, "singa-tui: elastic restart %d: no process lost (a rank stalled past the others' "
+                "heartbeat_timeout and came back), the job starts again on the %d processes\n", restart, left);
+    else
+        fprintf(stderr, "singa-tui: elastic restart %d: %s %s lost, the job starts again on the %d process%s left\n",
+                restart, ranks, lost, left, es);
+    snprintf(number, sizeof number, "%d", restart);
+    setenv("SINGA_RESTART", number, 1);
+    setenv("SINGA_RESTART_LOST", lost, 1);
+    return left;
 }
 
 /* Points $SINGA_COORDINATOR at a free loopback port. */
@@ -282,23 +300,9 @@ int singa_tui_procs(int n, int procs_at, int elastic, int elastic_at, int file_a
             nchildren = i + 1;
         }
         rc = wait_all(n, 10, statuses);
-        char lost[256], number[16];
-        int left = left_after_loss(n, statuses, lost, sizeof lost);
+        int left = restart_on(restart, n, statuses, elastic, &rc);
         if (left == 0)
             break;
-        if (left < elastic) {
-            rc = too_few(lost, left, elastic);
-            break;
-        }
-        if (!lost[0]) /* every rank ended to restart: the one the others gave up on came back in time */
-            fprintf(stderr, "singa-tui: elastic restart %d: no process lost (a rank stalled past the others' "
-                    "heartbeat_timeout and came back), the job starts again on the %d processes\n", restart, left);
-        else
-            fprintf(stderr, "singa-tui: elastic restart %d: %s %s lost, the job starts again on the %d process%s left\n",
-                    restart, strchr(lost, ',') ? "ranks" : "rank", lost, left, left == 1 ? "" : "es");
-        snprintf(number, sizeof number, "%d", restart);
-        setenv("SINGA_RESTART", number, 1);
-        setenv("SINGA_RESTART_LOST", lost, 1);
         if (own_port && pick_coordinator() < 0)
             break;
         n = left;

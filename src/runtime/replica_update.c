@@ -64,17 +64,11 @@ static int slice_state(rt_ctx *rt, int g, int k, rt_replica_slice *x, singa_err 
     if (!x->applies)
         return 0;
     const rt_slice *sl = &rt->slices[k];
-    const rt_param *dp = &rt->params[sl->param];
     char name[600];
-    int len = (int)sl->len;
-    snprintf(name, sizeof name, "%s@%zu", dp->name, sl->offset);
-    singa_param *p = singa_params_declare(&rt->self_update->groups[g].store, name, dp->layer, 1, &len, err);
+    snprintf(name, sizeof name, "%s@%zu", rt->params[sl->param].name, sl->offset);
+    singa_param *p = rt_slice_param(rt, &rt->self_update->groups[g].store, k, name, err);
     if (!p)
         return -1;
-    p->trained = true;
-    p->lr_scale = dp->lr_scale;
-    p->wd_scale = dp->wd_scale;
-    singa_tensor_free(&p->grad);
     singa_tensor_rebind(&p->data, rt->replica[g][sl->param]->data.data + sl->offset);
     x->store = p->id;
     return 0;

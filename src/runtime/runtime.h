@@ -50,6 +50,9 @@ typedef struct rt_param {
     int first_slice, nslices;
     float *hist; /* the momentum history every worker writes into (history.c), or NULL */
 } rt_param;
+/* Slice k declared in `store` as a trained param named `name`, with its param's scales and no
+ * gradient of its own: what a server's updater, or a replica's, updates (server.c). */
+singa_param *rt_slice_param(const rt_ctx *rt, singa_params *store, int k, const char *name, singa_err *err);
 /* What the workers that write into the servers' history share (history.c); each param's
  * gradient GEMM is written in this many blocks of rows, in turns. */
 enum { RT_HISTORY_PARTS = 4 };

@@ -64,6 +64,21 @@ static int sole_local_group(const rt_server *s)
 
 /* A slice's name in the server's store and shard: its param's, with its offset when the server
  * holds an earlier slice of the same param (big params are cut into several). */
+singa_param *rt_slice_param(const rt_ctx *rt, singa_params *store, int k, const char *name, singa_err *err)
+{
+    const rt_slice *d = &rt->slices[k];
+    const rt_param *dp = &rt->params[d->param];
+    int len = (int)d->len;
+    singa_param *p = singa_params_declare(store, name, dp->layer, 1, &len, err);
+    if (!p)
+        return NULL;
+    p->trained = true;
+    p->lr_scale = dp->lr_scale;
+    p->wd_scale = dp->wd_scale;
+    singa_tensor_free(&p->grad);
+    return p;
+}
+
 static const char *slice_name(const rt_ctx *rt, int k, char *buf, size_t len)
 {
     const rt_slice *d = &rt->slices[k];
@@ -93,16 +108,10 @@ int rt_server_create(rt_ctx *rt, rt_server *s, int group, int id, singa_err *err
         s->local[k] = -1;
         if (d->server != id)
             continue;
-        const rt_param *dp = &rt->params[d->param];
-        int len = (int)d->len;
         char buf[512];
-        singa_param *p = singa_params_declare(&s->store, slice_name(rt, k, buf, sizeof buf), dp->layer, 1, &len, err);
+        singa_param *p = rt_slice_param(rt, &s->store, k, slice_name(rt, k, buf, sizeof buf), err);
         if (!p)
             return -1;
-        p->trained = true;
-        p->lr_scale = dp->lr_scale;
-        p->wd_scale = dp->wd_scale;
-        singa_tensor_free(&p->grad);
         srv_slice *x = &s->sl[s->nsl];
         *x = (srv_slice){.slice = k, .store = p->id, .shared_group = shared};
         if (shared >= 0) /* update the group's values in place */
