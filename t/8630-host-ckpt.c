@@ -21,39 +21,15 @@
  * with the server in rank 2, as singa.cluster.downpour{ groups = 2, procs = 3 }. */
 static singa_conf *job_conf(const char *ckpt, bool resume, bool procs)
 {
-    singa_conf *job = singa_conf_new(SINGA_CONF_TABLE), *upd = singa_conf_new(SINGA_CONF_TABLE),
-               *lr = singa_conf_new(SINGA_CONF_TABLE), *net = singa_conf_new(SINGA_CONF_TABLE),
-               *layers = singa_conf_new(SINGA_CONF_LIST), *cluster = singa_conf_new(SINGA_CONF_TABLE);
+    singa_conf *job = singa_conf_new(SINGA_CONF_TABLE), *cluster = singa_conf_new(SINGA_CONF_TABLE);
     singa_conf_add(job, "name", str("hostckpt"));
     singa_conf_add(job, "seed", num(1));
     singa_conf_add(job, "train_steps", num(60));
     singa_conf_add(job, "disp_freq", num(100));
     singa_conf_add(job, "checkpoint_path", str(ckpt));
     singa_conf_add(job, "resume", singa_conf_new_bool(resume));
-    singa_conf_add(lr, "type", str("kFixed"));
-    singa_conf_add(lr, "base_lr", num(0.1));
-    singa_conf_add(upd, "type", str("kSGD"));
-    singa_conf_add(upd, "momentum", num(0.9));
-    singa_conf_add(upd, "learning_rate", lr);
-    singa_conf_add(job, "updater", upd);
-    singa_conf *data = layer("data", "kIDXData", NULL), *fc = layer("fc1", "kInnerProduct", "image"),
-               *loss = layer("loss", "kSoftmaxLoss", NULL), *src = singa_conf_new(SINGA_CONF_LIST),
-               *image = layer("image", "kMnist", "data");
-    singa_conf_add(data, "batchsize", num(8));
-    singa_conf_add(data, "images", str(DIR "/images"));
-    singa_conf_add(data, "labels", str(DIR "/labels"));
-    singa_conf_add(image, "norm_a", num(255));
-    singa_conf_add(fc, "num_output", num(4));
-    singa_conf_add(src, NULL, str("fc1"));
-    singa_conf_add(src, NULL, str("label"));
-    singa_conf_add(loss, "srclayer", src);
-    singa_conf_add(layers, NULL, data);
-    singa_conf_add(layers, NULL, image);
-    singa_conf_add(layers, NULL, layer("label", "kLabel", "data"));
-    singa_conf_add(layers, NULL, fc);
-    singa_conf_add(layers, NULL, loss);
-    singa_conf_add(net, "layer", layers);
-    singa_conf_add(job, "neuralnet", net);
+    singa_conf_add(job, "updater", fixed_updater("kSGD", 0.1));
+    singa_conf_add(job, "neuralnet", softmax_net(DIR));
     singa_conf_add(cluster, "nworker_groups", num(2));
     singa_conf_add(cluster, "nworkers_per_group", num(procs ? 1 : 2));
     singa_conf_add(cluster, "nservers_per_group", num(procs ? 1 : 2));

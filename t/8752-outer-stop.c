@@ -13,48 +13,19 @@
 
 #define DIR "t/8752-outer-stop.tmp"
 
-static singa_conf *updater(const char *type, double lr)
-{
-    singa_conf *u = singa_conf_new(SINGA_CONF_TABLE), *rate = singa_conf_new(SINGA_CONF_TABLE);
-    singa_conf_add(rate, "type", str("kFixed"));
-    singa_conf_add(rate, "base_lr", num(lr));
-    singa_conf_add(u, "type", str(type));
-    singa_conf_add(u, "momentum", num(0.9));
-    singa_conf_add(u, "learning_rate", rate);
-    return u;
-}
-
 static singa_conf *job_conf(int sync_freq)
 {
-    singa_conf *job = singa_conf_new(SINGA_CONF_TABLE), *net = singa_conf_new(SINGA_CONF_TABLE),
-               *layers = singa_conf_new(SINGA_CONF_LIST), *cluster = singa_conf_new(SINGA_CONF_TABLE),
-               *data = layer("data", "kIDXData", NULL), *image = layer("image", "kMnist", "data"),
-               *fc = layer("fc1", "kInnerProduct", "image"), *loss = layer("loss", "kSoftmaxLoss", NULL),
-               *src = singa_conf_new(SINGA_CONF_LIST);
+    singa_conf *job = singa_conf_new(SINGA_CONF_TABLE), *cluster = singa_conf_new(SINGA_CONF_TABLE);
     singa_conf_add(job, "name", str("outer-stop"));
     singa_conf_add(job, "seed", num(1));
     singa_conf_add(job, "train_steps", num(2000));
     singa_conf_add(job, "disp_freq", num(0));
-    singa_conf_add(job, "updater", updater("kSGD", 0.05));
-    singa_conf_add(data, "batchsize", num(8));
-    singa_conf_add(data, "images", str(DIR "/images"));
-    singa_conf_add(data, "labels", str(DIR "/labels"));
-    singa_conf_add(image, "norm_a", num(255));
-    singa_conf_add(fc, "num_output", num(4));
-    singa_conf_add(src, NULL, str("fc1"));
-    singa_conf_add(src, NULL, str("label"));
-    singa_conf_add(loss, "srclayer", src);
-    singa_conf_add(layers, NULL, data);
-    singa_conf_add(layers, NULL, image);
-    singa_conf_add(layers, NULL, layer("label", "kLabel", "data"));
-    singa_conf_add(layers, NULL, fc);
-    singa_conf_add(layers, NULL, loss);
-    singa_conf_add(net, "layer", layers);
-    singa_conf_add(job, "neuralnet", net);
+    singa_conf_add(job, "updater", fixed_updater("kSGD", 0.05));
+    singa_conf_add(job, "neuralnet", softmax_net(DIR));
     singa_conf_add(cluster, "nworker_groups", num(2));
     singa_conf_add(cluster, "nserver_groups", num(2));
     singa_conf_add(cluster, "sync_freq", num(sync_freq));
-    singa_conf_add(cluster, "outer", updater("kNesterov", 0.7));
+    singa_conf_add(cluster, "outer", fixed_updater("kNesterov", 0.7));
     singa_conf_add(job, "cluster", cluster);
     return job;
 }

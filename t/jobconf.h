@@ -54,4 +54,44 @@ static inline singa_conf *layer(const char *name, const char *type, const char *
     return l;
 }
 
+/* An updater of `type` with momentum 0.9 and the fixed rate lr. */
+static inline singa_conf *fixed_updater(const char *type, double lr)
+{
+    singa_conf *u = singa_conf_new(SINGA_CONF_TABLE), *rate = singa_conf_new(SINGA_CONF_TABLE);
+    singa_conf_add(rate, "type", str("kFixed"));
+    singa_conf_add(rate, "base_lr", num(lr));
+    singa_conf_add(u, "type", str(type));
+    singa_conf_add(u, "momentum", num(0.9));
+    singa_conf_add(u, "learning_rate", rate);
+    return u;
+}
+
+/* The net the tests train on write_data's set in dir: softmax regression of 16 pixels into 4
+ * classes, batch 8. */
+static inline singa_conf *softmax_net(const char *dir)
+{
+    char path[2][512];
+    snprintf(path[0], sizeof path[0], "%s/images", dir);
+    snprintf(path[1], sizeof path[1], "%s/labels", dir);
+    singa_conf *net = singa_conf_new(SINGA_CONF_TABLE), *layers = singa_conf_new(SINGA_CONF_LIST),
+               *data = layer("data", "kIDXData", NULL), *image = layer("image", "kMnist", "data"),
+               *fc = layer("fc1", "kInnerProduct", "image"), *loss = layer("loss", "kSoftmaxLoss", NULL),
+               *src = singa_conf_new(SINGA_CONF_LIST);
+    singa_conf_add(data, "batchsize", num(8));
+    singa_conf_add(data, "images", str(path[0]));
+    singa_conf_add(data, "labels", str(path[1]));
+    singa_conf_add(image, "norm_a", num(255));
+    singa_conf_add(fc, "num_output", num(4));
+    singa_conf_add(src, NULL, str("fc1"));
+    singa_conf_add(src, NULL, str("label"));
+    singa_conf_add(loss, "srclayer", src);
+    singa_conf_add(layers, NULL, data);
+    singa_conf_add(layers, NULL, image);
+    singa_conf_add(layers, NULL, layer("label", "kLabel", "data"));
+    singa_conf_add(layers, NULL, fc);
+    singa_conf_add(layers, NULL, loss);
+    singa_conf_add(net, "layer", layers);
+    return net;
+}
+
 #endif
