@@ -28,6 +28,7 @@ net 2
 ckpt 3
 train 4
 runtime 5
+plan 5.2
 metricsfile 5.5
 lua 6
 tui 7
