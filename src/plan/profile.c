@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "plan/conf_edit.h"
+#include "train/train.h"
 #include "singa/job.h"
 #include "singa/net.h"
 #include "singa/plan.h"
@@ -132,8 +133,10 @@ int singa_plan_profile_run(singa_plan_profile *p, const singa_conf *conf, const 
         if (!(w.first = calloc(2 * (size_t)net->nlayers, sizeof *w.first)))
             rc = singa_err_set(err, "out of memory");
     }
-    if (rc == 0)
-        rc = singa_job_run(job, &hooks, &res, err);
+    if (rc == 0) { /* trained here alone, whatever the launcher started (singa_job_run would refuse) */
+        singa_blas_set_threads(singa_job_blas_threads(job));
+        rc = singa_job_train_local(job, &hooks, &res, err);
+    }
     if (rc == 0)
         rc = collect(p, job, &w, steps, err);
     free(w.first);
