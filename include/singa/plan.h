@@ -128,6 +128,9 @@ singa_conf *singa_plan_apply(const singa_plan *plan, const singa_plan_row *row, 
  * $SINGA_PLAN_LINK); returns the job to run with the best configuration (the caller frees it), or
  * NULL when it runs with its own cluster fields.  line (a "plan: " line to log) says which. */
 singa_conf *singa_plan_auto(const singa_conf *conf, const singa_registry *reg, char *line, size_t len);
+/* After the job ran (the processes have met, so each has read the choice): rank 0 removes the
+ * file that handed its choice on. */
+void singa_plan_auto_clear(void);
 /* The table, and the JSON lines of --plan-out. */
 int singa_plan_print(const singa_plan *plan, FILE *f);
 int singa_plan_write_jsonl(const singa_plan *plan, FILE *f);

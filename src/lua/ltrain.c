@@ -215,6 +215,7 @@ int singa_lua_train(lua_State *L)
     singa_result res;
     singa_err err = {{0}};
     int rc = run_job(L, job, &rp, &res, &err);
+    singa_plan_auto_clear(); /* cluster.plan = "auto": its choice was read by every process */
     bool hung = took_interruption(L);
     if (hung)
         singa_appendf(err.msg, sizeof err.msg, "; a Lua function of this process (a kLua updater or schedule?) "

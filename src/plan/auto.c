@@ -13,6 +13,8 @@
 
 enum { WAIT_SECONDS = 120 };
 
+static _Atomic int wrote; /* this process wrote the choice, which singa_plan_auto_clear removes */
+
 static void choice_path(char *path, size_t len)
 {
     const char *tmp = getenv("TMPDIR"), *co = getenv("SINGA_COORDINATOR");
@@ -37,6 +39,7 @@ static int write_choice(const char *path, const singa_plan_config *c)
         unlink(tmp);
         return -1;
     }
+    wrote = 1;
     return 0;
 }
 
@@ -124,4 +127,14 @@ singa_conf *singa_plan_auto(const singa_conf *conf, const singa_registry *reg, c
                  link.name, row->pred.images_per_sec);
     singa_plan_free(&plan);
     return out;
+}
+
+void singa_plan_auto_clear(void)
+{
+    char path[4096];
+    if (!wrote)
+        return;
+    choice_path(path, sizeof path);
+    unlink(path);
+    wrote = 0;
 }
