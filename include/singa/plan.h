@@ -38,6 +38,10 @@ typedef struct singa_plan_profile {
     double step;            /* measured seconds per step, one process */
     double update;          /* of which outside the layers (the updater, the loop) */
     int steps;              /* steps timed (the first is not) */
+    /* The same net profiled at a share of the batch, as smaller GEMMs run slower per row: a
+     * data-parallel process's (batch / nprocs) and a pipeline's micro-batch; NULL when not
+     * profiled (the model then divides the whole batch's times). */
+    const struct singa_plan_profile *share, *micro;
 } singa_plan_profile;
 
 typedef struct singa_plan_link {
@@ -85,9 +89,10 @@ typedef struct singa_plan_prediction {
 } singa_plan_prediction;
 
 /* Runs the job `conf` in this process without its cluster for 1 + steps steps (the first not
- * timed), its net profiled; fills p (free with singa_plan_profile_free). */
+ * timed), its net profiled, each input layer's batchsize divided by `divide` (1: as it is; one
+ * that does not divide is an error); fills p (free with singa_plan_profile_free). */
 int singa_plan_profile_run(singa_plan_profile *p, const singa_conf *conf, const singa_registry *reg, int steps,
-                           singa_err *err);
+                           int divide, singa_err *err);
 void singa_plan_profile_free(singa_plan_profile *p);
 /* Measures the codecs on a buffer. */
 void singa_plan_codec_measure(singa_plan_codec *c);
@@ -106,6 +111,7 @@ typedef struct singa_plan_row {
 
 typedef struct singa_plan {
     singa_plan_profile profile;
+    singa_plan_profile share, micro; /* at batch / nprocs and batch / micro_batches (layers NULL: none) */
     singa_plan_link link;
     singa_plan_codec codec;
     int nprocs;

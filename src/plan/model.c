@@ -79,11 +79,13 @@ static void data_parallel(const singa_plan_profile *p, const singa_plan_link *l,
         o->memory_bytes = 4 * (3 * s->P) + 4 * 2 * s->A / (n - 1);
         return;
     }
-    o->compute = s->C / n + (replicas_update(&cfg->compress) ? p->update : p->update / n);
+    /* A process's rows: the net profiled at batch / n where it was, else the whole batch's / n. */
+    sums at = p->share ? sum(p->share) : (sums){.C = s->C / n, .bwd = s->bwd / n, .first_bwd = s->first_bwd / n};
+    o->compute = at.C + (replicas_update(&cfg->compress) ? p->update : p->update / n);
     /* Gradients leave as the backward pass makes them, and values come back before the forward
      * needs them: all but the first layer's round hide behind the backward of the layers below. */
     double t = share * (g + v) / l->bandwidth + 2 * rounds * l->latency;
-    o->transfer = fmax(t - (s->bwd - s->first_bwd) / n, t * s->first_P / s->P);
+    o->transfer = fmax(t - (at.bwd - at.first_bwd), t * s->first_P / s->P);
     o->wire_bytes = 2 * share * (g + v);
     o->memory_bytes = 4 * (2 + 1.0 / n) * s->P + 4 * 2 * s->A / n;
 }
@@ -129,9 +131,10 @@ static void pipeline(const singa_plan_profile *p, const singa_plan_link *l, cons
     double stage[SINGA_PLAN_MAX_STAGES] = {0}, params[SINGA_PLAN_MAX_STAGES] = {0}, feats[SINGA_PLAN_MAX_STAGES] = {0};
     double cross = 0, slowest = 0, memory = 0;
     for (int i = 0; i < p->nlayers; i++) {
-        const singa_plan_layer *a = &p->layers[i];
+        const singa_plan_layer *a = &p->layers[i], *mb = p->micro ? &p->micro->layers[i] : NULL;
         int at = stage_of(cfg, i);
-        stage[at] += a->fwd + a->bwd + (s->P > 0 ? p->update * a->param_floats / s->P : 0);
+        /* m micro-batches of this layer, profiled at the micro-batch's rows where they were */
+        stage[at] += (mb ? m * (mb->fwd + mb->bwd) : a->fwd + a->bwd) + (s->P > 0 ? p->update * a->param_floats / s->P : 0);
         params[at] += a->param_floats, feats[at] += a->out_floats;
         if (a->src >= 0 && stage_of(cfg, a->src) != at)
             cross = fmax(cross, 4 * p->layers[a->src].out_floats), o->wire_bytes += 2 * 4 * p->layers[a->src].out_floats;

@@ -23,22 +23,40 @@ static int by_speed(const void *a, const void *b)
     return (x < y) - (x > y);
 }
 
+/* The net profiled again at batch / divide into *at, and linked from the whole batch's profile
+ * (*link); left out when it cannot run (the model then divides the whole batch's times). */
+static void profile_share(singa_plan *plan, singa_plan_profile *at, const singa_plan_profile **link,
+                          const singa_conf *conf, const singa_registry *reg, int divide)
+{
+    singa_err err;
+    singa_plan_profile_free(at);
+    *link = NULL;
+    if (divide > 1 && plan->profile.batch % divide == 0 &&
+        singa_plan_profile_run(at, conf, reg, PROFILE_STEPS, divide, &err) == 0 && at->nlayers == plan->profile.nlayers)
+        *link = at;
+}
+
 int singa_plan_rank(singa_plan *plan, const singa_conf *conf, const singa_registry *reg, int nprocs, singa_err *err)
 {
     singa_plan_config cfg[PLAN_MAX_CANDIDATES];
     free_rows(plan);
     plan->nprocs = nprocs;
-    int n = plan_candidates(plan, conf, reg, nprocs, cfg);
-    if (!(plan->rows = calloc((size_t)n, sizeof *plan->rows)))
+    size_t n = (size_t)plan_candidates(plan, conf, reg, nprocs, cfg);
+    profile_share(plan, &plan->share, &plan->profile.share, conf, reg, n > 1 ? nprocs : 1);
+    profile_share(plan, &plan->micro, &plan->profile.micro, conf, reg, 1);
+    for (size_t i = 0; i < n; i++)
+        if (cfg[i].scheme == SINGA_PLAN_PIPELINE)
+            profile_share(plan, &plan->micro, &plan->profile.micro, conf, reg, cfg[i].micro_batches);
+    if (!(plan->rows = calloc(n, sizeof *plan->rows)))
         return singa_err_set(err, "out of memory");
-    for (int i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++) {
         singa_plan_row *r = &plan->rows[plan->nrows++];
         r->cfg = cfg[i];
         singa_plan_predict(&plan->profile, &plan->link, &plan->codec, &cfg[i], &r->pred);
         if (!(r->lua = plan_lua(&plan->profile, &cfg[i])))
             return singa_err_set(err, "out of memory");
     }
-    qsort(plan->rows, (size_t)plan->nrows, sizeof *plan->rows, by_speed);
+    qsort(plan->rows, n, sizeof *plan->rows, by_speed);
     return 0;
 }
 
@@ -47,7 +65,7 @@ int singa_plan_make(singa_plan *plan, const singa_conf *conf, const singa_regist
 {
     memset(plan, 0, sizeof *plan);
     plan->link = *link;
-    if (singa_plan_profile_run(&plan->profile, conf, reg, PROFILE_STEPS, err) < 0)
+    if (singa_plan_profile_run(&plan->profile, conf, reg, PROFILE_STEPS, 1, err) < 0)
         return -1;
     singa_plan_codec_measure(&plan->codec);
     return singa_plan_rank(plan, conf, reg, nprocs, err);
@@ -57,6 +75,8 @@ void singa_plan_free(singa_plan *plan)
 {
     free_rows(plan);
     singa_plan_profile_free(&plan->profile);
+    singa_plan_profile_free(&plan->share);
+    singa_plan_profile_free(&plan->micro);
 }
 
 /* The user's cluster fields that are not the plan's to choose (workspace, coordinator, bind,

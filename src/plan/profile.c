@@ -44,8 +44,23 @@ static void on_step(void *ud, const singa_record *r)
     w->t0 = w->t1;
 }
 
+/* Each input layer's batchsize divided by `divide`; -1 when one does not divide. */
+static int divide_batch(singa_conf *c, int divide)
+{
+    singa_conf *layers = (singa_conf *)singa_conf_get(singa_conf_get(c, "neuralnet"), "layer");
+    for (size_t k = 0; divide > 1 && layers && k < layers->n; k++) {
+        const singa_conf *b = singa_conf_get(layers->items[k], "batchsize");
+        if (!b)
+            continue;
+        if (b->kind != SINGA_CONF_NUM || (int)b->num % divide != 0 ||
+            plan_conf_set(layers->items[k], "batchsize", singa_conf_new_num((int)b->num / divide)) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* The job to profile: no cluster, no tests, checkpoints or display, 1 + steps steps. */
-static singa_conf *profile_conf(const singa_conf *conf, int steps)
+static singa_conf *profile_conf(const singa_conf *conf, int steps, int divide)
 {
     static const char *const drop[] = {"cluster", "test_steps", "test_freq", "validate_steps", "validate_freq",
                                        "checkpoint_path", "checkpoint_freq", "checkpoint_after", "resume", "trace",
@@ -56,7 +71,7 @@ static singa_conf *profile_conf(const singa_conf *conf, int steps)
     for (size_t i = 0; i < sizeof drop / sizeof *drop; i++)
         plan_conf_del(c, drop[i]);
     if (plan_conf_set(c, "train_steps", singa_conf_new_num(1 + steps)) < 0 ||
-        plan_conf_set(c, "profile", singa_conf_new_bool(true)) < 0) {
+        plan_conf_set(c, "profile", singa_conf_new_bool(true)) < 0 || divide_batch(c, divide) < 0) {
         singa_conf_free(c);
         return NULL;
     }
@@ -114,14 +129,14 @@ static int collect(singa_plan_profile *p, const singa_job *job, const watch *w, 
 }
 
 int singa_plan_profile_run(singa_plan_profile *p, const singa_conf *conf, const singa_registry *reg, int steps,
-                           singa_err *err)
+                           int divide, singa_err *err)
 {
     memset(p, 0, sizeof *p);
     const singa_conf *tob = singa_conf_get(conf, "train_one_batch");
     p->kbp = strcmp(singa_conf_str(tob, "alg", "kBP"), "kBP") == 0;
-    singa_conf *c = profile_conf(conf, steps);
+    singa_conf *c = profile_conf(conf, steps, divide);
     if (!c)
-        return singa_err_set(err, "out of memory");
+        return singa_err_set(err, "cannot profile the net at 1/%d of its batch", divide);
     singa_job *job = NULL;
     watch w = {0};
     singa_result res;
