@@ -14,7 +14,7 @@ static singa_plan_layer layers[3] = {
      .factor_floats = 110, .out_floats = 100, .src = 0, .dim = 1},
     {.name = "loss", .type = "kSoftmaxLoss", .fwd = 0.001, .bwd = 0.001, .out_floats = 10, .src = 1, .dim = 0},
 };
-static const singa_plan_profile prof = {.layers = layers, .nlayers = 3, .batch = 10, .kbp = true, .step = 0.02,
+static singa_plan_profile prof = {.layers = layers, .nlayers = 3, .batch = 10, .kbp = true, .step = 0.02,
                                         .update = 0.007, .steps = 5};
 static const singa_plan_link link_ = {.name = "test", .bandwidth = 1e6, .latency = 1e-4};
 static const singa_plan_codec codec = {.fp16 = 1e-8, .bf16 = 1e-8, .topk = 3e-8, .int8 = 4e-8, .powersgd = 2e-8};
@@ -73,6 +73,19 @@ int main(void)
     singa_plan_config hog = cfg(SINGA_PLAN_HOGWILD, SINGA_COMPRESS_NONE);
     hog.sync_freq = 50;
     check("hogwild outer", hog, 0.02, (4040 / 1e6 + 2e-4) / 50, 0, 0, 2 * 4040 / 50.0, 20);
+    /* Profiled at a process's half of the batch (5 rows run slower than half of 10's time): its
+     * layers' 0.009 s replace 0.013 / 2; the micro-batches' likewise in the pipeline (2 x 0.009
+     * s in stage 0, plus its update). */
+    singa_plan_layer half[3];
+    memcpy(half, layers, sizeof half);
+    half[1].fwd = 0.003, half[1].bwd = 0.004, half[2].fwd = half[2].bwd = 0.0005;
+    singa_plan_profile share = prof;
+    share.layers = half;
+    prof.share = prof.micro = &share;
+    check("allreduce at half the batch", cfg(SINGA_PLAN_ALLREDUCE, SINGA_COMPRESS_NONE), 0.009 + 0.0035,
+          0.5 * 8080 / 1e6 + 2e-4, 0, 0, 8080, 10);
+    check("pipeline m=2 at micro-batches", pipe, 2 * 0.008 + 0.007, 2 * 0.0003, 0.0115, 0, 800, 10);
+    prof.share = prof.micro = NULL;
     singa_plan_prediction p;
     singa_plan_predict(&prof, &link_, &codec, &pipe, &p);
     ok(strcmp(p.bound, "compute") == 0, "the pipeline's largest term is its compute (got %s)", p.bound);
