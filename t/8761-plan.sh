@@ -30,7 +30,8 @@ local r = singa.train{
   updater = { type = "kSGD", learning_rate = { type = "kFixed", base_lr = 0.05 } },
   neuralnet = nn,
 }
-print(string.format("trained %d steps, loss %.4f", r.steps, r.train.loss))
+print(string.format("trained %d steps, loss %.4f, predicted step %s", r.steps, r.train.loss,
+                    r.stats and r.stats.predicted_step and "> 0" or "none"))
 EOF
 
 # The table: a header naming the processes and link, the ranked rows, the Lua of each.
@@ -80,8 +81,8 @@ timeout 120 "$SINGA_TUI" --procs 2 -e "$tmp/job.lua" "$tmp/data" auto >"$tmp/aut
 rc=$?
 [ "$(grep -cE '^plan: .* over 2 processes \(link local\), predicted [0-9]+ images/s$' "$tmp/auto2.out")" = 2 ] &&
     [ "$(grep '^plan: ' "$tmp/auto2.out" | sed 's/ over .*//' | sort -u | wc -l)" = 1 ] &&
-    grep -q '^trained 20 steps' "$tmp/auto2.out" && ! ls "${TMPDIR:-/tmp}"/singa-plan-* 2>/dev/null | grep -q .
-report $(( rc != 0 || $? )) "cluster.plan = \"auto\" over --procs 2: both processes run rank 0's choice and train" "$tmp/auto2.out"
+    [ "$(grep -c '^trained 20 steps, .*, predicted step > 0$' "$tmp/auto2.out")" = 2 ] && ! ls "${TMPDIR:-/tmp}"/singa-plan-* 2>/dev/null | grep -q .
+report $(( rc != 0 || $? )) "cluster.plan = \"auto\" over --procs 2: both processes run rank 0's choice and train, r.stats.predicted_step set" "$tmp/auto2.out"
 
 # Bad input.
 timeout 120 "$SINGA_TUI" --plan --procs 2 "$tmp/job.lua" "$tmp/data" none bm >"$tmp/bm.out" 2>&1

@@ -44,8 +44,9 @@ singa_conf *singa_lua_job_conf(lua_State *L, int idx, singa_registry **reg)
 
 /* cluster.plan = "auto": the job as the planner chose it (singa/plan.h), its "plan: " line
  * printed; the profile runs without the state's lock, as a job does (a kLua updater takes it). */
-static singa_conf *planned(lua_State *L, singa_conf *conf)
+static singa_conf *planned(lua_State *L, singa_conf *conf, double *predicted)
 {
+    *predicted = 0;
     const char *plan = singa_conf_str(singa_conf_get(conf, "cluster"), "plan", NULL);
     if (!plan)
         return conf;
@@ -59,7 +60,7 @@ static singa_conf *planned(lua_State *L, singa_conf *conf)
     pthread_mutex_t *lock = singa_lua_get_opts(L)->lock;
     if (lock)
         pthread_mutex_unlock(lock);
-    singa_conf *chosen = singa_plan_auto(conf, singa_lua_registry(L), line, sizeof line);
+    singa_conf *chosen = singa_plan_auto(conf, singa_lua_registry(L), line, sizeof line, predicted);
     if (lock)
         pthread_mutex_lock(lock);
     printf("%s\n", line);
@@ -78,12 +79,15 @@ singa_job *singa_lua_create_job(lua_State *L)
     singa_conf *conf = singa_lua_toconf(L, 1, "job", &err);
     if (!conf)
         singa_lua_raise(L, err.msg);
-    conf = planned(L, conf);
+    double predicted;
+    conf = planned(L, conf, &predicted);
     singa_job *job = NULL;
     int rc = singa_job_create(&job, conf, singa_lua_registry(L), &err);
     singa_conf_free(conf);
     if (rc < 0)
         singa_lua_raise(L, err.msg);
+    if (predicted > 0 && singa_job_stats(job)) /* the Workers panel and singa.stats() show it */
+        singa_stats_set_predicted(singa_job_stats(job), predicted);
     return job;
 }
 

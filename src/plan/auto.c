@@ -90,8 +90,10 @@ static singa_plan_row *choose(singa_plan *plan, int rank, int size, time_t since
     return best;
 }
 
-singa_conf *singa_plan_auto(const singa_conf *conf, const singa_registry *reg, char *line, size_t len)
+singa_conf *singa_plan_auto(const singa_conf *conf, const singa_registry *reg, char *line, size_t len,
+                            double *predicted_step)
 {
+    *predicted_step = 0;
     int rank, size;
     const char *from, *why = NULL;
     singa_err err = {{0}};
@@ -115,6 +117,8 @@ singa_conf *singa_plan_auto(const singa_conf *conf, const singa_registry *reg, c
     }
     singa_plan_row *row = choose(&plan, rank, size, since, &why);
     singa_conf *out = row ? singa_plan_apply(&plan, row, conf) : NULL;
+    if (out)
+        *predicted_step = row->pred.step;
     if (!row)
         snprintf(line, len, "plan: no configuration of %d process%s to run (%s): the job runs with its own cluster "
                  "fields", size, size == 1 ? "" : "es", why);
