@@ -86,6 +86,25 @@ int main(void)
           0.5 * 8080 / 1e6 + 2e-4, 0, 0, 8080, 10);
     check("pipeline m=2 at micro-batches", pipe, 2 * 0.008 + 0.007, 2 * 0.0003, 0.0115, 0, 800, 10);
     prof.share = prof.micro = NULL;
+    /* A net whose loss has params too: over a network the backward below the loss (fc1's, halved
+     * over the 2 processes) hides part of the rounds; on one host the transfers are the CPU's
+     * copies, and nothing hides them. */
+    singa_plan_layer two[3];
+    memcpy(two, layers, sizeof two);
+    two[2].param_floats = 1010, two[2].bwd = 0.003;
+    singa_plan_profile prof2 = prof;
+    prof2.layers = two;
+    prof2.step = 0.022;
+    singa_plan_link net = link_, local = link_;
+    local.copies = true;
+    singa_plan_config ar2 = cfg(SINGA_PLAN_ALLREDUCE, SINGA_COMPRESS_NONE);
+    singa_plan_prediction over_net, on_host;
+    singa_plan_predict(&prof2, &net, &codec, &ar2, &over_net);
+    singa_plan_predict(&prof2, &local, &codec, &ar2, &on_host);
+    double t2 = 0.5 * 16160 / 1e6 + 2e-4; /* both layers' gradients and values */
+    ok(near(on_host.transfer, t2) && near(over_net.transfer, t2 - 0.003 / 2),
+       "one host: the whole transfer %g (want %g); a network: less the loss's backward %g (want %g)",
+       on_host.transfer, t2, over_net.transfer, t2 - 0.0015);
     singa_plan_prediction p;
     singa_plan_predict(&prof, &link_, &codec, &pipe, &p);
     ok(strcmp(p.bound, "compute") == 0, "the pipeline's largest term is its compute (got %s)", p.bound);

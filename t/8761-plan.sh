@@ -109,6 +109,10 @@ timeout 60 "$SINGA_TUI" -e "$tmp/job.lua" "$tmp/data" bad >"$tmp/bad.out" 2>&1
 rc=$?
 [ $rc = 1 ] && grep -q "cluster: field 'plan' is \"auto\" (the planner picks the configuration), got 'fast'" "$tmp/bad.out"
 report $? "cluster.plan other than \"auto\" is refused naming it (status $rc)" "$tmp/bad.out"
+timeout 60 "$SINGA_TUI" --plan --plan-link 5furlongs "$tmp/job.lua" "$tmp/data" >"$tmp/link.out" 2>&1
+rc=$?
+[ $rc = 1 ] && grep -q "singa-tui --plan: --plan-link '5furlongs': a link is local, <N>gbit or <N>mbit" "$tmp/link.out"
+report $? "--plan-link that names no link is refused naming it (status $rc)" "$tmp/link.out"
 timeout 60 "$SINGA_TUI" --simulate 8 -e "$tmp/job.lua" "$tmp/data" >"$tmp/nosim.out" 2>&1
 rc=$?
 [ $rc = 2 ] && grep -q "go with --plan" "$tmp/nosim.out"

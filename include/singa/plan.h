@@ -49,6 +49,9 @@ typedef struct singa_plan_link {
     double bandwidth;       /* payload bytes per second, each direction */
     double latency;         /* seconds one way */
     bool measured;
+    /* The transfers are the CPU's own copies (processes of one host, a core each): no compute
+     * hides them.  Over a network the NIC moves the bytes while the worker computes. */
+    bool copies;
 } singa_plan_link;
 
 /* CPU seconds per float encoded and decoded once (PowerSGD: per element of a 2-D gradient). */

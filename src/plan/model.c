@@ -74,7 +74,7 @@ static void data_parallel(const singa_plan_profile *p, const singa_plan_link *l,
     if (cfg->scheme == SINGA_PLAN_SANDBLASTER) { /* workers in n - 1 processes, the servers' in the last */
         o->compute = s->C / (n - 1) + p->update;
         double t = (n - 1) * fmax(g, v) / l->bandwidth + 2 * rounds * l->latency;
-        o->transfer = fmax(t - s->bwd / (n - 1), t * s->first_P / s->P);
+        o->transfer = l->copies ? t : fmax(t - s->bwd / (n - 1), t * s->first_P / s->P);
         o->wire_bytes = (n - 1) * (g + v);
         o->memory_bytes = 4 * (3 * s->P) + 4 * 2 * s->A / (n - 1);
         return;
@@ -82,10 +82,11 @@ static void data_parallel(const singa_plan_profile *p, const singa_plan_link *l,
     /* A process's rows: the net profiled at batch / n where it was, else the whole batch's / n. */
     sums at = p->share ? sum(p->share) : (sums){.C = s->C / n, .bwd = s->bwd / n, .first_bwd = s->first_bwd / n};
     o->compute = at.C + (replicas_update(&cfg->compress) ? p->update : p->update / n);
-    /* Gradients leave as the backward pass makes them, and values come back before the forward
-     * needs them: all but the first layer's round hide behind the backward of the layers below. */
+    /* Over a network gradients leave as the backward pass makes them, and values come back before
+     * the forward needs them: all but the first layer's round hide behind the backward of the
+     * layers below.  On one host the copies take the cores the compute needs. */
     double t = share * (g + v) / l->bandwidth + 2 * rounds * l->latency;
-    o->transfer = fmax(t - (at.bwd - at.first_bwd), t * s->first_P / s->P);
+    o->transfer = l->copies ? t : fmax(t - (at.bwd - at.first_bwd), t * s->first_P / s->P);
     o->wire_bytes = 2 * share * (g + v);
     o->memory_bytes = 4 * (2 + 1.0 / n) * s->P + 4 * 2 * s->A / n;
 }

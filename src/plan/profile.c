@@ -1,6 +1,8 @@
 /* The planner's profile: the job trained in this process, without its cluster, for a few steps
  * on its own data, every layer timed (the net's `profile`); the first step (allocations, the
- * data's first reads) is left out by subtracting what it had accumulated. */
+ * data's first reads) is left out by subtracting what it had accumulated.  The layers' times are
+ * wall-clock; when the job computes in this one thread (one BLAS thread), they are scaled by the
+ * share of the timed steps the thread ran, so that other processes' load does not count. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,14 +19,15 @@ typedef struct watch {
     const singa_job *job;
     int seen;
     double t0, t1;           /* the clock after the first step and after the last */
+    double cpu0, cpu1;       /* this thread's CPU time then */
     double *first;           /* each layer's seconds after the first step: fwd, bwd */
     long passes;
 } watch;
 
-static double now(void)
+static double now(clockid_t clock)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(clock, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
@@ -32,7 +35,7 @@ static void on_step(void *ud, const singa_record *r)
 {
     (void)r;
     watch *w = ud;
-    w->t1 = now();
+    w->t1 = now(CLOCK_MONOTONIC), w->cpu1 = now(CLOCK_THREAD_CPUTIME_ID);
     if (w->seen++ != 0 || !w->first)
         return;
     const singa_net *net = singa_job_train_net(w->job);
@@ -41,7 +44,7 @@ static void on_step(void *ud, const singa_record *r)
         w->first[2 * i + 1] = net->layers[i]->backward_seconds;
     }
     w->passes = net->profiled_passes;
-    w->t0 = w->t1;
+    w->t0 = w->t1, w->cpu0 = w->cpu1;
 }
 
 /* Each input layer's batchsize divided by `divide`; -1 when one does not divide. */
@@ -80,14 +83,15 @@ static singa_conf *profile_conf(const singa_conf *conf, int steps, int divide)
 
 static double floats(const singa_tensor *t) { return (double)t->size; }
 
-/* A layer's row: its times over the timed steps, its params (shared ones counted once), its features. */
-static void fill_layer(singa_plan_layer *pl, const singa_net *net, int i, const watch *w, int steps)
+/* A layer's row: its times over the timed steps (times scale), its params (shared ones counted
+ * once), its features. */
+static void fill_layer(singa_plan_layer *pl, const singa_net *net, int i, const watch *w, int steps, double scale)
 {
     const singa_layer *l = net->layers[i];
     snprintf(pl->name, sizeof pl->name, "%s", l->name);
     snprintf(pl->type, sizeof pl->type, "%s", l->type->name);
-    pl->fwd = (l->forward_seconds - w->first[2 * i]) / steps;
-    pl->bwd = (l->backward_seconds - w->first[2 * i + 1]) / steps;
+    pl->fwd = scale * (l->forward_seconds - w->first[2 * i]) / steps;
+    pl->bwd = scale * (l->backward_seconds - w->first[2 * i + 1]) / steps;
     pl->out_floats = floats(&l->data);
     pl->src = -1;
     for (int k = 0; l->nsrc > 0 && k < net->nlayers; k++)
@@ -105,7 +109,7 @@ static void fill_layer(singa_plan_layer *pl, const singa_net *net, int i, const 
     }
 }
 
-static int collect(singa_plan_profile *p, const singa_job *job, const watch *w, int steps, singa_err *err)
+static int collect(singa_plan_profile *p, const singa_job *job, const watch *w, bool one_thread, singa_err *err)
 {
     const singa_net *net = singa_job_train_net(job);
     if (w->seen < 2 || net->profiled_passes <= w->passes)
@@ -115,16 +119,16 @@ static int collect(singa_plan_profile *p, const singa_job *job, const watch *w, 
         return singa_err_set(err, "out of memory");
     p->nlayers = net->nlayers;
     p->batch = singa_net_batchsize(net);
-    double layers = 0;
+    double layers = 0, wall = w->t1 - w->t0, scale = one_thread && wall > 0 ? (w->cpu1 - w->cpu0) / wall : 1;
+    scale = scale > 0 && scale < 1 ? scale : 1;
     for (int i = 0; i < net->nlayers; i++) {
-        fill_layer(&p->layers[i], net, i, w, timed);
+        fill_layer(&p->layers[i], net, i, w, timed, scale);
         layers += p->layers[i].fwd + p->layers[i].bwd;
         p->whole_batch |= (net->layers[i]->type->flags & SINGA_LAYER_WHOLE_BATCH) != 0;
     }
-    p->step = (w->t1 - w->t0) / timed;
+    p->step = scale * wall / timed;
     p->update = fmax(0, p->step - layers);
     p->steps = timed;
-    (void)steps;
     return 0;
 }
 
@@ -153,7 +157,7 @@ int singa_plan_profile_run(singa_plan_profile *p, const singa_conf *conf, const 
         rc = singa_job_train_local(job, &hooks, &res, err);
     }
     if (rc == 0)
-        rc = collect(p, job, &w, steps, err);
+        rc = collect(p, job, &w, singa_job_blas_threads(job) <= 1, err);
     free(w.first);
     singa_job_free(job);
     singa_conf_free(c);
