@@ -102,8 +102,8 @@ static int pipeline_ok(const singa_plan_profile *p, const singa_conf *conf, cons
     return rc;
 }
 
-/* Why a net allows no data-parallel configuration over n processes, or NULL. */
-static const char *why_not_data(const singa_plan_profile *p, int n, char *buf, size_t len)
+/* Why a net allows no configuration of several processes, or NULL. */
+static const char *why_not(const singa_plan_profile *p, char *buf, size_t len)
 {
     for (int i = 0; p->whole_batch && i < p->nlayers; i++)
         if (strcmp(p->layers[i].type, "kBM") == 0 || strcmp(p->layers[i].type, "kCSVOutput") == 0) {
@@ -115,11 +115,22 @@ static const char *why_not_data(const singa_plan_profile *p, int n, char *buf, s
         snprintf(buf, len, "a layer needs the whole batch in one net of one process");
         return buf;
     }
-    if (p->batch % n) {
-        snprintf(buf, len, "the batch of %d does not divide among %d processes", p->batch, n);
-        return buf;
-    }
     return NULL;
+}
+
+/* The data-parallel configurations: the batch divided among the n processes. */
+static int data_parallel(int n, singa_plan_config *out)
+{
+    int k = 0;
+    out[k++] = config(SINGA_PLAN_ALLREDUCE, n, SINGA_COMPRESS_NONE, "allreduce");
+    out[k++] = config(SINGA_PLAN_ALLREDUCE, n, SINGA_COMPRESS_FP16, "allreduce fp16");
+    out[k++] = config(SINGA_PLAN_ALLREDUCE, n, SINGA_COMPRESS_BF16, "allreduce bf16");
+    out[k++] = topk(n, SINGA_COMPRESS_FP16, "allreduce top-k 1%");
+    out[k++] = topk(n, SINGA_COMPRESS_INT8, "allreduce top-k 1% int8");
+    out[k] = config(SINGA_PLAN_ALLREDUCE, n, SINGA_COMPRESS_POWERSGD, "allreduce powersgd 4");
+    out[k++].powersgd = POWERSGD_RANK;
+    out[k++] = config(SINGA_PLAN_SANDBLASTER, n, SINGA_COMPRESS_NONE, "sandblaster");
+    return k;
 }
 
 int plan_candidates(singa_plan *plan, const singa_conf *conf, const singa_registry *reg, int n,
@@ -131,22 +142,19 @@ int plan_candidates(singa_plan *plan, const singa_conf *conf, const singa_regist
     plan->why_none[0] = 0;
     if (n < 2)
         return k;
-    if (why_not_data(p, n, plan->why_none, sizeof plan->why_none))
+    if (why_not(p, plan->why_none, sizeof plan->why_none))
         return k;
-    out[k++] = config(SINGA_PLAN_ALLREDUCE, n, SINGA_COMPRESS_NONE, "allreduce");
-    out[k++] = config(SINGA_PLAN_ALLREDUCE, n, SINGA_COMPRESS_FP16, "allreduce fp16");
-    out[k++] = config(SINGA_PLAN_ALLREDUCE, n, SINGA_COMPRESS_BF16, "allreduce bf16");
-    out[k++] = topk(n, SINGA_COMPRESS_FP16, "allreduce top-k 1%");
-    out[k++] = topk(n, SINGA_COMPRESS_INT8, "allreduce top-k 1% int8");
-    out[k] = config(SINGA_PLAN_ALLREDUCE, n, SINGA_COMPRESS_POWERSGD, "allreduce powersgd 4");
-    out[k++].powersgd = POWERSGD_RANK;
-    out[k++] = config(SINGA_PLAN_SANDBLASTER, n, SINGA_COMPRESS_NONE, "sandblaster");
+    /* data-parallel and the feature cut divide the batch; Hogwild's groups and the pipeline's
+     * micro-batches do not depend on n */
+    bool divides = p->batch % n == 0;
+    if (divides)
+        k += data_parallel(n, out + k);
     for (int h = 0; h < 2; h++) {
         out[k] = config(SINGA_PLAN_HOGWILD, n, h ? SINGA_COMPRESS_FP16 : SINGA_COMPRESS_NONE,
                         h ? "hogwild outer fp16" : "hogwild outer");
         out[k++].sync_freq = SYNC_FREQ;
     }
-    if (p->kbp && feature_dims(p, conf, reg, n) == 0)
+    if (divides && p->kbp && feature_dims(p, conf, reg, n) == 0)
         out[k++] = config(SINGA_PLAN_FEATURE, n, SINGA_COMPRESS_NONE, "feature cut");
     out[k] = config(SINGA_PLAN_PIPELINE, n, SINGA_COMPRESS_NONE, "pipeline");
     if (p->kbp && pipeline_ok(p, conf, reg, &out[k]) == 0)
