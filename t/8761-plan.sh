@@ -77,11 +77,12 @@ rc=$?
 grep -qE '^plan: one process \(no cluster\), predicted [0-9]+ images/s$' "$tmp/auto1.out" &&
     grep -q '^trained 20 steps' "$tmp/auto1.out"
 report $(( rc != 0 || $? )) "cluster.plan = \"auto\" in one process logs its plan and trains" "$tmp/auto1.out"
-timeout 120 "$SINGA_TUI" --procs 2 -e "$tmp/job.lua" "$tmp/data" auto >"$tmp/auto2.out" 2>&1
+mkdir -p "$tmp/tmpdir"
+TMPDIR=$tmp/tmpdir timeout 120 "$SINGA_TUI" --procs 2 -e "$tmp/job.lua" "$tmp/data" auto >"$tmp/auto2.out" 2>&1
 rc=$?
 [ "$(grep -cE '^plan: .* over 2 processes \(link local\), predicted [0-9]+ images/s$' "$tmp/auto2.out")" = 2 ] &&
     [ "$(grep '^plan: ' "$tmp/auto2.out" | sed 's/ over .*//' | sort -u | wc -l)" = 1 ] &&
-    [ "$(grep -c '^trained 20 steps, .*, predicted step > 0$' "$tmp/auto2.out")" = 2 ] && ! ls "${TMPDIR:-/tmp}"/singa-plan-* 2>/dev/null | grep -q .
+    [ "$(grep -c '^trained 20 steps, .*, predicted step > 0$' "$tmp/auto2.out")" = 2 ] && [ -z "$(ls "$tmp/tmpdir")" ]
 report $(( rc != 0 || $? )) "cluster.plan = \"auto\" over --procs 2: both processes run rank 0's choice and train, r.stats.predicted_step set" "$tmp/auto2.out"
 
 # Bad input.
@@ -97,6 +98,12 @@ timeout 120 "$SINGA_TUI" -e "$tmp/job.lua" "$tmp/nodata" auto >"$tmp/autonodata.
 rc=$?
 [ $rc = 1 ] && grep -q '^plan: the profile cannot run (.*nodata/images-idx3-ubyte.*): the job runs with its own cluster fields' "$tmp/autonodata.out"
 report $? "cluster.plan = \"auto\" falls back to the job's own fields when the profile cannot run, saying so (status $rc)" "$tmp/autonodata.out"
+TMPDIR=$tmp/tmpdir timeout 60 "$SINGA_TUI" --procs 2 -e "$tmp/job.lua" "$tmp/data" auto bm >"$tmp/autobm.out" 2>&1
+rc=$?
+[ $rc != 0 ] && [ $rc != 124 ] &&
+    grep -q "^plan: no configuration of 2 processes to run (layer 'bm' (kBM) needs the whole batch in one net of one process): the job runs with its own cluster fields" "$tmp/autobm.out" &&
+    grep -q "^plan: no configuration of 2 processes to run (rank 0 found none): the job runs with its own cluster fields" "$tmp/autobm.out"
+report $? "cluster.plan = \"auto\" over --procs 2 with no configuration: rank 0 falls back saying why, and the others with it (status $rc)" "$tmp/autobm.out"
 timeout 60 "$SINGA_TUI" --plan --hosts localhost,127.0.0.1,localhost "$tmp/job.lua" "$tmp/data" >"$tmp/dup.out" 2>&1
 rc=$?
 [ $rc = 2 ] && grep -q "^singa-tui: --hosts names 'localhost' twice" "$tmp/dup.out"

@@ -140,7 +140,8 @@ singa_conf *singa_plan_apply(const singa_plan *plan, const singa_plan_row *row, 
 singa_conf *singa_plan_auto(const singa_conf *conf, const singa_registry *reg, char *line, size_t len,
                             double *predicted_step);
 /* After the job ran (the processes have met, so each has read the choice): rank 0 removes the
- * file that handed its choice on. */
+ * file that handed its choice on.  (A run that failed before they met leaves it: a later run's
+ * processes read only a file newer than they are.) */
 void singa_plan_auto_clear(void);
 /* The table, and the JSON lines of --plan-out. */
 int singa_plan_print(const singa_plan *plan, FILE *f);

@@ -1,7 +1,8 @@
 /* cluster.plan = "auto": the job planned as it starts, over the processes launched, and run with
  * the best configuration.  Under `singa-tui --procs` every process profiles, and rank 0's choice
  * (its name and a pipeline's stages, which depend on its timings) reaches the others through a
- * file named for the run's coordinator, so that every process builds the same topology. */
+ * file named for the run's coordinator, so that every process builds the same topology (or, when
+ * rank 0 finds none, runs the job's own cluster fields). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +25,9 @@ static void choice_path(char *path, size_t len)
     path[at] = 0;
 }
 
-/* Rank 0: the choice written whole (a temp file renamed). */
+enum { NO_CHOICE = '-' }; /* rank 0 runs the job's own cluster fields */
+
+/* Rank 0: the choice (NULL: none) written whole (a temp file renamed). */
 static int write_choice(const char *path, const singa_plan_config *c)
 {
     char tmp[4200];
@@ -32,9 +35,9 @@ static int write_choice(const char *path, const singa_plan_config *c)
     FILE *f = fopen(tmp, "w");
     if (!f)
         return -1;
-    fprintf(f, "%s\n", c->name);
+    fprintf(f, "%s\n", c ? c->name : (const char[]){NO_CHOICE, 0});
     for (int s = 0; s < SINGA_PLAN_MAX_STAGES; s++)
-        fprintf(f, "%d\n", c->stage_start[s]);
+        fprintf(f, "%d\n", c ? c->stage_start[s] : 0);
     if (fclose(f) != 0 || rename(tmp, path) != 0) {
         unlink(tmp);
         return -1;
@@ -43,9 +46,11 @@ static int write_choice(const char *path, const singa_plan_config *c)
     return 0;
 }
 
-/* The others: rank 0's choice among their own rows, once its file (newer than `since`) is there. */
-static singa_plan_row *read_choice(singa_plan *plan, const char *path, time_t since)
+/* The others: rank 0's choice among their own rows, once its file (newer than `since`) is there;
+ * NULL with *why when there is none. */
+static singa_plan_row *read_choice(singa_plan *plan, const char *path, time_t since, const char **why)
 {
+    *why = "rank 0's choice did not arrive";
     struct stat st;
     for (int waited = 0; waited < 10 * WAIT_SECONDS; waited++) {
         FILE *f = stat(path, &st) == 0 && st.st_mtime >= since ? fopen(path, "r") : NULL;
@@ -59,6 +64,7 @@ static singa_plan_row *read_choice(singa_plan *plan, const char *path, time_t si
             ok = fscanf(f, "%d", &starts[s]) == 1;
         fclose(f);
         name[strcspn(name, "\n")] = 0;
+        *why = name[0] == NO_CHOICE && !name[1] ? "rank 0 found none" : "rank 0 chose one this process does not have";
         for (int i = 0; ok && i < plan->nrows; i++)
             if (strcmp(plan->rows[i].cfg.name, name) == 0) {
                 memcpy(plan->rows[i].cfg.stage_start, starts, sizeof starts);
@@ -74,18 +80,15 @@ static singa_plan_row *choose(singa_plan *plan, int rank, int size, time_t since
 {
     char path[4096];
     choice_path(path, sizeof path);
-    if (size > 1 && rank > 0) {
-        singa_plan_row *r = read_choice(plan, path, since);
-        *why = r ? NULL : "rank 0's choice did not arrive";
-        return r;
-    }
+    if (size > 1 && rank > 0)
+        return read_choice(plan, path, since, why);
     singa_plan_row *best = NULL;
     for (int i = 0; i < plan->nrows && !best; i++)
         if ((plan->rows[i].cfg.scheme == SINGA_PLAN_ONE) == (size == 1))
             best = &plan->rows[i];
     if (!best)
         *why = plan->why_none[0] ? plan->why_none : "no configuration";
-    else if (size > 1 && write_choice(path, &best->cfg) < 0)
+    if (size > 1 && write_choice(path, best ? &best->cfg : NULL) < 0)
         best = NULL, *why = "cannot write the choice for the other processes";
     return best;
 }
@@ -107,12 +110,17 @@ singa_conf *singa_plan_auto(const singa_conf *conf, const singa_registry *reg, c
                  "differently; singa-tui --procs agrees on rank 0's choice): the job runs with its own cluster fields", from);
         return NULL;
     }
-    singa_plan plan;
+    singa_plan plan = {0};
     singa_plan_link link;
     const char *spec = getenv("SINGA_PLAN_LINK");
     if (singa_plan_link_parse(&link, spec && *spec ? spec : "local", &err) < 0 ||
         singa_plan_make(&plan, conf, reg, size, &link, &err) < 0) {
+        char path[4096];
+        choice_path(path, sizeof path);
+        if (size > 1 && rank == 0) /* the others follow */
+            write_choice(path, NULL);
         snprintf(line, len, "plan: the profile cannot run (%s): the job runs with its own cluster fields", err.msg);
+        singa_plan_free(&plan);
         return NULL;
     }
     singa_plan_row *row = choose(&plan, rank, size, since, &why);
