@@ -6,9 +6,10 @@
 # link, `singa-tui --plan --procs 2` writes its predictions (--plan-out) for the job
 # bench/net.sh times as `one` (bench/dist_net.lua MODEL 0 1): on the loopback link with
 # --plan-link local, on the 1gbit namespaces link with --plan-link 1gbit.  Then bench/net.sh
-# measures the same configurations (its rows, not copies of them: BENCH_NET_CONFIGS), and this
-# script prints, per model, link and configuration, the predicted and measured images/s and their
-# ratio, and the configuration cluster.plan = "auto" would pick against the best measured.
+# measures the same configurations (its rows, not copies of them: BENCH_NET_CONFIGS), with its
+# plan-auto row (cluster.plan = "auto" itself), and this script prints, per model, link and
+# configuration, the predicted and measured images/s and their ratio, and plan-auto's measured
+# images/s against the best measured hand-written configuration.
 #
 # Environment: BENCH_PLAN_MODELS ("bigmlp lenet"), BENCH_PLAN_LINKS ("loopback 1gbit"; 1gbit
 # needs root, as bench/net.sh), BENCH_PLAN_CONFIGS (bench/net.sh's names, default every row the
@@ -24,7 +25,7 @@ bench_start singa-bench-plan
 
 models=${BENCH_PLAN_MODELS:-"bigmlp lenet"}
 links=${BENCH_PLAN_LINKS:-"loopback 1gbit"}
-configs=${BENCH_PLAN_CONFIGS:-"one allreduce allreduce-fp16 allreduce-topk allreduce-topk8 allreduce-powersgd feature hogwild-outer pipeline"}
+configs=${BENCH_PLAN_CONFIGS:-"one allreduce allreduce-fp16 allreduce-topk allreduce-topk8 allreduce-powersgd feature hogwild-outer pipeline plan-auto"}
 
 # The predictions: one JSON lines file per model and link.
 for m in $models; do
@@ -80,10 +81,11 @@ for m in models:
             print("%-7s %-9s %-16s %10.0f %10.0f %7.2f" % (m, link, c, r["images_per_sec"], got, ratio))
             if r["processes"] == 2 and (best_measured is None or got > best_measured[1]):
                 best_measured = (c, got)
-        if pick and pick[1] is None:
-            print("# %s over %s: plan = \"auto\" picks %s, not measured here" % (m, link, top["name"]))
-        elif pick and best_measured:
-            print("# %s over %s: plan = \"auto\" picks %s (%.0f images/s measured), the best measured is %s (%.0f): %.2fx"
-                  % (m, link, pick[0], pick[1], best_measured[0], best_measured[1], pick[1] / best_measured[1]))
+        auto = measured.get((m, link, "plan-auto"))
+        if pick and best_measured:
+            print("# %s over %s: the plan picks %s%s; plan-auto measured %s images/s, the best hand-written %s %.0f%s"
+                  % (m, link, top["name"], " (%.0f images/s measured)" % pick[1] if pick[1] else "",
+                     "%.0f" % auto if auto else "-", best_measured[0], best_measured[1],
+                     ": %.2fx" % (auto / best_measured[1]) if auto else ""))
 print("# %d of %d predictions within 15%% of measured" % (within, total))
 EOF
