@@ -63,6 +63,9 @@ static singa_conf *planned(lua_State *L, singa_conf *conf, double *predicted)
     singa_conf *chosen = singa_plan_auto(conf, singa_lua_registry(L), line, sizeof line, predicted);
     if (lock)
         pthread_mutex_lock(lock);
+    const singa_lua_host *host = singa_lua_get_opts(L)->host; /* the workbench's log, as the job's lines */
+    if (host && host->hooks.log)
+        host->hooks.log(host->hooks.ud, line);
     printf("%s\n", line);
     fflush(stdout);
     if (!chosen)
