@@ -51,11 +51,11 @@ int main(void)
     check("allreduce fp16", cfg(SINGA_PLAN_ALLREDUCE, SINGA_COMPRESS_FP16), 0.01, 0.5 * 4040 / 1e6 + 2e-4, 0,
           1e-8 * 1010 * 1.5, 4040, 10);
     /* PowerSGD rank 4: factors of 4 x (100 + 10) floats and the bias as fp16 both ways, two rounds;
-     * every replica applies the whole update. */
+     * every replica applies the whole update, and each server its half. */
     singa_plan_config psgd = cfg(SINGA_PLAN_ALLREDUCE, SINGA_COMPRESS_POWERSGD);
     psgd.powersgd = 4;
     double f = 4 * 4 * 110 + 2 * 10;
-    check("allreduce powersgd 4", psgd, 0.0065 + 0.007, 0.5 * 2 * f / 1e6 + 4e-4, 0, 2e-8 * 1000 + 1e-8 * 10, 2 * f, 10);
+    check("allreduce powersgd 4", psgd, 0.0065 + 0.007 + 0.0035, 0.5 * 2 * f / 1e6 + 4e-4, 0, 2e-8 * 1000 + 1e-8 * 10, 2 * f, 10);
     /* Sandblaster: one worker process computes it all, the servers' process updates. */
     check("sandblaster", cfg(SINGA_PLAN_SANDBLASTER, SINGA_COMPRESS_NONE), 0.02, 4040 / 1e6 + 2e-4, 0, 0, 8080, 10);
     /* Feature cut: two bridges (fc1 gathers the data's 100 floats, the loss fc1's), each half

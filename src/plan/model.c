@@ -81,7 +81,8 @@ static void data_parallel(const singa_plan_profile *p, const singa_plan_link *l,
     }
     /* A process's rows: the net profiled at batch / n where it was, else the whole batch's / n. */
     sums at = p->share ? sum(p->share) : (sums){.C = s->C / n, .bwd = s->bwd / n, .first_bwd = s->first_bwd / n};
-    o->compute = at.C + (replicas_update(&cfg->compress) ? p->update : p->update / n);
+    /* every replica applies the summed update itself, and the servers their shards' too */
+    o->compute = at.C + (replicas_update(&cfg->compress) ? p->update + p->update / n : p->update / n);
     /* Over a network gradients leave as the backward pass makes them, and values come back before
      * the forward needs them: all but the first layer's round hide behind the backward of the
      * layers below.  On one host the copies take the cores the compute needs. */
