@@ -23,7 +23,7 @@ LUA
 )
 
 start_tui -- --procs 2 --run auto.lua 100000000
-wait_for '7 Workers (step [0-9.e-]* ms, predicted [0-9.e-]*)' 30
+wait_for '7 Workers ([0-9.e-]* ms, plan [0-9.e-]* ms)' 30
 report $? "the Workers panel shows the longest measured step against the predicted one" "$tmp/screen.txt"
 keys q y
 wait_for 'EXIT=0' 20

@@ -19,7 +19,7 @@ static void draw(tui_app *a, tui_rect r)
     if (slow)
         snprintf(extra, sizeof extra, "(%d slow)", slow);
     if (a->predicted_step > 0 && n)
-        singa_appendf(extra, sizeof extra, "%s(step %.3g ms, predicted %.3g)", slow ? " " : "", 1e3 * step,
+        singa_appendf(extra, sizeof extra, "%s(%.2g ms, plan %.2g ms)", slow ? " " : "", 1e3 * step,
                       1e3 * a->predicted_step);
     tui_frame(a, TUI_P_WORKERS, r, extra);
     tui_rect in = tui_inner(r);
