@@ -20,6 +20,8 @@
 --            the groups: the rounds keep them in step)
 --            pipeline (bigmlp cut between its layers: data to fc2 on worker 0, fc3 to the loss on
 --            worker 1, each batch in neuralnet.micro_batches = 8 micro-batches, or $BENCH_MICRO_BATCHES)
+--            auto: cluster = { plan = "auto" } over PROCS (= WORKERS) processes, the planner's choice
+--            (its link: $SINGA_PLAN_LINK); images/s counts every worker group's
 --   PROCS    1 (default), or WORKERS: singa.cluster.allreduce{ workers = WORKERS, procs = PROCS }
 --            (run under singa-tui --procs PROCS; SERVERS is then ignored)
 --   COMPRESS none (default), fp16, bf16, topk (1% with error feedback), topk8 (the same, values back
@@ -74,9 +76,11 @@ local compresses = { none = false, fp16 = "fp16", bf16 = "bf16", topk = { topk =
   topkupdate = { topk = 0.01, error_feedback = true, values = "update" } }
 local compress = compresses[arg[9] or "none"]
 if compress == nil then error("unknown COMPRESS '" .. arg[9] .. "' (none, fp16, bf16, topk, topk8, topkupdate, powersgd)", 0) end
-if scheme ~= "batch" and scheme ~= "feature" and scheme ~= "hybrid" and scheme ~= "outer" and scheme ~= "pipeline" then
-  error("unknown scheme '" .. scheme .. "' (batch, feature, hybrid, outer, pipeline)", 0)
+if scheme ~= "batch" and scheme ~= "feature" and scheme ~= "hybrid" and scheme ~= "outer" and scheme ~= "pipeline"
+  and scheme ~= "auto" then
+  error("unknown scheme '" .. scheme .. "' (batch, feature, hybrid, outer, pipeline, auto)", 0)
 end
+if scheme == "auto" and procs ~= workers then error("scheme auto needs WORKERS = PROCS", 0) end
 if scheme == "outer" and (workers < 2 or procs ~= workers) then error("scheme outer needs WORKERS = PROCS >= 2", 0) end
 local o = model_options(model)
 if workers > 0 and scheme ~= "outer" and o.batch % workers ~= 0 then error(string.format("%d workers do not divide batch %d", workers, o.batch), 0) end
@@ -108,7 +112,8 @@ local function job(n)
   return {
     name = o.name .. "-dist", seed = 1, train_steps = n + 1, disp_freq = n, test_steps = 0,
     num_openblas_threads = threads,
-    cluster = scheme == "outer" and singa.cluster.hogwild { groups = workers, procs = procs, compress = compress or nil,
+    cluster = scheme == "auto" and { plan = "auto" }
+      or scheme == "outer" and singa.cluster.hogwild { groups = workers, procs = procs, compress = compress or nil,
       sync_freq = tonumber(os.getenv("BENCH_SYNC_FREQ") or "50"),
       outer = { type = "kNesterov", momentum = 0.9, learning_rate = { type = "kFixed", base_lr = 0.7 } } }
       or procs > 1 and singa.cluster.allreduce { workers = workers, procs = procs, compress = compress or nil }
@@ -129,7 +134,11 @@ for _, t in ipairs(r.stats.traffic) do
 end
 for _, p in pairs(r.params) do floats = floats + p:numel() end
 local senders = workers == 0 and 0 or (scheme == "batch" or scheme == "outer") and workers or 1
-local images = r.images_per_sec * (scheme == "outer" and workers or 1)
+local groups = {} -- the worker groups that trained (the plan's choice may be Hogwild's)
+for _, w in ipairs(r.stats.workers or {}) do groups[w.group] = true end
+local ngroups = 0
+for _ in pairs(groups) do ngroups = ngroups + 1 end
+local images = r.images_per_sec * (scheme == "outer" and workers or scheme == "auto" and math.max(ngroups, 1) or 1)
 print(string.format("RESULT images_per_sec=%.0f seconds=%.3f steps=%d workers=%d threads=%d servers=%d scheme=%s "
                     .. "bridge_bytes=%.0f param_bytes=%.0f wire_bytes=%.0f",
                     images, o.batch * steps / r.images_per_sec, steps, workers, threads, workers > 0 and servers or 0,

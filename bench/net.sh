@@ -21,6 +21,8 @@
 #   pipeline   bigmlp cut between its layers (fc1-fc2 in one process, fc3-fc6 in the other), each
 #              batch in 8 micro-batches of a 1F1B pipeline (neuralnet.micro_batches; ... pipeline 2);
 #              lenet has no such row
+#   plan-auto  cluster.plan = "auto": the planner's choice over the 2 processes (its link named by
+#              SINGA_PLAN_LINK: local on loopback, 1gbit over the shaped link; ... auto 2)
 #   ddp        PyTorch DDP, 2 processes, each half of the global batch
 # Links (as root, each run's processes in network namespaces this script makes and removes):
 #   loopback   both processes in one namespace, over its loopback, unshaped
@@ -43,7 +45,7 @@
 #   BENCH_QUICK=1                           smoke run: 1 round, few steps (numbers not meaningful)
 #   BENCH_NET_MODELS="bigmlp lenet"
 #   BENCH_NET_LINKS="loopback 1gbit"
-#   BENCH_NET_CONFIGS="one allreduce allreduce-fp16 allreduce-topk allreduce-topk8 allreduce-powersgd feature hogwild-outer pipeline ddp"
+#   BENCH_NET_CONFIGS="one allreduce allreduce-fp16 allreduce-topk allreduce-topk8 allreduce-powersgd feature hogwild-outer pipeline plan-auto ddp"
 #   BENCH_NET_STEPS                         timed steps of every run (default: per model and link)
 #   BENCH_WAIT_IDLE=0                       wait up to this many seconds for idle CPUs per round
 #   SINGA_TUI, PYTHON (/usr/bin/python3, which has Debian's torch)
@@ -59,7 +61,7 @@ bench_start singa-bench-net
 py=${PYTHON:-/usr/bin/python3}
 models=${BENCH_NET_MODELS:-"bigmlp lenet"}
 links=${BENCH_NET_LINKS:-"loopback 1gbit"}
-configs=${BENCH_NET_CONFIGS:-"one allreduce allreduce-fp16 allreduce-topk allreduce-topk8 allreduce-powersgd feature hogwild-outer pipeline ddp"}
+configs=${BENCH_NET_CONFIGS:-"one allreduce allreduce-fp16 allreduce-topk allreduce-topk8 allreduce-powersgd feature hogwild-outer pipeline plan-auto ddp"}
 if [ "${BENCH_QUICK:-0}" = 1 ]; then rounds=${BENCH_ROUNDS:-1} warm=1; else rounds=${BENCH_ROUNDS:-3} warm=3; fi
 
 steps_of() { # MODEL LINK
@@ -86,11 +88,15 @@ measure() {
     rm -f "$tmp/wire"
     case $c in
     one) get "$name" images_per_sec "$tui" -e "$lua" "$m" 0 1 "$s" "$warm" ;;
-    allreduce | allreduce-* | feature | hogwild-outer | pipeline)
+    allreduce | allreduce-* | feature | hogwild-outer | pipeline | plan-auto)
         scheme=batch compress=none
         [ "$c" = feature ] && scheme=feature
         [ "$c" = hogwild-outer ] && scheme=outer && [ "${BENCH_QUICK:-0}" != 1 ] && [ "$s" -lt 100 ] && s=100
         [ "$c" = pipeline ] && scheme=pipeline
+        [ "$c" = plan-auto ] && scheme=auto
+        SINGA_PLAN_LINK=local
+        [ "$link" = 1gbit ] && SINGA_PLAN_LINK=1gbit
+        export SINGA_PLAN_LINK
         case $c in allreduce-*) compress=${c#allreduce-} ;; esac
         if [ $root = 1 ]; then
             get "$name" images_per_sec pair "$link" singa "$lua" "$m" 2 1 "$s" "$warm" 1 "$scheme" 2 "$compress"

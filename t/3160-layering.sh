@@ -1,5 +1,5 @@
 # The folders of src/ form a DAG (docs/09-layout.md): core <- onnx <- layers (plugin beside it) <- net <-
-# ckpt <- train <- runtime <- metricsfile <- lua <- tui <- app.  A folder may use its own and lower
+# ckpt <- train <- runtime <- plan <- metricsfile <- lua <- tui <- app.  A folder may use its own and lower
 # folders only: (1) its private includes ("folder/file.h") name no higher folder, and (2) in
 # the built objects no object of a folder references a symbol an object of a higher folder
 # defines (calls through function pointers a lower folder defines itself are how it is called
@@ -19,7 +19,9 @@ build=$(dirname "$SINGA_TUI")
 # share one (the registry keeps the plugins it loaded; the loader adds their types to the
 # registry).  app is the
 # program, which starts the workbench.  metricsfile (the program's, not libsinga's: the format
-# of --metrics files that lua/ writes and lua/ and tui/ read) sits between runtime and lua.
+# of --metrics files that lua/ writes and lua/ and tui/ read) sits between runtime and lua.  plan
+# (the planner: it profiles a job, times the runtime's codecs and ranks configurations) sits on
+# runtime, below lua, which calls it for cluster.plan = "auto".
 ranks='core 0
 layers 1
 plugin 1
@@ -28,6 +30,7 @@ net 2
 ckpt 3
 train 4
 runtime 5
+plan 5.2
 metricsfile 5.5
 lua 6
 tui 7

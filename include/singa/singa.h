@@ -18,6 +18,7 @@
 #include "singa/onnx.h"
 #include "singa/partition.h"
 #include "singa/param.h"
+#include "singa/plan.h"
 #include "singa/pool.h"
 #include "singa/predict.h"
 #include "singa/rng.h"

@@ -60,6 +60,10 @@ int singa_stats_snapshot(const singa_stats *s, singa_traffic *rows, int max);
 /* Messages dropped because they did not decode, came from a stranger or were out of place. */
 uint64_t singa_stats_dropped(const singa_stats *s);
 int singa_stats_rank(const singa_stats *s);
+/* The step time cluster.plan = "auto" predicted for the job (seconds; 0: none), shown beside the
+ * workers' measured steps. */
+void singa_stats_set_predicted(singa_stats *s, double step_seconds);
+double singa_stats_predicted(const singa_stats *s);
 /* Copies up to max workers' times (this process's, and in rank 0 every process's as their
  * heartbeats tell), flagged; returns how many there are. */
 int singa_stats_workers(const singa_stats *s, singa_worker_time *rows, int max);

@@ -12,6 +12,7 @@
 #include "app/cli.h"
 #include "app/keygen.h"
 #include "app/modes.h"
+#include "app/plan_cli.h"
 #include "app/plugin_cli.h"
 #include "paths.h"
 #include "singa/singa.h"
@@ -127,6 +128,22 @@ static int opt_elastic(singa_cli *c, int i)
     return GO_ON;
 }
 
+static int opt_plan(singa_cli *c, int i)
+{
+    (void)i;
+    c->plan = true;
+    return GO_ON;
+}
+
+static int opt_simulate(singa_cli *c, int i)
+{
+    if (!(c->plan_args.simulate = count(c->argv[i + 1])) || c->plan_args.simulate < 2) {
+        fprintf(stderr, "singa-tui: --simulate needs a number of processes (2..1024), got '%s'\n", c->argv[i + 1]);
+        return 2;
+    }
+    return GO_ON;
+}
+
 static const option options[] = {
     {"-e", NULL, "FILE", opt_e, 0,
      "run the Lua script FILE headless; ARGS are visible to it as `arg`\n"
@@ -170,6 +187,25 @@ static const option options[] = {
      "write a CURVE key pair for cluster.curve: NAME.key (secret, mode\n"
      "600) and NAME.pub (public), making missing folders (mode 700);\n"
      "existing files are not overwritten"},
+    {"--plan", NULL, NULL, opt_plan, 0,
+     "do not train: profile the script's first singa.train(job) on this\n"
+     "machine (a few steps on its data) and print the configurations its net\n"
+     "allows over --procs N processes (default 2) or one per --hosts host,\n"
+     "ranked by predicted images/s, with the Lua to put in the job"},
+    {"--hosts", NULL, "HOSTS", NULL, offsetof(singa_cli, plan_args.hosts),
+     "with --plan: plan for one process on each host of HOSTS, a comma-\n"
+     "separated list (H1,H2,...), over a 1 Gbit/s link"},
+    {"--plan-out", NULL, "FILE", NULL, offsetof(singa_cli, plan_args.out),
+     "with --plan: write the table as JSON lines to FILE, one record per\n"
+     "configuration (cluster, images_per_sec, step_seconds, wire_bytes,\n"
+     "memory_bytes)"},
+    {"--plan-link", NULL, "LINK", NULL, offsetof(singa_cli, plan_args.link),
+     "with --plan: the link between processes: local (measured over a Unix\n"
+     "socket pair; the default on one host), 1gbit (the default with --hosts),\n"
+     "<N>gbit or <N>mbit, optionally ,<latency>us"},
+    {"--simulate", NULL, "N", opt_simulate, 0,
+     "with --plan: rank the configurations of N processes on the same\n"
+     "measured compute and link"},
     {"--run", NULL, NULL, opt_run, 0,
      "in the workbench, train at once instead of waiting for the r key"},
     {"--procs", NULL, "N", opt_procs, 0,
@@ -275,6 +311,14 @@ static int check_options(const singa_cli *c)
         fprintf(stderr, "singa-tui: --listen is for a job run headless: singa-tui --listen %s -e FILE\n", c->listen);
         return 2;
     }
+    if (!c->plan && (c->plan_args.hosts || c->plan_args.out || c->plan_args.link || c->plan_args.simulate)) {
+        fprintf(stderr, "singa-tui: --hosts, --plan-out, --plan-link and --simulate go with --plan\n");
+        return 2;
+    }
+    if (c->plan && c->plan_args.hosts && c->procs) {
+        fprintf(stderr, "singa-tui: --plan takes --procs N or --hosts H1,H2,..., not both\n");
+        return 2;
+    }
     singa_err err; /* a trace that cannot be written is refused before any training */
     int from, to;
     if ((c->trace && singa_trace_check_path(c->trace, &err) < 0) ||
@@ -312,6 +356,26 @@ static int check_run(const singa_cli *c)
     return -1;
 }
 
+/* --plan: what --procs and FILE mean to it; 2 with the message, or -1. */
+static int plan_options(singa_cli *c)
+{
+    c->plan_args.procs = c->procs;
+    c->procs = 0;
+    if (c->elastic) {
+        fprintf(stderr, "singa-tui: --elastic does not go with --plan\n");
+        return 2;
+    }
+    if (!c->script && c->tui.file) {
+        c->script = c->tui.file;
+        c->first_arg = c->tui.first_arg;
+    }
+    if (!c->script) {
+        fprintf(stderr, "singa-tui: --plan needs the job's FILE (singa-tui --plan [--procs N | --hosts H1,H2] FILE)\n");
+        return 2;
+    }
+    return singa_tui_plan_check(&c->plan_args) ? 2 : -1;
+}
+
 int singa_cli_parse(singa_cli *c, int argc, char **argv)
 {
     *c = (singa_cli){.argc = argc, .argv = argv, .first_arg = argc,
@@ -336,11 +400,15 @@ int singa_cli_parse(singa_cli *c, int argc, char **argv)
         i += nargs(o);
     }
     int rc = check_options(c);
+    if (rc < 0 && c->plan) /* --procs N is the plan's, and the job's FILE runs headless */
+        rc = plan_options(c);
     return rc >= 0 ? rc : check_run(c);
 }
 
 singa_lua_mode singa_cli_mode(const singa_cli *c)
 {
+    if (c->plan)
+        return (singa_lua_mode){singa_tui_mode_plan, (const char *)(const void *)&c->plan_args};
     if (c->export_onnx)
         return (singa_lua_mode){singa_tui_mode_export_onnx, c->export_onnx};
     if (c->summary)

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "app/plan_cli.h"
 #include "lua/lsinga.h"
 #include "tui/tui.h"
 
@@ -20,6 +21,8 @@ typedef struct singa_cli {
     const char *export_onnx, *metrics, *listen, *trace, *trace_steps;
     int procs, procs_at; /* --procs N, at argv[procs_at] */
     int elastic, elastic_at;
+    bool plan;           /* --plan: the job's configurations ranked (plan_cli.c), with plan_args */
+    singa_tui_plan_args plan_args;
     singa_tui_args tui;  /* the workbench's (FILE, --run, --attach ...) */
 } singa_cli;
 

@@ -32,6 +32,7 @@ struct singa_stats {
     uint64_t (*link)[2];   /* per peer process: bytes sent, received */
     int nlinks;
     char host[32];
+    _Atomic double predicted; /* cluster.plan = "auto": the predicted step, seconds */
 };
 
 singa_stats *singa_stats_new(int rank)
@@ -235,6 +236,9 @@ uint64_t singa_stats_dropped(const singa_stats *s)
 }
 
 int singa_stats_rank(const singa_stats *s) { return atomic_load(&((singa_stats *)s)->rank); }
+
+void singa_stats_set_predicted(singa_stats *s, double step_seconds) { atomic_store(&s->predicted, step_seconds); }
+double singa_stats_predicted(const singa_stats *s) { return atomic_load(&((singa_stats *)s)->predicted); }
 
 /* ---- the workers' step times ---- */
 

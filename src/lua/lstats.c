@@ -87,6 +87,10 @@ void singa_lua_push_stats(lua_State *L, const singa_stats *st)
     lua_setfield(L, -2, "rank");
     lua_pushinteger(L, st ? (lua_Integer)singa_stats_dropped(st) : 0);
     lua_setfield(L, -2, "dropped");
+    if (st && singa_stats_predicted(st) > 0) { /* cluster.plan = "auto"'s prediction */
+        lua_pushnumber(L, singa_stats_predicted(st));
+        lua_setfield(L, -2, "predicted_step");
+    }
     lua_createtable(L, n, 0);
     for (int i = 0; i < n; i++) {
         const singa_traffic *r = &rows[i];

@@ -22,7 +22,7 @@ const singa_field singa_cluster_fields[] = {
     {"shard_params", SINGA_FIELD_BOOL},       {"elastic", SINGA_FIELD_TABLE},
     {"monitor", SINGA_FIELD_TABLE},          {"staleness", SINGA_FIELD_INT},
     {"compress", SINGA_FIELD_STR_OR_TABLE},  {"momentum_compensation", SINGA_FIELD_BOOL},
-    {"outer", SINGA_FIELD_TABLE},
+    {"outer", SINGA_FIELD_TABLE},             {"plan", SINGA_FIELD_STR},
     {NULL, 0},
 };
 

@@ -57,6 +57,7 @@ struct tui_app {
     tui_rejoins rejoins;   /* its lost processes and rejoins */
     singa_worker_time workers[TUI_MAX_WORKERS]; /* their step times, stragglers flagged */
     int nworkers;          /* how many the job has (at most TUI_MAX_WORKERS kept) */
+    double predicted_step; /* cluster.plan = "auto"'s predicted step, seconds (0: none) */
     singa_link links[TUI_MAX_LINKS]; /* rank 0's bytes to and from the other processes */
     int nlinks;
     double stats_time;     /* when the stats were last asked */

@@ -86,6 +86,7 @@ void tui_stats_attach(tui_stats *s, const singa_job *job)
     s->nlast_workers = 0;
     s->nlast_links = 0;
     s->last_dropped = 0;
+    s->last_predicted = 0;
     s->rejoins = (tui_rejoins){0};
     lay_out(s, singa_job_cluster(job));
     pthread_mutex_unlock(&s->mu);
@@ -109,6 +110,7 @@ void tui_stats_detach(tui_stats *s)
         s->rejoins = read_rejoins(s->live);
         s->nlast = snapshot(s->live, s->last, TUI_STATS_ROWS);
         s->last_dropped = singa_stats_dropped(s->live);
+        s->last_predicted = singa_stats_predicted(s->live);
         s->nlast_workers = min(singa_stats_workers(s->live, s->last_workers, TUI_MAX_WORKERS), TUI_MAX_WORKERS);
         s->nlast_links = min(singa_stats_links(s->live, s->last_links, TUI_MAX_LINKS), TUI_MAX_LINKS);
     }
@@ -143,6 +145,14 @@ int tui_stats_workers(tui_stats *s, singa_worker_time *rows, int max)
         memcpy(rows, s->last_workers, (size_t)min(n, max) * sizeof *rows);
     pthread_mutex_unlock(&s->mu);
     return n;
+}
+
+double tui_stats_predicted(tui_stats *s)
+{
+    pthread_mutex_lock(&s->mu);
+    double p = s->live ? singa_stats_predicted(s->live) : s->last_predicted;
+    pthread_mutex_unlock(&s->mu);
+    return p;
 }
 
 int tui_stats_links(tui_stats *s, singa_link *rows, int max)

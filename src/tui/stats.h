@@ -62,6 +62,7 @@ typedef struct tui_stats {
     singa_link last_links[TUI_MAX_LINKS]; /* its bytes to and from the other processes */
     int nlast_links;
     uint64_t last_dropped;
+    double last_predicted;    /* cluster.plan = "auto"'s predicted step, seconds (0: none) */
     tui_node nodes[TUI_MAX_NODES]; /* every worker and server, ordered by process */
     int nnodes;               /* how many there are (at most TUI_MAX_NODES kept) */
     tui_rejoins rejoins;      /* an attached job's, or the job's last once it ended */
@@ -77,6 +78,8 @@ void tui_stats_detach(tui_stats *s);
 /* The workers' step times, flagged (singa/stats.h): at most max copied; returns how many the
  * job has (0 for a job without a runtime). */
 int tui_stats_workers(tui_stats *s, singa_worker_time *rows, int max);
+/* The step cluster.plan = "auto" predicted (seconds), or 0. */
+double tui_stats_predicted(tui_stats *s);
 /* This process's links to the others (singa/stats.h), likewise. */
 int tui_stats_links(tui_stats *s, singa_link *rows, int max);
 /* Copies at most max rows of the job's counters into rows, returns how many there are, and

@@ -1,6 +1,7 @@
 /* 7: each worker's step (singa/stats.h: means over its last SINGA_STEP_WINDOW steps): its work
  * (compute and send) and its waits, in ms; a straggler in the warning colour, with the share of
- * its group's step it costs.  Not drawn when the terminal has no room for it. */
+ * its group's step it costs; with cluster.plan = "auto", the predicted step against the longest
+ * measured one in the frame.  Not drawn when the terminal has no room for it. */
 #include <stdio.h>
 
 #include "tui/app.h"
@@ -11,11 +12,15 @@ static void draw(tui_app *a, tui_rect r)
     if (r.h < 4)
         return;
     int n = a->nworkers < TUI_MAX_WORKERS ? a->nworkers : TUI_MAX_WORKERS, slow = 0;
+    double step = 0;
     for (int i = 0; i < n; i++)
-        slow += a->workers[i].straggler;
-    char extra[32] = "";
+        slow += a->workers[i].straggler, step = a->workers[i].step > step ? a->workers[i].step : step;
+    char extra[80] = "";
     if (slow)
         snprintf(extra, sizeof extra, "(%d slow)", slow);
+    if (a->predicted_step > 0 && n)
+        singa_appendf(extra, sizeof extra, "%s(%.2g ms, plan %.2g ms)", slow ? " " : "", 1e3 * step,
+                      1e3 * a->predicted_step);
     tui_frame(a, TUI_P_WORKERS, r, extra);
     tui_rect in = tui_inner(r);
     a->rows[TUI_P_WORKERS] = in.h;
@@ -51,7 +56,11 @@ static int rows(const tui_app *a, tui_room room)
     return h;
 }
 
-static void feed(tui_app *a, double now) { a->nworkers = tui_stats_workers(&a->script.stats, a->workers, TUI_MAX_WORKERS); }
+static void feed(tui_app *a, double now)
+{
+    a->nworkers = tui_stats_workers(&a->script.stats, a->workers, TUI_MAX_WORKERS);
+    a->predicted_step = tui_stats_predicted(&a->script.stats);
+}
 
 const tui_panel_class tui_panel_workers = {
     .name = "workers", .title = "Workers", .key = '7',

@@ -1,0 +1,195 @@
+/* The planner's cost model: a configuration's step from the profile's measured costs.  Each
+ * term is one line of docs/03-clusters.md's "Planning": compute split by the framework's
+ * partitioning (a process of one core each), transfers as bytes / bandwidth + a latency per
+ * message each way of each round, the codecs' CPU per float, the pipeline's bubble. */
+#include <math.h>
+#include <stddef.h>
+
+#include "singa/plan.h"
+
+typedef struct sums {
+    double C, bwd, P, M, F, A; /* layers' seconds, of which backward; params, 2-D, factors; features */
+    double first_bwd, first_P; /* the first layer with params: its gradient is ready last */
+} sums;
+
+static sums sum(const singa_plan_profile *p)
+{
+    sums s = {0};
+    for (int i = 0; i < p->nlayers; i++) {
+        const singa_plan_layer *l = &p->layers[i];
+        s.C += l->fwd + l->bwd, s.bwd += l->bwd;
+        s.P += l->param_floats, s.M += l->matrix_floats, s.F += l->factor_floats, s.A += l->out_floats;
+        if (s.first_P == 0 && l->param_floats > 0)
+            s.first_P = l->param_floats, s.first_bwd = l->bwd;
+    }
+    return s;
+}
+
+/* Bytes of one process's whole gradient on the wire (*g), of the answer back (*v), the rounds a
+ * step takes and the codecs' seconds per process. */
+static void dense_wire(const singa_plan_config *cfg, const singa_plan_codec *c, const sums *s, double *g, double *v,
+                       int *rounds, double *codec)
+{
+    int n = cfg->nprocs;
+    double share = (double)(n - 1) / n, k = ceil(cfg->compress.topk * s->P);
+    *rounds = 1;
+    switch (cfg->compress.kind) {
+    case SINGA_COMPRESS_FP16:
+    case SINGA_COMPRESS_BF16:
+        *g = *v = 2 * s->P;
+        *codec = (cfg->compress.kind == SINGA_COMPRESS_FP16 ? c->fp16 : c->bf16) * s->P * (1 + share);
+        return;
+    case SINGA_COMPRESS_TOPK:
+        *g = 8 * k;
+        switch (cfg->compress.values) {
+        case SINGA_COMPRESS_NONE: *v = 4 * s->P, *codec = c->topk * s->P; break;
+        case SINGA_COMPRESS_INT8: *v = s->P + s->P / 64, *codec = (c->topk + c->int8 * share) * s->P; break;
+        case SINGA_COMPRESS_UPDATE: *v = fmin(8 * k * n, 8 * s->P), *codec = c->topk * s->P; break;
+        default: *v = 2 * s->P, *codec = (c->topk + c->fp16 * share) * s->P; break;
+        }
+        return;
+    case SINGA_COMPRESS_POWERSGD: /* two rounds of factors both ways; 1-D params as fp16 */
+        *g = *v = 4 * cfg->powersgd * s->F + 2 * (s->P - s->M);
+        *rounds = 2;
+        *codec = c->powersgd * s->M + c->fp16 * (s->P - s->M);
+        return;
+    default:
+        *g = *v = 4 * s->P;
+        *codec = 0;
+    }
+}
+
+/* Every replica applies the summed update itself: no dense values come back. */
+static bool replicas_update(const singa_compress *c)
+{
+    return c->kind == SINGA_COMPRESS_POWERSGD || (c->kind == SINGA_COMPRESS_TOPK && c->values == SINGA_COMPRESS_UPDATE);
+}
+
+static void data_parallel(const singa_plan_profile *p, const singa_plan_link *l, const singa_plan_codec *c,
+                          const singa_plan_config *cfg, const sums *s, singa_plan_prediction *o)
+{
+    int n = cfg->nprocs, rounds;
+    double g, v, share = (double)(n - 1) / n;
+    dense_wire(cfg, c, s, &g, &v, &rounds, &o->codec);
+    if (cfg->scheme == SINGA_PLAN_SANDBLASTER) { /* workers in n - 1 processes, the servers' in the last */
+        o->compute = s->C / (n - 1) + p->update;
+        double t = (n - 1) * fmax(g, v) / l->bandwidth + 2 * rounds * l->latency;
+        o->transfer = l->copies ? t : fmax(t - s->bwd / (n - 1), t * s->first_P / s->P);
+        o->wire_bytes = (n - 1) * (g + v);
+        o->memory_bytes = 4 * (3 * s->P) + 4 * 2 * s->A / (n - 1);
+        return;
+    }
+    /* A process's rows: the net profiled at batch / n where it was, else the whole batch's / n. */
+    sums at = p->share ? sum(p->share) : (sums){.C = s->C / n, .bwd = s->bwd / n, .first_bwd = s->first_bwd / n};
+    /* every replica applies the summed update itself, and the servers their shards' too */
+    o->compute = at.C + (replicas_update(&cfg->compress) ? p->update + p->update / n : p->update / n);
+    /* Over a network gradients leave as the backward pass makes them, and values come back before
+     * the forward needs them: all but the first layer's round hide behind the backward of the
+     * layers below.  On one host the copies take the cores the compute needs. */
+    double t = share * (g + v) / l->bandwidth + 2 * rounds * l->latency;
+    o->transfer = l->copies ? t : fmax(t - (at.bwd - at.first_bwd), t * s->first_P / s->P);
+    o->wire_bytes = 2 * share * (g + v);
+    o->memory_bytes = 4 * (2 + 1.0 / n) * s->P + 4 * 2 * s->A / n;
+}
+
+/* The feature cut: every layer's work split n ways, a bridge round (gather forward, reduce
+ * backward) wherever a layer on the features reads a whole input or a layer on the batch reads
+ * features; nothing hides them, each layer waits on its bridge. */
+static void feature(const singa_plan_profile *p, const singa_plan_link *l, const singa_plan_config *cfg,
+                    const sums *s, singa_plan_prediction *o)
+{
+    int n = cfg->nprocs, bridges = 0;
+    double bytes = 0, share = (double)(n - 1) / n;
+    for (int i = 0; i < p->nlayers; i++) {
+        const singa_plan_layer *a = &p->layers[i];
+        if (a->src < 0)
+            continue;
+        const singa_plan_layer *src = &p->layers[a->src];
+        if ((a->dim == 1 && a->param_floats > 0) || (a->dim == 0 && src->dim == 1))
+            bytes += 2 * share * 4 * src->out_floats, bridges++;
+    }
+    o->compute = s->C / n + p->update / n;
+    o->transfer = bytes / l->bandwidth + 2 * bridges * l->latency;
+    o->wire_bytes = 2 * bytes;
+    o->memory_bytes = 4 * (2 + 1.0 / n) * s->P + 4 * 2 * s->A / n;
+}
+
+/* The stage of layer i: the last whose first layer is at or before it. */
+static int stage_of(const singa_plan_config *cfg, int i)
+{
+    int s = 0;
+    while (s + 1 < cfg->nprocs && cfg->stage_start[s + 1] <= i)
+        s++;
+    return s;
+}
+
+/* Layers placed in n stages, m micro-batches in 1F1B: a slot is the slowest stage's share of a
+ * micro-batch or a micro-batch's crossing, whichever is longer; m + S - 1 slots a step, S - 1 of
+ * them the bubble, and the first micro-batch's crossings out and back exposed. */
+static void pipeline(const singa_plan_profile *p, const singa_plan_link *l, const singa_plan_config *cfg,
+                     const sums *s, singa_plan_prediction *o)
+{
+    int n = cfg->nprocs, m = cfg->micro_batches;
+    double stage[SINGA_PLAN_MAX_STAGES] = {0}, params[SINGA_PLAN_MAX_STAGES] = {0}, feats[SINGA_PLAN_MAX_STAGES] = {0};
+    double cross = 0, slowest = 0, memory = 0;
+    for (int i = 0; i < p->nlayers; i++) {
+        const singa_plan_layer *a = &p->layers[i], *mb = p->micro ? &p->micro->layers[i] : NULL;
+        int at = stage_of(cfg, i);
+        /* m micro-batches of this layer, profiled at the micro-batch's rows where they were */
+        stage[at] += (mb ? m * (mb->fwd + mb->bwd) : a->fwd + a->bwd) + (s->P > 0 ? p->update * a->param_floats / s->P : 0);
+        params[at] += a->param_floats, feats[at] += a->out_floats;
+        if (a->src >= 0 && stage_of(cfg, a->src) != at)
+            cross = fmax(cross, 4 * p->layers[a->src].out_floats), o->wire_bytes += 2 * 4 * p->layers[a->src].out_floats;
+    }
+    for (int k = 0; k < n; k++)
+        slowest = fmax(slowest, stage[k]), memory = fmax(memory, 4 * (3 * params[k] + 2 * feats[k]));
+    double tau = slowest / m, hop = cross / m / l->bandwidth + l->latency, slot = fmax(tau, hop);
+    o->compute = m * tau;
+    o->transfer = m * (slot - tau) + 2 * (n - 1) * hop;
+    o->bubble = (n - 1) * slot;
+    o->memory_bytes = memory;
+}
+
+/* A group per process training the whole batch; every sync_freq steps each group's change goes
+ * to the slices' masters and the new values come back (fp16 or bf16 when compressed so). */
+static void hogwild(const singa_plan_profile *p, const singa_plan_link *l, const singa_plan_codec *c,
+                    const singa_plan_config *cfg, const sums *s, singa_plan_prediction *o)
+{
+    int n = cfg->nprocs;
+    bool half = cfg->compress.kind == SINGA_COMPRESS_FP16 || cfg->compress.kind == SINGA_COMPRESS_BF16;
+    double share = (double)(n - 1) / n, bytes = share * s->P * (half ? 2 : 4) * 2, h = cfg->sync_freq;
+    o->compute = s->C + p->update;
+    o->transfer = (bytes / l->bandwidth + 2 * l->latency) / h;
+    o->codec = half ? 2 * c->fp16 * s->P / h : 0;
+    o->wire_bytes = 2 * bytes / h;
+    o->memory_bytes = 4 * (5 * s->P + 2 * s->A);
+}
+
+void singa_plan_predict(const singa_plan_profile *p, const singa_plan_link *l, const singa_plan_codec *c,
+                        const singa_plan_config *cfg, singa_plan_prediction *out)
+{
+    sums s = sum(p);
+    *out = (singa_plan_prediction){0};
+    switch (cfg->scheme) {
+    case SINGA_PLAN_ONE:
+        out->compute = p->step;
+        out->memory_bytes = 4 * (3 * s.P + 2 * s.A);
+        break;
+    case SINGA_PLAN_ALLREDUCE:
+    case SINGA_PLAN_SANDBLASTER: data_parallel(p, l, c, cfg, &s, out); break;
+    case SINGA_PLAN_FEATURE: feature(p, l, cfg, &s, out); break;
+    case SINGA_PLAN_PIPELINE: pipeline(p, l, cfg, &s, out); break;
+    case SINGA_PLAN_HOGWILD: hogwild(p, l, c, cfg, &s, out); break;
+    }
+    out->transfer = fmax(0, out->transfer);
+    out->step = out->compute + out->transfer + out->bubble + out->codec;
+    double images = cfg->scheme == SINGA_PLAN_HOGWILD ? (double)cfg->nprocs * p->batch : p->batch;
+    out->images_per_sec = out->step > 0 ? images / out->step : 0;
+    const double terms[] = {out->compute, out->transfer, out->bubble, out->codec};
+    static const char *const names[] = {"compute", "transfer", "bubble", "codec"};
+    int big = 0;
+    for (int k = 1; k < 4; k++)
+        if (terms[k] > terms[big])
+            big = k;
+    out->bound = names[big];
+}

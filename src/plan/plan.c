@@ -1,0 +1,124 @@
+/* The planner (singa/plan.h): the profile, the codecs and the link measured once, then the
+ * candidates of a number of processes predicted and ranked, best images/s first. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan/conf_edit.h"
+#include "plan/plan.h"
+
+enum { PROFILE_STEPS = 5 };
+
+static void free_rows(singa_plan *plan)
+{
+    for (int i = 0; i < plan->nrows; i++)
+        free(plan->rows[i].lua);
+    free(plan->rows);
+    plan->rows = NULL;
+    plan->nrows = 0;
+}
+
+static int by_speed(const void *a, const void *b)
+{
+    double x = ((const singa_plan_row *)a)->pred.images_per_sec, y = ((const singa_plan_row *)b)->pred.images_per_sec;
+    return (x < y) - (x > y);
+}
+
+/* The net profiled again at batch / divide into *at, and linked from the whole batch's profile
+ * (*link); left out when it cannot run (the model then divides the whole batch's times). */
+static void profile_share(singa_plan *plan, singa_plan_profile *at, const singa_plan_profile **link,
+                          const singa_conf *conf, const singa_registry *reg, int divide)
+{
+    singa_err err;
+    singa_plan_profile_free(at);
+    *link = NULL;
+    if (divide > 1 && plan->profile.batch % divide == 0 &&
+        singa_plan_profile_run(at, conf, reg, PROFILE_STEPS, divide, &err) == 0 && at->nlayers == plan->profile.nlayers)
+        *link = at;
+}
+
+int singa_plan_rank(singa_plan *plan, const singa_conf *conf, const singa_registry *reg, int nprocs, singa_err *err)
+{
+    singa_plan_config cfg[PLAN_MAX_CANDIDATES];
+    free_rows(plan);
+    plan->nprocs = nprocs;
+    size_t n = (size_t)plan_candidates(plan, conf, reg, nprocs, cfg);
+    profile_share(plan, &plan->share, &plan->profile.share, conf, reg, n > 1 ? nprocs : 1);
+    profile_share(plan, &plan->micro, &plan->profile.micro, conf, reg, 1);
+    for (size_t i = 0; i < n; i++)
+        if (cfg[i].scheme == SINGA_PLAN_PIPELINE)
+            profile_share(plan, &plan->micro, &plan->profile.micro, conf, reg, cfg[i].micro_batches);
+    if (!(plan->rows = calloc(n, sizeof *plan->rows)))
+        return singa_err_set(err, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        singa_plan_row *r = &plan->rows[plan->nrows++];
+        r->cfg = cfg[i];
+        singa_plan_predict(&plan->profile, &plan->link, &plan->codec, &cfg[i], &r->pred);
+        if (!(r->lua = plan_lua(&plan->profile, &cfg[i])))
+            return singa_err_set(err, "out of memory");
+    }
+    qsort(plan->rows, n, sizeof *plan->rows, by_speed);
+    return 0;
+}
+
+int singa_plan_make(singa_plan *plan, const singa_conf *conf, const singa_registry *reg, int nprocs,
+                    const singa_plan_link *link, singa_err *err)
+{
+    memset(plan, 0, sizeof *plan);
+    plan->link = *link;
+    if (singa_plan_profile_run(&plan->profile, conf, reg, PROFILE_STEPS, 1, err) < 0)
+        return -1;
+    singa_plan_codec_measure(&plan->codec);
+    return singa_plan_rank(plan, conf, reg, nprocs, err);
+}
+
+void singa_plan_free(singa_plan *plan)
+{
+    free_rows(plan);
+    singa_plan_profile_free(&plan->profile);
+    singa_plan_profile_free(&plan->share);
+    singa_plan_profile_free(&plan->micro);
+}
+
+/* The user's cluster fields that are not the plan's to choose (workspace, coordinator, bind,
+ * timeouts, curve ...) go on under the planned topology. */
+static int keep_fields(singa_conf *planned, const singa_conf *own)
+{
+    static const char *const planned_fields[] = {"plan", "framework", "nworker_groups", "nworkers_per_group",
+                                                 "nserver_groups", "nservers_per_group", "nworkers_per_procs",
+                                                 "nservers_per_procs", "server_worker_separate", "sync_freq",
+                                                 "compress", "outer"};
+    for (size_t i = 0; own && own->kind == SINGA_CONF_TABLE && i < own->n; i++) {
+        bool mine = false;
+        for (size_t k = 0; k < sizeof planned_fields / sizeof *planned_fields; k++)
+            mine |= strcmp(own->keys[i], planned_fields[k]) == 0;
+        if (!mine && plan_conf_set(planned, own->keys[i], singa_conf_clone(own->items[i])) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+singa_conf *singa_plan_apply(const singa_plan *plan, const singa_plan_row *row, const singa_conf *conf)
+{
+    singa_conf *c = singa_conf_clone(conf), *cluster = plan_cluster_conf(&row->cfg);
+    singa_conf *net = c ? (singa_conf *)singa_conf_get(c, "neuralnet") : NULL;
+    if (!net || (row->cfg.scheme != SINGA_PLAN_ONE && (!cluster || keep_fields(cluster, singa_conf_get(conf, "cluster")) < 0)))
+        goto fail;
+    plan_conf_del(c, "cluster");
+    if (cluster && plan_conf_set(c, "cluster", cluster) < 0) {
+        cluster = NULL;
+        goto fail;
+    }
+    cluster = NULL;
+    if (row->cfg.scheme == SINGA_PLAN_FEATURE && plan_conf_set(net, "partition_dim", singa_conf_new_num(1)) < 0)
+        goto fail;
+    if (row->cfg.scheme == SINGA_PLAN_PIPELINE) {
+        singa_conf *piped = plan_pipeline_net(&plan->profile, &row->cfg, net);
+        if (!piped || plan_conf_set(c, "neuralnet", piped) < 0)
+            goto fail;
+    }
+    return c;
+fail:
+    singa_conf_free(cluster);
+    singa_conf_free(c);
+    return NULL;
+}

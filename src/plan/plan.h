@@ -1,0 +1,22 @@
+/* The planner's parts (singa/plan.h is its interface): the candidates (candidates.c), the Lua
+ * of a row (lua.c). */
+#ifndef SINGA_PLAN_PLAN_H
+#define SINGA_PLAN_PLAN_H
+
+#include "singa/plan.h"
+
+enum { PLAN_MAX_CANDIDATES = 16 };
+
+/* The configurations of n processes the net allows into out (PLAN_MAX_CANDIDATES), the
+ * one-process run first; sets plan->why_none when there is no other.  Sets the profile's
+ * layers' dim for the feature cut. */
+int plan_candidates(singa_plan *plan, const singa_conf *conf, const singa_registry *reg, int n,
+                    singa_plan_config *out);
+/* netconf with c's micro_batches and each layer's location (a pipeline); NULL out of memory. */
+singa_conf *plan_pipeline_net(const singa_plan_profile *p, const singa_plan_config *c, const singa_conf *netconf);
+/* The Lua to put in the job for c (malloc'd), NULL out of memory. */
+char *plan_lua(const singa_plan_profile *p, const singa_plan_config *c);
+/* c's cluster as a conf table; NULL for one process (no cluster) or out of memory. */
+singa_conf *plan_cluster_conf(const singa_plan_config *c);
+
+#endif

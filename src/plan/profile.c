@@ -1,0 +1,171 @@
+/* The planner's profile: the job trained in this process, without its cluster, for a few steps
+ * on its own data, every layer timed (the net's `profile`); the first step (allocations, the
+ * data's first reads) is left out by subtracting what it had accumulated.  The layers' times are
+ * wall-clock; when the job computes in this one thread (one BLAS thread), they are scaled by the
+ * share of the timed steps the thread ran, so that other processes' load does not count. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "plan/conf_edit.h"
+#include "train/train.h"
+#include "singa/job.h"
+#include "singa/net.h"
+#include "singa/plan.h"
+
+typedef struct watch {
+    const singa_job *job;
+    int seen;
+    double t0, t1;           /* the clock after the first step and after the last */
+    double cpu0, cpu1;       /* this thread's CPU time then */
+    double *first;           /* each layer's seconds after the first step: fwd, bwd */
+    long passes;
+} watch;
+
+static double now(clockid_t clock)
+{
+    struct timespec ts;
+    clock_gettime(clock, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void on_step(void *ud, const singa_record *r)
+{
+    (void)r;
+    watch *w = ud;
+    w->t1 = now(CLOCK_MONOTONIC), w->cpu1 = now(CLOCK_THREAD_CPUTIME_ID);
+    if (w->seen++ != 0 || !w->first)
+        return;
+    const singa_net *net = singa_job_train_net(w->job);
+    for (int i = 0; i < net->nlayers; i++) {
+        w->first[2 * i] = net->layers[i]->forward_seconds;
+        w->first[2 * i + 1] = net->layers[i]->backward_seconds;
+    }
+    w->passes = net->profiled_passes;
+    w->t0 = w->t1, w->cpu0 = w->cpu1;
+}
+
+/* Each input layer's batchsize divided by `divide`; -1 when one does not divide. */
+static int divide_batch(singa_conf *c, int divide)
+{
+    singa_conf *layers = (singa_conf *)singa_conf_get(singa_conf_get(c, "neuralnet"), "layer");
+    for (size_t k = 0; divide > 1 && layers && k < layers->n; k++) {
+        const singa_conf *b = singa_conf_get(layers->items[k], "batchsize");
+        if (!b)
+            continue;
+        if (b->kind != SINGA_CONF_NUM || (int)b->num % divide != 0 ||
+            plan_conf_set(layers->items[k], "batchsize", singa_conf_new_num((int)b->num / divide)) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* The job to profile: no cluster, no tests, checkpoints or display, 1 + steps steps. */
+static singa_conf *profile_conf(const singa_conf *conf, int steps, int divide)
+{
+    static const char *const drop[] = {"cluster", "test_steps", "test_freq", "validate_steps", "validate_freq",
+                                       "checkpoint_path", "checkpoint_freq", "checkpoint_after", "resume", "trace",
+                                       "trace_steps", "disp_freq", "on_validation", "checkpoint_keep_best"};
+    singa_conf *c = singa_conf_clone(conf);
+    if (!c)
+        return NULL;
+    for (size_t i = 0; i < sizeof drop / sizeof *drop; i++)
+        plan_conf_del(c, drop[i]);
+    if (plan_conf_set(c, "train_steps", singa_conf_new_num(1 + steps)) < 0 ||
+        plan_conf_set(c, "profile", singa_conf_new_bool(true)) < 0 || divide_batch(c, divide) < 0) {
+        singa_conf_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+static double floats(const singa_tensor *t) { return (double)t->size; }
+
+/* A layer's row: its times over the timed steps (times scale), its params (shared ones counted
+ * once), its features. */
+static void fill_layer(singa_plan_layer *pl, const singa_net *net, int i, const watch *w, int steps, double scale)
+{
+    const singa_layer *l = net->layers[i];
+    snprintf(pl->name, sizeof pl->name, "%s", l->name);
+    snprintf(pl->type, sizeof pl->type, "%s", l->type->name);
+    pl->fwd = scale * (l->forward_seconds - w->first[2 * i]) / steps;
+    pl->bwd = scale * (l->backward_seconds - w->first[2 * i + 1]) / steps;
+    pl->out_floats = floats(&l->data);
+    pl->src = -1;
+    for (int k = 0; l->nsrc > 0 && k < net->nlayers; k++)
+        if (net->layers[k] == l->src[0])
+            pl->src = k;
+    for (int k = 0; k < l->nparams && (!l->unroll_first || l->unroll_first == l); k++) {
+        const singa_param *p = l->params[k];
+        if (p->owner)
+            continue;
+        pl->param_floats += floats(&p->data);
+        if (p->data.ndim >= 2) {
+            pl->matrix_floats += floats(&p->data);
+            pl->factor_floats += p->data.shape[0] + floats(&p->data) / p->data.shape[0];
+        }
+    }
+}
+
+static int collect(singa_plan_profile *p, const singa_job *job, const watch *w, bool one_thread, singa_err *err)
+{
+    const singa_net *net = singa_job_train_net(job);
+    if (w->seen < 2 || net->profiled_passes <= w->passes)
+        return singa_err_set(err, "the profile ran no timed step (the job stopped after %d)", w->seen);
+    int timed = w->seen - 1;
+    if (!(p->layers = calloc((size_t)net->nlayers, sizeof *p->layers)))
+        return singa_err_set(err, "out of memory");
+    p->nlayers = net->nlayers;
+    p->batch = singa_net_batchsize(net);
+    double layers = 0, wall = w->t1 - w->t0, scale = one_thread && wall > 0 ? (w->cpu1 - w->cpu0) / wall : 1;
+    scale = scale > 0 && scale < 1 ? scale : 1;
+    for (int i = 0; i < net->nlayers; i++) {
+        fill_layer(&p->layers[i], net, i, w, timed, scale);
+        layers += p->layers[i].fwd + p->layers[i].bwd;
+        p->whole_batch |= (net->layers[i]->type->flags & SINGA_LAYER_WHOLE_BATCH) != 0;
+    }
+    p->step = scale * wall / timed;
+    p->update = fmax(0, p->step - layers);
+    p->steps = timed;
+    return 0;
+}
+
+int singa_plan_profile_run(singa_plan_profile *p, const singa_conf *conf, const singa_registry *reg, int steps,
+                           int divide, singa_err *err)
+{
+    memset(p, 0, sizeof *p);
+    const singa_conf *tob = singa_conf_get(conf, "train_one_batch");
+    p->kbp = strcmp(singa_conf_str(tob, "alg", "kBP"), "kBP") == 0;
+    singa_conf *c = profile_conf(conf, steps, divide);
+    if (!c)
+        return singa_err_set(err, "cannot profile the net at 1/%d of its batch", divide);
+    singa_job *job = NULL;
+    watch w = {0};
+    singa_result res;
+    singa_job_hooks hooks = {.ud = &w, .step = on_step};
+    int rc = singa_job_create(&job, c, reg, err);
+    if (rc == 0) {
+        const singa_net *net = singa_job_train_net(job);
+        w.job = job;
+        if (!(w.first = calloc(2 * (size_t)net->nlayers, sizeof *w.first)))
+            rc = singa_err_set(err, "out of memory");
+    }
+    if (rc == 0) { /* trained here alone, whatever the launcher started (singa_job_run would refuse) */
+        singa_blas_set_threads(singa_job_blas_threads(job));
+        rc = singa_job_train_local(job, &hooks, &res, err);
+    }
+    if (rc == 0)
+        rc = collect(p, job, &w, singa_job_blas_threads(job) <= 1, err);
+    free(w.first);
+    singa_job_free(job);
+    singa_conf_free(c);
+    return rc < 0 ? -1 : 0;
+}
+
+void singa_plan_profile_free(singa_plan_profile *p)
+{
+    free(p->layers);
+    memset(p, 0, sizeof *p);
+}

@@ -1,0 +1,117 @@
+/* The planner's cost model (src/plan/model.c) on a hand-computed case: a net of a data layer, one
+ * kInnerProduct (a 100 x 10 weight and 10 biases) and a loss, batch 10, over 2 processes on a link
+ * of 1 MB/s and 100 us.  Every term of every framework is checked against the arithmetic written
+ * out here, and the step against their sum, so dropping or changing a term fails.  Prints TAP. */
+#include <math.h>
+#include <string.h>
+
+#include "singa/plan.h"
+#include "tap.h"
+
+static singa_plan_layer layers[3] = {
+    {.name = "data", .type = "kIDXData", .fwd = 0.001, .out_floats = 100, .src = -1, .dim = 0},
+    {.name = "fc1", .type = "kInnerProduct", .fwd = 0.004, .bwd = 0.006, .param_floats = 1010, .matrix_floats = 1000,
+     .factor_floats = 110, .out_floats = 100, .src = 0, .dim = 1},
+    {.name = "loss", .type = "kSoftmaxLoss", .fwd = 0.001, .bwd = 0.001, .out_floats = 10, .src = 1, .dim = 0},
+};
+static singa_plan_profile prof = {.layers = layers, .nlayers = 3, .batch = 10, .kbp = true, .step = 0.02,
+                                        .update = 0.007, .steps = 5};
+static const singa_plan_link link_ = {.name = "test", .bandwidth = 1e6, .latency = 1e-4};
+static const singa_plan_codec codec = {.fp16 = 1e-8, .bf16 = 1e-8, .topk = 3e-8, .int8 = 4e-8, .powersgd = 2e-8};
+
+static bool near(double a, double b) { return fabs(a - b) <= 1e-9 + 1e-9 * fabs(b); }
+
+/* Predicts cfg and checks each term, the step (their sum) and images/s. */
+static void check(const char *what, singa_plan_config cfg, double compute, double transfer, double bubble,
+                  double codec_s, double wire, double images)
+{
+    singa_plan_prediction p;
+    singa_plan_predict(&prof, &link_, &codec, &cfg, &p);
+    double step = compute + transfer + bubble + codec_s;
+    ok(near(p.compute, compute) && near(p.transfer, transfer) && near(p.bubble, bubble) && near(p.codec, codec_s) &&
+           near(p.step, step) && near(p.wire_bytes, wire) && near(p.images_per_sec, images / step),
+       "%s: compute %g transfer %g bubble %g codec %g (want %g %g %g %g), step %g (want %g), wire %g (want %g), "
+       "images/s %g (want %g)", what, p.compute, p.transfer, p.bubble, p.codec, compute, transfer, bubble, codec_s,
+       p.step, step, p.wire_bytes, wire, p.images_per_sec, images / step);
+}
+
+static singa_plan_config cfg(singa_plan_scheme s, singa_compress_kind k)
+{
+    return (singa_plan_config){.scheme = s, .nprocs = 2, .compress = {k, 0, false, k}, .micro_batches = 1, .sync_freq = 1};
+}
+
+int main(void)
+{
+    /* One process: the profile's step. */
+    check("one process", (singa_plan_config){.scheme = SINGA_PLAN_ONE, .nprocs = 1}, 0.02, 0, 0, 0, 0, 10);
+    /* AllReduce: layers and updates halved; half of the 4040-byte gradient out and of the values
+     * back at 1 MB/s plus a round's two latencies; the only param layer's round hides nothing. */
+    check("allreduce", cfg(SINGA_PLAN_ALLREDUCE, SINGA_COMPRESS_NONE), 0.01, 0.5 * 8080 / 1e6 + 2e-4, 0, 0, 8080, 10);
+    /* fp16: half the bytes; each float encoded and decoded, the servers' share too (1.5 x 1010). */
+    check("allreduce fp16", cfg(SINGA_PLAN_ALLREDUCE, SINGA_COMPRESS_FP16), 0.01, 0.5 * 4040 / 1e6 + 2e-4, 0,
+          1e-8 * 1010 * 1.5, 4040, 10);
+    /* PowerSGD rank 4: factors of 4 x (100 + 10) floats and the bias as fp16 both ways, two rounds;
+     * every replica applies the whole update, and each server its half. */
+    singa_plan_config psgd = cfg(SINGA_PLAN_ALLREDUCE, SINGA_COMPRESS_POWERSGD);
+    psgd.powersgd = 4;
+    double f = 4 * 4 * 110 + 2 * 10;
+    check("allreduce powersgd 4", psgd, 0.0065 + 0.007 + 0.0035, 0.5 * 2 * f / 1e6 + 4e-4, 0, 2e-8 * 1000 + 1e-8 * 10, 2 * f, 10);
+    /* Sandblaster: one worker process computes it all, the servers' process updates. */
+    check("sandblaster", cfg(SINGA_PLAN_SANDBLASTER, SINGA_COMPRESS_NONE), 0.02, 4040 / 1e6 + 2e-4, 0, 0, 8080, 10);
+    /* Feature cut: two bridges (fc1 gathers the data's 100 floats, the loss fc1's), each half
+     * out and half in both ways, a latency each way. */
+    check("feature cut", cfg(SINGA_PLAN_FEATURE, SINGA_COMPRESS_NONE), 0.01, 800 / 1e6 + 4e-4, 0, 0, 1600, 10);
+    /* Pipeline, the loss alone on stage 1, m = 2: stage 0 holds 0.011 s of layers and the whole
+     * update (0.007); slots of 0.009 s, one of them the bubble; fc1's 400 bytes cross per
+     * step, 200 a micro-batch (0.0002 s + 100 us a hop), the first micro-batch's hops exposed. */
+    singa_plan_config pipe = cfg(SINGA_PLAN_PIPELINE, SINGA_COMPRESS_NONE);
+    pipe.micro_batches = 2;
+    pipe.stage_start[1] = 2;
+    check("pipeline m=2", pipe, 0.018, 2 * 0.0003, 0.009, 0, 800, 10);
+    /* Hogwild with an outer optimizer, sync every 50 steps: each process the whole step and batch;
+     * the change out and the values back amortised. */
+    singa_plan_config hog = cfg(SINGA_PLAN_HOGWILD, SINGA_COMPRESS_NONE);
+    hog.sync_freq = 50;
+    check("hogwild outer", hog, 0.02, (4040 / 1e6 + 2e-4) / 50, 0, 0, 2 * 4040 / 50.0, 20);
+    /* Profiled at a process's half of the batch (5 rows run slower than half of 10's time): its
+     * layers' 0.009 s replace 0.013 / 2; the micro-batches' likewise in the pipeline (2 x 0.009
+     * s in stage 0, plus its update). */
+    singa_plan_layer half[3];
+    memcpy(half, layers, sizeof half);
+    half[1].fwd = 0.003, half[1].bwd = 0.004, half[2].fwd = half[2].bwd = 0.0005;
+    singa_plan_profile share = prof;
+    share.layers = half;
+    prof.share = prof.micro = &share;
+    check("allreduce at half the batch", cfg(SINGA_PLAN_ALLREDUCE, SINGA_COMPRESS_NONE), 0.009 + 0.0035,
+          0.5 * 8080 / 1e6 + 2e-4, 0, 0, 8080, 10);
+    check("pipeline m=2 at micro-batches", pipe, 2 * 0.008 + 0.007, 2 * 0.0003, 0.0115, 0, 800, 10);
+    prof.share = prof.micro = NULL;
+    /* A net whose loss has params too: over a network the backward below the loss (fc1's, halved
+     * over the 2 processes) hides part of the rounds; on one host the transfers are the CPU's
+     * copies, and nothing hides them. */
+    singa_plan_layer two[3];
+    memcpy(two, layers, sizeof two);
+    two[2].param_floats = 1010, two[2].bwd = 0.003;
+    singa_plan_profile prof2 = prof;
+    prof2.layers = two;
+    prof2.step = 0.022;
+    singa_plan_link net = link_, local = link_;
+    local.copies = true;
+    singa_plan_config ar2 = cfg(SINGA_PLAN_ALLREDUCE, SINGA_COMPRESS_NONE);
+    singa_plan_prediction over_net, on_host;
+    singa_plan_predict(&prof2, &net, &codec, &ar2, &over_net);
+    singa_plan_predict(&prof2, &local, &codec, &ar2, &on_host);
+    double t2 = 0.5 * 16160 / 1e6 + 2e-4; /* both layers' gradients and values */
+    ok(near(on_host.transfer, t2) && near(over_net.transfer, t2 - 0.003 / 2),
+       "one host: the whole transfer %g (want %g); a network: less the loss's backward %g (want %g)",
+       on_host.transfer, t2, over_net.transfer, t2 - 0.0015);
+    singa_plan_prediction p;
+    singa_plan_predict(&prof, &link_, &codec, &pipe, &p);
+    ok(strcmp(p.bound, "compute") == 0, "the pipeline's largest term is its compute (got %s)", p.bound);
+    singa_plan_link slow = link_;
+    slow.bandwidth = 1e3;
+    singa_plan_config ar = cfg(SINGA_PLAN_ALLREDUCE, SINGA_COMPRESS_NONE);
+    singa_plan_predict(&prof, &slow, &codec, &ar, &p);
+    ok(strcmp(p.bound, "transfer") == 0, "at 1 kB/s allreduce is bound by its transfers (got %s)", p.bound);
+    return done_testing();
+}
