@@ -25,6 +25,7 @@ struct singa_layer_ctx {
     singa_metrics *metrics; /* what this pass reports (singa_layer_metric) */
     int cd_step;            /* kCD: 0, or k in the k-th negative (Gibbs) phase */
     int nlayers;            /* the net's layers: a bound for walks back through sources */
+    bool defer_params;      /* a pipeline's micro-batch copy: params' gradients later (deferred.h) */
     /* The source entries of the net's layers that name l, in net order: the first cap of them
      * into dst (NULL when cap is 0); returns how many there are. */
     int (*dsts)(const singa_layer *l, singa_layer_dst *dst, int cap);

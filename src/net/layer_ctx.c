@@ -33,7 +33,11 @@ static int dsts(const singa_layer *l, singa_layer_dst *dst, int cap)
 
 void singa_net_ctx_sync(singa_net *net)
 {
+    bool defer = net->layer_ctx->defer_params; /* the pipeline's, no member of the net */
     *net->layer_ctx = (singa_layer_ctx){.phase = net->phase, .rng = net->rng, .seed = net->seed, .pool = net->pool,
                                         .params = net->params, .split = net->split, .metrics = &net->metrics,
-                                        .cd_step = net->cd_step, .nlayers = net->nlayers, .dsts = dsts};
+                                        .cd_step = net->cd_step, .nlayers = net->nlayers, .dsts = dsts,
+                                        .defer_params = defer};
 }
+
+void singa_net_ctx_defer_params(singa_net *net, bool on) { net->layer_ctx->defer_params = on; }

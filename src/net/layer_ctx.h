@@ -10,5 +10,8 @@ singa_net *singa_net_alloc(void);
  * what is set after creation (the job's pool, a location's generator, the CD step) reaches
  * them. */
 void singa_net_ctx_sync(singa_net *net);
+/* A pipeline's micro-batch copy: its layers that can leave their params' gradients to the
+ * pipeline (layers/deferred.h) from now on. */
+void singa_net_ctx_defer_params(singa_net *net, bool on);
 
 #endif

@@ -179,15 +179,16 @@ static double now(void)
 }
 
 /* A param final in some location's thread: the lead will tell its worker.  Pipelined, a param
- * of its own is written once per micro-batch, final at the last; views report their whole once
- * all of them (every copy's) are final. */
+ * of its own is written once per micro-batch, final at the last, unless its layer defers its
+ * gradient (pipeline.c: written once); views report their whole once all of them (every
+ * copy's) are final. */
 static void mark_ready(void *ud, singa_param *p, size_t begin, size_t end)
 {
     singa_parts *pp = ud;
     held *h = &pp->held[p->id];
     if (begin != 0 || end != p->grad.size || h->summed)
         return; /* the rest are told at the end of the pass */
-    int writes = singa_param_state_of(p)->nviews > 0 ? 1 : pp->m;
+    int writes = singa_param_state_of(p)->nviews > 0 || (pp->once && pp->once[p->id]) ? 1 : pp->m;
     pthread_mutex_lock(&pp->lock);
     if (!h->ready && ++h->calls >= writes) {
         h->ready = true;
@@ -580,6 +581,8 @@ void singa_parts_free(singa_parts *pp)
     free(pp->warm);
     free(pp->alpha);
     free(pp->beta);
+    free(pp->once);
+    free(pp->copies);
     free(pp->stage);
     pthread_mutex_destroy(&pp->lock);
     pthread_cond_destroy(&pp->cv);

@@ -74,6 +74,8 @@ struct singa_parts {
     /* Pipelined (m > 1). */
     int *warm;            /* per location: forwards before its first backward */
     float *alpha, *beta;  /* by param id: grad_alpha and grad_beta as the step began */
+    bool *once;           /* by param id: written once a step, its layers' gradients deferred */
+    singa_layer **copies; /* per location, m: a layer's copies, for deferred gradients */
     int nheld_grads;      /* how many params they hold */
     double *stage;        /* per location: seconds its last pass took */
 };

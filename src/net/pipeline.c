@@ -9,12 +9,20 @@
  * of the batch; every param's gradient is written with grad_alpha / m (a copy's loss is the mean
  * over its micro-batch) and added up over the micro-batches (grad_beta 1 after the first), and
  * the metrics of the copies add up to the batch's means.  A location's copies run in turn in one
- * thread and share its generator, so dropout draws its masks in the unpipelined order. */
+ * thread and share its generator, so dropout draws its masks in the unpipelined order.
+ *
+ * A layer that can (layers/deferred.h: a kInnerProduct) writes only its sources' gradient in each
+ * micro-batch's backward, so that the previous location gets it at once, and its params'
+ * gradients once the location has no backward left in the step, as one GEMM over the step's
+ * rows: per micro-batch, each would read and write the whole gradient for a handful of rows. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/trace.h"
+#include "layers/deferred.h"
+#include "layers/running.h"
+#include "net/layer_ctx.h"
 #include "net/parts_state.h"
 
 /* The batch size an input layer's conf asks for, or 0 when it gives none. */
@@ -92,9 +100,12 @@ static int find_warmups(singa_parts *pp)
 
 int singa_pipeline_prepare(singa_parts *pp, singa_err *err)
 {
+    size_t nm = (size_t)pp->n * (size_t)pp->m;
     if (!(pp->warm = calloc((size_t)pp->n, sizeof *pp->warm)) || !(pp->stage = calloc((size_t)pp->n, sizeof *pp->stage)) ||
-        find_warmups(pp) < 0)
+        !(pp->copies = calloc(nm, sizeof *pp->copies)) || find_warmups(pp) < 0)
         return singa_err_set(err, "out of memory");
+    for (size_t x = 0; x < nm; x++)
+        singa_net_ctx_defer_params(pp->nets[x], true);
     return 0;
 }
 
@@ -129,6 +140,12 @@ void singa_pipeline_begin(singa_parts *pp)
         }
 }
 
+/* Whether layer l of a copy defers its params' gradients to deferred_grads. */
+static bool defers(const singa_layer *l)
+{
+    return l->needs_grad && l->type->backward && singa_layer_can_defer(l);
+}
+
 int singa_pipeline_hold(singa_parts *pp)
 {
     singa_params *ps = pp->nets[0]->params;
@@ -136,13 +153,21 @@ int singa_pipeline_hold(singa_parts *pp)
     if (a)
         pp->alpha = a;
     float *b = a ? realloc(pp->beta, ((size_t)ps->n + 1) * sizeof *b) : NULL;
-    if (!b)
+    if (b)
+        pp->beta = b;
+    bool *once = b ? realloc(pp->once, ((size_t)ps->n + 1) * sizeof *once) : NULL;
+    if (!once)
         return -1;
-    pp->beta = b;
+    pp->once = once;
     for (int i = 0; i < ps->n; i++) {
         pp->alpha[i] = ps->items[i]->grad_alpha;
         pp->beta[i] = ps->items[i]->grad_beta;
+        pp->once[i] = false;
     }
+    for (int k = 0; k < pp->n; k++)
+        for (int i = 0; i < pp->nets[k]->nlayers; i++)
+            for (int q = 0; defers(pp->nets[k]->layers[i]) && q < pp->nets[k]->layers[i]->nparams; q++)
+                pp->once[pp->nets[k]->layers[i]->params[q]->id] = true;
     pp->nheld_grads = ps->n;
     return 0;
 }
@@ -189,6 +214,36 @@ static int micro_pass(singa_parts *pp, int k, int j, bool backward, singa_err *e
     return rc;
 }
 
+/* After location k's last backward of the step: the params' gradients its layers deferred, over
+ * all the micro-batches at once, the last layer's first (as a backward pass reports them). */
+static int deferred_grads(singa_parts *pp, int k, singa_err *err)
+{
+    singa_net *first = pp->nets[k];
+    singa_layer **copies = pp->copies + (size_t)k * (size_t)pp->m;
+    for (int i = first->nlayers - 1; i >= 0; i--) {
+        singa_layer *l = first->layers[i];
+        if (!defers(l))
+            continue;
+        for (int j = 0; j < pp->m; j++)
+            copies[j] = singa_parts_copy(pp, j, k)->layers[i];
+        for (int q = 0; q < l->nparams; q++) { /* each copy's loss is its micro-batch's mean */
+            l->params[q]->grad_alpha = pp->alpha[l->params[q]->id] / (float)pp->m;
+            l->params[q]->grad_beta = pp->beta[l->params[q]->id];
+        }
+        double t0 = singa_trace_now();
+        singa_running before = singa_running_enter(l, "backward", NULL);
+        int rc = singa_layer_param_grads(copies, pp->m, err);
+        singa_running_leave(before);
+        double t1 = singa_trace_now();
+        if (first->profile)
+            l->backward_seconds += t1 - t0;
+        singa_trace_span(first->trace, "backward", l->name, t0, t1);
+        if (rc < 0)
+            return -1;
+    }
+    return 0;
+}
+
 int singa_pipeline_run(singa_parts *pp, int k, int mode, singa_err *err)
 {
     int m = pp->m, f = 0, b = 0, rc = 0, warm = mode == PARTS_STEP ? pp->warm[k] : m;
@@ -202,6 +257,8 @@ int singa_pipeline_run(singa_parts *pp, int k, int mode, singa_err *err)
         if (rc == 0)
             rc = micro_pass(pp, k, b++, true, err);
     }
+    if (bw && rc == 0)
+        rc = deferred_grads(pp, k, err);
     pp->stage[k] = singa_trace_now() - t0;
     return rc;
 }
