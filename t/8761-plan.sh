@@ -40,6 +40,7 @@ rc=$?
 grep -q '^plan for 2 processes, link local' "$tmp/plan.out" && grep -q '^1    ' "$tmp/plan.out" &&
     grep -q 'allreduce fp16' "$tmp/plan.out" && grep -q 'feature cut' "$tmp/plan.out" &&
     grep -q '^cluster = singa.cluster.allreduce{ workers = 2, procs = 2, compress = "fp16" }' "$tmp/plan.out" &&
+    grep -q '^cluster = singa.cluster.allreduce{ workers = 2, procs = 2, compress = { topk = 0.01, error_feedback = true, values = "int8" } }' "$tmp/plan.out" &&
     grep -q '^neuralnet.micro_batches = ' "$tmp/plan.out" && ! grep -q '^trained' "$tmp/plan.out"
 report $(( rc != 0 || $? )) "--plan --procs 2 prints the ranked configurations and their Lua, and trains nothing (status $rc)" "$tmp/plan.out"
 
