@@ -121,6 +121,10 @@ timeout 60 "$SINGA_TUI" --plan --plan-link 5furlongs "$tmp/job.lua" "$tmp/data" 
 rc=$?
 [ $rc = 1 ] && grep -q "singa-tui --plan: --plan-link '5furlongs': a link is local, <N>gbit or <N>mbit" "$tmp/link.out"
 report $? "--plan-link that names no link is refused naming it (status $rc)" "$tmp/link.out"
+SINGA_PLAN_LINK=5furlongs timeout 60 "$SINGA_TUI" -e "$tmp/job.lua" "$tmp/data" auto >"$tmp/envlink.out" 2>&1
+rc=$?
+[ $rc = 0 ] && grep -q "^plan: \$SINGA_PLAN_LINK (--plan-link '5furlongs': a link is local, .*): the job runs with its own cluster fields" "$tmp/envlink.out"
+report $? "cluster.plan = \"auto\" with a \$SINGA_PLAN_LINK that names no link falls back naming it (status $rc)" "$tmp/envlink.out"
 timeout 60 "$SINGA_TUI" --simulate 8 -e "$tmp/job.lua" "$tmp/data" >"$tmp/nosim.out" 2>&1
 rc=$?
 [ $rc = 2 ] && grep -q "go with --plan" "$tmp/nosim.out"

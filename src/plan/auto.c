@@ -117,12 +117,13 @@ singa_conf *singa_plan_auto(const singa_conf *conf, const singa_registry *reg, c
     singa_plan plan = {0};
     singa_plan_link link;
     const char *spec = getenv("SINGA_PLAN_LINK");
-    if (singa_plan_link_parse(&link, spec && *spec ? spec : "local", &err) < 0 ||
-        singa_plan_make(&plan, conf, reg, size, &link, &err) < 0) {
+    bool linked = singa_plan_link_parse(&link, spec && *spec ? spec : "local", &err) == 0;
+    if (!linked || singa_plan_make(&plan, conf, reg, size, &link, &err) < 0) {
         singa_err ignored;
         if (size > 1 && rank == 0) /* the others follow */
             plan_handoff_give(m.at, m.key, size, NULL, m.wait, &ignored);
-        snprintf(line, len, "plan: the profile cannot run (%s): the job runs with its own cluster fields", err.msg);
+        snprintf(line, len, linked ? "plan: the profile cannot run (%s): the job runs with its own cluster fields"
+                                   : "plan: $SINGA_PLAN_LINK (%s): the job runs with its own cluster fields", err.msg);
         singa_plan_free(&plan);
         return NULL;
     }
