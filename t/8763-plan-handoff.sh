@@ -111,4 +111,12 @@ grep -q "^plan: rank 0's choice did not arrive within 2 s: no answer at tcp://12
     [ "$secs" -lt 10 ]
 report $(( rc == 0 || rc == 124 || $? )) "a fake rank 0 that never answers: rank 1 falls back within \$SINGA_PLAN_WAIT, saying so (status $rc, ${secs} s)" "$tmp/silent.out"
 
+# A process that rejoins cannot hear the choice (rank 0 handed it on as the job started): it says
+# so at once instead of waiting.
+SINGA_REJOIN=1 OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_SIZE=2 SINGA_COORDINATOR=tcp://127.0.0.1:$(free_port) \
+    timeout 60 "$SINGA_TUI" -e "$tmp/job.lua" "$tmp/data" >"$tmp/rejoin.out" 2>&1
+rc=$?
+grep -q "^plan: cannot plan (a process that rejoins (\$SINGA_REJOIN) cannot hear rank 0's choice, handed on as the job started: put the configuration its 'plan: ' line named in the job): the job runs with its own cluster fields" "$tmp/rejoin.out"
+report $(( rc == 0 || rc == 124 || $? )) "a process that rejoins says at once that it cannot hear rank 0's choice (status $rc)" "$tmp/rejoin.out"
+
 done_testing

@@ -27,6 +27,10 @@ static int find_meeting(meeting *m, const singa_conf *conf, int size, singa_err 
     if (!at || !*at)
         return singa_err_set(err, "no coordinator's address (cluster.coordinator or $SINGA_COORDINATOR) to agree on "
                                   "rank 0's choice at");
+    const char *rejoin = getenv("SINGA_REJOIN");
+    if (rejoin && *rejoin && strcmp(rejoin, "0") != 0) /* rank 0 hands its choice on only as the job starts */
+        return singa_err_set(err, "a process that rejoins ($SINGA_REJOIN) cannot hear rank 0's choice, handed on as "
+                                  "the job started: put the configuration its 'plan: ' line named in the job");
     const char *wait = getenv("SINGA_PLAN_WAIT");
     char *end = NULL;
     m->wait = wait && *wait ? strtod(wait, &end) : WAIT_SECONDS;
