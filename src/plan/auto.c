@@ -63,8 +63,10 @@ static singa_plan_row *take_choice(singa_plan *plan, const meeting *m, int rank,
             memcpy(plan->rows[i].cfg.stage_start, starts, sizeof starts);
             return &plan->rows[i];
         }
-    snprintf(why, len, strcmp(name, "-") == 0 ? "rank 0 found none" : "rank 0 chose '%s', which this process does not have",
-             name);
+    if (strcmp(name, "-") == 0)
+        snprintf(why, len, "rank 0 found none");
+    else
+        snprintf(why, len, "rank 0 chose '%s', which this process does not have", name);
     return NULL;
 }
 
