@@ -56,6 +56,31 @@ int main(void)
     psgd.powersgd = 4;
     double f = 4 * 4 * 110 + 2 * 10;
     check("allreduce powersgd 4", psgd, 0.0065 + 0.007 + 0.0035, 0.5 * 2 * f / 1e6 + 4e-4, 0, 2e-8 * 1000 + 1e-8 * 10, 2 * f, 10);
+    /* top-k 1% with error feedback, values fp16: 11 (index, value) pairs out, the values back as
+     * fp16; only the other process's half goes as top-k (and fp16), and only its half keeps a
+     * residual (4 x 505 bytes more). */
+    singa_plan_config tk = cfg(SINGA_PLAN_ALLREDUCE, SINGA_COMPRESS_TOPK);
+    tk.compress = (singa_compress){SINGA_COMPRESS_TOPK, 0.01, true, SINGA_COMPRESS_FP16};
+    check("allreduce top-k 1%", tk, 0.01, 0.5 * (88 + 2020) / 1e6 + 2e-4, 0, (3e-8 + 1e-8) * 505, 88 + 2020, 10);
+    singa_plan_prediction with, without;
+    singa_plan_predict(&prof, &link_, &codec, &tk, &with);
+    tk.compress.error_feedback = false;
+    singa_plan_predict(&prof, &link_, &codec, &tk, &without);
+    ok(near(with.memory_bytes - without.memory_bytes, 4 * 505), "error feedback's residuals: %g bytes (want %d)",
+       with.memory_bytes - without.memory_bytes, 4 * 505);
+    /* The Lua and the conf of a top-k row say error_feedback = true, as the runtime reads it. */
+    tk.compress.error_feedback = true;
+    singa_plan plan = {.profile = prof, .nprocs = 2};
+    singa_plan_row row = {.cfg = tk};
+    singa_conf *job = singa_conf_new(SINGA_CONF_TABLE), *applied = NULL;
+    singa_cluster cl;
+    singa_err err = {{0}};
+    bool read = job && singa_conf_add(job, "neuralnet", singa_conf_new(SINGA_CONF_TABLE)) == 0 &&
+                (applied = singa_plan_apply(&plan, &row, job)) &&
+                singa_cluster_read(&cl, singa_conf_get(applied, "cluster"), &err) == 0;
+    ok(read && cl.compress.kind == SINGA_COMPRESS_TOPK && cl.compress.error_feedback,
+       "cluster.plan = \"auto\"'s top-k cluster has error feedback on (%s)", read ? "read" : err.msg);
+    singa_conf_free(job), singa_conf_free(applied);
     /* Sandblaster: one worker process computes it all, the servers' process updates. */
     check("sandblaster", cfg(SINGA_PLAN_SANDBLASTER, SINGA_COMPRESS_NONE), 0.02, 4040 / 1e6 + 2e-4, 0, 0, 8080, 10);
     /* Feature cut: two bridges (fc1 gathers the data's 100 floats, the loss fc1's), each half

@@ -40,6 +40,7 @@ rc=$?
 grep -q '^plan for 2 processes, link local' "$tmp/plan.out" && grep -q '^1    ' "$tmp/plan.out" &&
     grep -q 'allreduce fp16' "$tmp/plan.out" && grep -q 'feature cut' "$tmp/plan.out" &&
     grep -q '^cluster = singa.cluster.allreduce{ workers = 2, procs = 2, compress = "fp16" }' "$tmp/plan.out" &&
+    grep -q '^cluster = singa.cluster.allreduce{ workers = 2, procs = 2, compress = { topk = 0.01, error_feedback = true, values = "int8" } }' "$tmp/plan.out" &&
     grep -q '^neuralnet.micro_batches = ' "$tmp/plan.out" && ! grep -q '^trained' "$tmp/plan.out"
 report $(( rc != 0 || $? )) "--plan --procs 2 prints the ranked configurations and their Lua, and trains nothing (status $rc)" "$tmp/plan.out"
 
@@ -120,6 +121,10 @@ timeout 60 "$SINGA_TUI" --plan --plan-link 5furlongs "$tmp/job.lua" "$tmp/data" 
 rc=$?
 [ $rc = 1 ] && grep -q "singa-tui --plan: --plan-link '5furlongs': a link is local, <N>gbit or <N>mbit" "$tmp/link.out"
 report $? "--plan-link that names no link is refused naming it (status $rc)" "$tmp/link.out"
+SINGA_PLAN_LINK=5furlongs timeout 60 "$SINGA_TUI" -e "$tmp/job.lua" "$tmp/data" auto >"$tmp/envlink.out" 2>&1
+rc=$?
+[ $rc = 0 ] && grep -q "^plan: \$SINGA_PLAN_LINK (--plan-link '5furlongs': a link is local, .*): the job runs with its own cluster fields" "$tmp/envlink.out"
+report $? "cluster.plan = \"auto\" with a \$SINGA_PLAN_LINK that names no link falls back naming it (status $rc)" "$tmp/envlink.out"
 timeout 60 "$SINGA_TUI" --simulate 8 -e "$tmp/job.lua" "$tmp/data" >"$tmp/nosim.out" 2>&1
 rc=$?
 [ $rc = 2 ] && grep -q "go with --plan" "$tmp/nosim.out"

@@ -134,15 +134,11 @@ void singa_plan_free(singa_plan *plan);
 /* A row's job: conf with its cluster (and neuralnet) replaced by the row's; NULL out of memory. */
 singa_conf *singa_plan_apply(const singa_plan *plan, const singa_plan_row *row, const singa_conf *conf);
 /* cluster.plan = "auto": the job planned over the processes launched (the link: local, or
- * $SINGA_PLAN_LINK); returns the job to run with the best configuration (the caller frees it)
+ * $SINGA_PLAN_LINK), rank 0's choice handed to the others at the coordinator's address; returns the job to run with the best configuration (the caller frees it)
  * and its predicted step in *predicted_step, or NULL when it runs with its own cluster fields.
  * line (a "plan: " line to log) says which. */
 singa_conf *singa_plan_auto(const singa_conf *conf, const singa_registry *reg, char *line, size_t len,
                             double *predicted_step);
-/* After the job ran (the processes have met, so each has read the choice): rank 0 removes the
- * file that handed its choice on.  (A run that failed before they met leaves it: a later run's
- * processes read only a file newer than they are.) */
-void singa_plan_auto_clear(void);
 /* The table, and the JSON lines of --plan-out. */
 int singa_plan_print(const singa_plan *plan, FILE *f);
 int singa_plan_write_jsonl(const singa_plan *plan, FILE *f);

@@ -215,8 +215,6 @@ int singa_lua_train(lua_State *L)
     singa_result res;
     singa_err err = {{0}};
     int rc = run_job(L, job, &rp, &res, &err);
-    if (rc == 0) /* cluster.plan = "auto": the processes met, so each has read rank 0's choice */
-        singa_plan_auto_clear();
     bool hung = took_interruption(L);
     if (hung)
         singa_appendf(err.msg, sizeof err.msg, "; a Lua function of this process (a kLua updater or schedule?) "

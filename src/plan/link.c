@@ -12,19 +12,12 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "runtime/runtime.h"
 #include "singa/plan.h"
 
 enum { PINGS = 50, BULKS = 3, BULK = 4 << 20, CHUNK = 1 << 16, COPIES = 4 };
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* The child echoes every byte of a ping and answers each bulk with a byte. */
 static void echo(int fd)
@@ -53,19 +46,19 @@ static int ping_pong(int fd, double *rtt, double *bulk)
     char b[CHUNK] = {0};
     *rtt = *bulk = 1e9;
     for (int i = 0; i < PINGS; i++) {
-        double t0 = now();
+        double t0 = rt_now();
         if (write(fd, b, 1) != 1 || read(fd, b, 1) != 1)
             return -1;
-        *rtt = fmin(*rtt, now() - t0);
+        *rtt = fmin(*rtt, rt_now() - t0);
     }
     for (int k = 0; k < BULKS; k++) {
-        double t0 = now();
+        double t0 = rt_now();
         for (size_t sent = 0; sent < BULK; sent += CHUNK)
             if (write(fd, b, CHUNK) != CHUNK)
                 return -1;
         if (read(fd, b, 1) != 1)
             return -1;
-        *bulk = fmin(*bulk, now() - t0);
+        *bulk = fmin(*bulk, rt_now() - t0);
     }
     return 0;
 }

@@ -24,8 +24,9 @@ static void compress_lua(const singa_plan_config *c, char *buf, size_t len)
     const singa_compress *z = &c->compress;
     if (z->kind == SINGA_COMPRESS_FP16 || z->kind == SINGA_COMPRESS_BF16)
         snprintf(buf, len, ", compress = \"%s\"", kind_name(z->kind));
-    else if (z->kind == SINGA_COMPRESS_TOPK)
-        snprintf(buf, len, ", compress = { topk = %g, values = \"%s\" }", z->topk, kind_name(z->values));
+    else if (z->kind == SINGA_COMPRESS_TOPK) /* error feedback: without it top-k loses accuracy */
+        snprintf(buf, len, ", compress = { topk = %g, error_feedback = %s, values = \"%s\" }", z->topk,
+                 z->error_feedback ? "true" : "false", kind_name(z->values));
     else if (z->kind == SINGA_COMPRESS_POWERSGD)
         snprintf(buf, len, ", compress = { powersgd = %d }", c->powersgd);
     else
@@ -85,7 +86,8 @@ static singa_conf *compress_conf(const singa_plan_config *c)
     if (!t)
         return NULL;
     int rc = z->kind == SINGA_COMPRESS_TOPK
-                 ? set_num(t, "topk", z->topk) | plan_conf_set(t, "values", singa_conf_new_str(kind_name(z->values)))
+                 ? set_num(t, "topk", z->topk) | plan_conf_set(t, "values", singa_conf_new_str(kind_name(z->values))) |
+                       plan_conf_set(t, "error_feedback", singa_conf_new_bool(z->error_feedback))
                  : set_num(t, "powersgd", c->powersgd);
     if (rc < 0) {
         singa_conf_free(t);

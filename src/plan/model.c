@@ -39,13 +39,14 @@ static void dense_wire(const singa_plan_config *cfg, const singa_plan_codec *c, 
         *g = *v = 2 * s->P;
         *codec = (cfg->compress.kind == SINGA_COMPRESS_FP16 ? c->fp16 : c->bf16) * s->P * (1 + share);
         return;
-    case SINGA_COMPRESS_TOPK:
+    case SINGA_COMPRESS_TOPK: /* only the slices of other processes' servers go as top-k (with
+                               * error feedback, as measured), except with values = "update" */
         *g = 8 * k;
         switch (cfg->compress.values) {
-        case SINGA_COMPRESS_NONE: *v = 4 * s->P, *codec = c->topk * s->P; break;
-        case SINGA_COMPRESS_INT8: *v = s->P + s->P / 64, *codec = (c->topk + c->int8 * share) * s->P; break;
+        case SINGA_COMPRESS_NONE: *v = 4 * s->P, *codec = c->topk * share * s->P; break;
+        case SINGA_COMPRESS_INT8: *v = s->P + s->P / 64, *codec = (c->topk + c->int8) * share * s->P; break;
         case SINGA_COMPRESS_UPDATE: *v = fmin(8 * k * n, 8 * s->P), *codec = c->topk * s->P; break;
-        default: *v = 2 * s->P, *codec = (c->topk + c->fp16 * share) * s->P; break;
+        default: *v = 2 * s->P, *codec = (c->topk + c->fp16) * share * s->P; break;
         }
         return;
     case SINGA_COMPRESS_POWERSGD: /* two rounds of factors both ways; 1-D params as fp16 */
@@ -57,6 +58,15 @@ static void dense_wire(const singa_plan_config *cfg, const singa_plan_codec *c, 
         *g = *v = 4 * s->P;
         *codec = 0;
     }
+}
+
+/* Bytes of error feedback's residuals a process keeps: what top-k did not send of the slices it
+ * encodes (runtime's residuals.c). */
+static double residual_bytes(const singa_compress *z, int n, double P)
+{
+    if (z->kind != SINGA_COMPRESS_TOPK || !z->error_feedback)
+        return 0;
+    return z->values == SINGA_COMPRESS_UPDATE ? 4 * P : 4 * P * (n - 1) / n;
 }
 
 /* Every replica applies the summed update itself: no dense values come back. */
@@ -89,7 +99,7 @@ static void data_parallel(const singa_plan_profile *p, const singa_plan_link *l,
     double t = share * (g + v) / l->bandwidth + 2 * rounds * l->latency;
     o->transfer = l->copies ? t : fmax(t - (at.bwd - at.first_bwd), t * s->first_P / s->P);
     o->wire_bytes = 2 * share * (g + v);
-    o->memory_bytes = 4 * (2 + 1.0 / n) * s->P + 4 * 2 * s->A / n;
+    o->memory_bytes = 4 * (2 + 1.0 / n) * s->P + 4 * 2 * s->A / n + residual_bytes(&cfg->compress, n, s->P);
 }
 
 /* The feature cut: every layer's work split n ways, a bridge round (gather forward, reduce

@@ -19,4 +19,12 @@ char *plan_lua(const singa_plan_profile *p, const singa_plan_config *c);
 /* c's cluster as a conf table; NULL for one process (no cluster) or out of memory. */
 singa_conf *plan_cluster_conf(const singa_plan_config *c);
 
+/* cluster.plan = "auto" over size processes (handoff.c), at the coordinator's address at: rank 0
+ * gives its choice c (NULL: none) to the others' asks of the same key (the job and run) within
+ * wait seconds, and closes the address; the others take it (*name "-": none). -1 with err. */
+int plan_handoff_give(const char *at, const char *key, int size, const singa_plan_config *c, double wait,
+                      singa_err *err);
+int plan_handoff_take(const char *at, const char *key, int rank, double wait, char *name, size_t len, int *starts,
+                      singa_err *err);
+
 #endif

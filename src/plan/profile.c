@@ -47,34 +47,41 @@ static void on_step(void *ud, const singa_record *r)
     w->t0 = w->t1, w->cpu0 = w->cpu1;
 }
 
-/* Each input layer's batchsize divided by `divide`; -1 when one does not divide. */
-static int divide_batch(singa_conf *c, int divide)
+/* Each input layer's batchsize divided by `divide`; -1 with err when one does not divide. */
+static int divide_batch(singa_conf *c, int divide, singa_err *err)
 {
     singa_conf *layers = (singa_conf *)singa_conf_get(singa_conf_get(c, "neuralnet"), "layer");
     for (size_t k = 0; divide > 1 && layers && k < layers->n; k++) {
         const singa_conf *b = singa_conf_get(layers->items[k], "batchsize");
         if (!b)
             continue;
-        if (b->kind != SINGA_CONF_NUM || (int)b->num % divide != 0 ||
-            plan_conf_set(layers->items[k], "batchsize", singa_conf_new_num((int)b->num / divide)) < 0)
-            return -1;
+        if (b->kind != SINGA_CONF_NUM || (int)b->num % divide != 0)
+            return singa_err_set(err, "cannot profile the net at 1/%d of its batch: layer '%s''s batchsize does not "
+                                      "divide by %d", divide, singa_conf_str(layers->items[k], "name", "?"), divide);
+        if (plan_conf_set(layers->items[k], "batchsize", singa_conf_new_num((int)b->num / divide)) < 0)
+            return singa_err_set(err, "out of memory");
     }
     return 0;
 }
 
-/* The job to profile: no cluster, no tests, checkpoints or display, 1 + steps steps. */
-static singa_conf *profile_conf(const singa_conf *conf, int steps, int divide)
+/* The job to profile: no cluster, no tests, checkpoints or display, 1 + steps steps; NULL with err. */
+static singa_conf *profile_conf(const singa_conf *conf, int steps, int divide, singa_err *err)
 {
     static const char *const drop[] = {"cluster", "test_steps", "test_freq", "validate_steps", "validate_freq",
                                        "checkpoint_path", "checkpoint_freq", "checkpoint_after", "resume", "trace",
                                        "trace_steps", "disp_freq", "on_validation", "checkpoint_keep_best"};
     singa_conf *c = singa_conf_clone(conf);
-    if (!c)
+    if (!c) {
+        singa_err_set(err, "out of memory");
         return NULL;
+    }
     for (size_t i = 0; i < sizeof drop / sizeof *drop; i++)
         plan_conf_del(c, drop[i]);
-    if (plan_conf_set(c, "train_steps", singa_conf_new_num(1 + steps)) < 0 ||
-        plan_conf_set(c, "profile", singa_conf_new_bool(true)) < 0 || divide_batch(c, divide) < 0) {
+    int rc = plan_conf_set(c, "train_steps", singa_conf_new_num(1 + steps)) < 0 ||
+                     plan_conf_set(c, "profile", singa_conf_new_bool(true)) < 0
+                 ? singa_err_set(err, "out of memory")
+                 : divide_batch(c, divide, err);
+    if (rc < 0) {
         singa_conf_free(c);
         return NULL;
     }
@@ -138,9 +145,9 @@ int singa_plan_profile_run(singa_plan_profile *p, const singa_conf *conf, const 
     memset(p, 0, sizeof *p);
     const singa_conf *tob = singa_conf_get(conf, "train_one_batch");
     p->kbp = strcmp(singa_conf_str(tob, "alg", "kBP"), "kBP") == 0;
-    singa_conf *c = profile_conf(conf, steps, divide);
+    singa_conf *c = profile_conf(conf, steps, divide, err);
     if (!c)
-        return singa_err_set(err, "cannot profile the net at 1/%d of its batch", divide);
+        return -1;
     singa_job *job = NULL;
     watch w = {0};
     singa_result res;
