@@ -18,6 +18,7 @@ typedef struct csv_state {
     int nfeat;
     bool has_label;
     float *feat, *label; /* count x nfeat, count */
+    bool borrowed;       /* feat and label are a pipeline's first copy's (records.h) */
 } csv_state;
 
 static const singa_field fields[] = {
@@ -82,18 +83,10 @@ static void normalise(singa_layer *l, size_t rows)
         s->feat[i] = (s->feat[i] - mean) / sd;
 }
 
-static int setup(singa_layer *l, singa_err *err)
+/* The file parsed, its labels split off and its features normalised; *rows records. */
+static int load(singa_layer *l, const char *path, const char *sep, size_t *nrows, singa_err *err)
 {
     csv_state *s = l->state;
-    const char *path = singa_conf_str(l->conf, "path", NULL);
-    const char *sep = singa_conf_str(l->conf, "separator", ",");
-    s->has_label = singa_conf_bool(l->conf, "has_label", true);
-    if (!path)
-        return singa_layer_err(l, err, "field 'path' is required");
-    if (singa_csv_check_sep(sep, err) < 0)
-        return singa_layer_err(l, err, "field %s", err->msg);
-    if (check_store(l, err) < 0 || singa_records_conf(&s->rec, l, err) < 0)
-        return -1;
     float *vals;
     size_t rows, *lines;
     int ncols;
@@ -123,6 +116,31 @@ static int setup(singa_layer *l, singa_err *err)
     }
     s->feat = vals;
     normalise(l, rows);
+    *nrows = rows;
+    return 0;
+}
+
+static int setup(singa_layer *l, singa_err *err)
+{
+    csv_state *s = l->state;
+    const char *path = singa_conf_str(l->conf, "path", NULL);
+    const char *sep = singa_conf_str(l->conf, "separator", ",");
+    s->has_label = singa_conf_bool(l->conf, "has_label", true);
+    if (!path)
+        return singa_layer_err(l, err, "field 'path' is required");
+    if (singa_csv_check_sep(sep, err) < 0)
+        return singa_layer_err(l, err, "field %s", err->msg);
+    if (check_store(l, err) < 0 || singa_records_conf(&s->rec, l, err) < 0)
+        return -1;
+    const csv_state *first = singa_records_twin(&s->rec, l);
+    size_t rows = first ? first->rec.count : 0;
+    if (first) {
+        s->nfeat = first->nfeat;
+        s->feat = first->feat;
+        s->label = first->label;
+        s->borrowed = true;
+    } else if (load(l, path, sep, &rows, err) < 0)
+        return -1;
     int shape[SINGA_MAX_DIMS], nd = 0;
     if (batch_shape(l, shape, &nd, err) < 0 || singa_layer_shape(l, nd, shape, err) < 0)
         return -1;
@@ -147,8 +165,10 @@ static int forward(singa_layer *l, singa_phase phase, singa_err *err)
 static void destroy(singa_layer *l)
 {
     csv_state *s = l->state;
-    free(s->feat);
-    free(s->label);
+    if (!s->borrowed) {
+        free(s->feat);
+        free(s->label);
+    }
     singa_records_free(&s->rec);
 }
 

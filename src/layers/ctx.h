@@ -26,6 +26,10 @@ struct singa_layer_ctx {
     int cd_step;            /* kCD: 0, or k in the k-th negative (Gibbs) phase */
     int nlayers;            /* the net's layers: a bound for walks back through sources */
     bool defer_params;      /* a pipeline's micro-batch copy: params' gradients later (deferred.h) */
+    /* In a pipeline's micro-batch copy other than the first: l's layer in copy 0 at the same
+     * location (set up already, freed with l's copy), whose data set l's input layer reads instead
+     * of loading it again (records.h); NULL in copy 0 and in a net not pipelined. */
+    singa_layer *(*twin)(const singa_layer *l);
     /* The source entries of the net's layers that name l, in net order: the first cap of them
      * into dst (NULL when cap is 0); returns how many there are. */
     int (*dsts)(const singa_layer *l, singa_layer_dst *dst, int cap);

@@ -1,7 +1,8 @@
 /* kIDXData: MNIST-format IDX files (plain or gzip), read by datafile.c as singa.read_idx reads
  * them.  The whole set stays in memory as bytes and each batch is converted to floats on the way
  * out, so a data set costs its file size, not four times it.  Which record comes next
- * (shuffling, random_skip, the checkpointed cursor) is records.c's. */
+ * (shuffling, random_skip, the checkpointed cursor) is records.c's.  A pipeline's micro-batch
+ * copies read the set their first copy loaded (records.h singa_records_twin). */
 #include "layers/datafile.h"
 #include "layers/layers.h"
 #include "layers/records.h"
@@ -10,6 +11,7 @@
 typedef struct idx_state {
     singa_records rec;
     singa_idx images, labels;
+    bool borrowed; /* images and labels are the first copy's */
 } idx_state;
 SINGA_RECORDS_FIRST(idx_state);
 
@@ -23,15 +25,10 @@ static int idx_load(singa_layer *l, singa_idx *f, const char *field, const char 
     return singa_idx_read(f, path, err) < 0 ? singa_layer_err(l, err, "%s %s", field, err->msg) : 0;
 }
 
-static int setup(singa_layer *l, singa_err *err)
+/* The images and labels files, checked. */
+static int load(singa_layer *l, const char *images, const char *labels, singa_err *err)
 {
     idx_state *s = l->state;
-    const char *images = singa_conf_str(l->conf, "images", NULL);
-    const char *labels = singa_conf_str(l->conf, "labels", NULL);
-    if (!images)
-        return singa_layer_err(l, err, "field 'images' is required");
-    if (singa_records_conf(&s->rec, l, err) < 0)
-        return -1;
     if (idx_load(l, &s->images, "images", images, err) < 0)
         return -1;
     if (labels) {
@@ -46,6 +43,25 @@ static int setup(singa_layer *l, singa_err *err)
             if (singa_records_label(&s->rec, l, s->labels.bytes[i], labels, "record", i + 1, err) < 0)
                 return -1;
     }
+    return 0;
+}
+
+static int setup(singa_layer *l, singa_err *err)
+{
+    idx_state *s = l->state;
+    const char *images = singa_conf_str(l->conf, "images", NULL);
+    const char *labels = singa_conf_str(l->conf, "labels", NULL);
+    if (!images)
+        return singa_layer_err(l, err, "field 'images' is required");
+    if (singa_records_conf(&s->rec, l, err) < 0)
+        return -1;
+    const idx_state *first = singa_records_twin(&s->rec, l);
+    if (first) {
+        s->images = first->images;
+        s->labels = first->labels;
+        s->borrowed = true;
+    } else if (load(l, images, labels, err) < 0)
+        return -1;
     int shape[4] = {s->rec.batch}, nd = s->images.ndim;
     for (int i = 1; i < nd; i++)
         shape[i] = s->images.dims[i];
@@ -79,8 +95,10 @@ static int forward(singa_layer *l, singa_phase phase, singa_err *err)
 static void destroy(singa_layer *l)
 {
     idx_state *s = l->state;
-    singa_idx_free(&s->images);
-    singa_idx_free(&s->labels);
+    if (!s->borrowed) {
+        singa_idx_free(&s->images);
+        singa_idx_free(&s->labels);
+    }
     singa_records_free(&s->rec);
 }
 

@@ -25,6 +25,7 @@ typedef struct record_state {
     bool labels;
     float *mean, *std; /* one per value, or NULL */
     float *row;        /* a record's values, before normalisation */
+    bool borrowed;     /* shard is a pipeline's first copy's (records.h singa_records_twin) */
 } record_state;
 SINGA_RECORDS_FIRST(record_state);
 
@@ -123,10 +124,14 @@ static int setup_records(singa_layer *l, bool store, singa_err *err)
                                store ? "KVFile, or a folder holding shard.dat" : "DataShard folder holding shard.dat");
     if ((store && check_store(l, err) < 0) || singa_records_conf(&s->rec, l, err) < 0)
         return -1;
-    if (singa_shard_load(&s->shard, path, !store, err) < 0)
+    const record_state *first = singa_records_twin(&s->rec, l);
+    if (first) {
+        s->shard = first->shard;
+        s->borrowed = true;
+    } else if (singa_shard_load(&s->shard, path, !store, err) < 0)
         return singa_layer_err(l, err, "%s", err->msg);
     s->labels = !store || singa_conf_bool(l->conf, "has_label", true);
-    for (size_t i = 0; s->labels && i < s->shard.file.count; i++) {
+    for (size_t i = 0; s->labels && !first && i < s->shard.file.count; i++) {
         singa_image_record r;
         singa_shard_record(&s->shard, i, &r);
         if (singa_records_label(&s->rec, l, (float)r.label, s->shard.file.path, "record", i + 1, err) < 0)
@@ -169,7 +174,8 @@ static int forward(singa_layer *l, singa_phase phase, singa_err *err)
 static void destroy(singa_layer *l)
 {
     record_state *s = l->state;
-    singa_shard_free(&s->shard);
+    if (!s->borrowed)
+        singa_shard_free(&s->shard);
     singa_records_free(&s->rec);
     free(s->mean);
     free(s->std);

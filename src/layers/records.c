@@ -75,6 +75,20 @@ int singa_records_conf(singa_records *r, singa_layer *l, singa_err *err)
     return 0;
 }
 
+const void *singa_records_twin(singa_records *r, const singa_layer *l)
+{
+    const singa_layer *t = l->ctx->twin ? l->ctx->twin(l) : NULL;
+    if (!t || t->type != l->type || !t->state)
+        return NULL;
+    const singa_records *from = t->state;
+    r->labelled = from->labelled;
+    r->label_max = from->label_max;
+    r->label_file = from->label_file;
+    r->label_unit = from->label_unit;
+    r->label_n = from->label_n;
+    return t->state;
+}
+
 static void make_perm(singa_records *r, const singa_layer *l)
 {
     size_t n = r->count;

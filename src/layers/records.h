@@ -33,6 +33,13 @@ typedef struct singa_records {
 /* Reads batchsize, shuffle and random_skip (before the data is loaded, so a bad field is
  * reported first).  With the net split over workers, batch becomes this worker's rows. */
 int singa_records_conf(singa_records *r, singa_layer *l, singa_err *err);
+/* A pipeline's micro-batch copy other than the first (ctx.h twin): the state of copy 0's layer,
+ * whose data set l reads rather than loading it again (the copies are freed together and a
+ * borrower's destroy leaves the set alone), with its labels' summary taken into r; NULL
+ * otherwise: l loads the set.  Each copy keeps its own cursor and shuffle order, as before.  A
+ * plugin's input layer cannot reach the twin (the context is the host's) and still loads its
+ * set in every copy. */
+const void *singa_records_twin(singa_records *r, const singa_layer *l);
 /* Once the layer knows how many records it holds (at least one). */
 int singa_records_start(singa_records *r, singa_layer *l, size_t count, singa_err *err);
 /* The index of the next record; advances, wrapping (and reshuffling) at the end. */

@@ -32,6 +32,7 @@ typedef struct rgb_state {
     uint8_t *bytes; /* count records of RECORD bytes */
     singa_image_parse img;
     float *pixels; /* an input record's pixels as floats */
+    bool borrowed; /* bytes are a pipeline's first copy's (records.h singa_records_twin) */
 } rgb_state;
 SINGA_RECORDS_FIRST(rgb_state);
 
@@ -156,7 +157,13 @@ static int setup(singa_layer *l, singa_err *err)
         return -1;
     if (!(s->pixels = malloc(PIXELS * sizeof *s->pixels)))
         return singa_layer_err(l, err, "out of memory");
-    for (size_t i = 0; i < npaths; i++)
+    const rgb_state *first = singa_records_twin(&s->rec, l);
+    if (first) {
+        s->bytes = first->bytes;
+        count = first->rec.count;
+        s->borrowed = true;
+    }
+    for (size_t i = 0; i < npaths && !first; i++)
         if (load_records(l, s, singa_conf_strs_at(l->conf, "path", i), &count, err) < 0)
             return -1;
     int shape[4] = {s->rec.batch, 3, s->img.crop, s->img.crop};
@@ -193,7 +200,8 @@ static int forward_parser(singa_layer *l, singa_phase phase, singa_err *err)
 static void destroy(singa_layer *l)
 {
     rgb_state *s = l->state;
-    free(s->bytes);
+    if (!s->borrowed)
+        free(s->bytes);
     free(s->img.mean);
     free(s->pixels);
     singa_records_free(&s->rec);

@@ -6,6 +6,7 @@
 typedef struct net_block {
     singa_net net; /* first: freeing the net frees the block */
     singa_layer_ctx ctx;
+    singa_net *first; /* a pipeline's copy 0 at this location, or NULL (the copy 0 itself) */
 } net_block;
 
 singa_net *singa_net_alloc(void)
@@ -31,13 +32,21 @@ static int dsts(const singa_layer *l, singa_layer_dst *dst, int cap)
     return n;
 }
 
+static singa_layer *twin(const singa_layer *l)
+{
+    const net_block *b = (const net_block *)l->net;
+    return b->first ? singa_net_find(b->first, l->name) : NULL;
+}
+
 void singa_net_ctx_sync(singa_net *net)
 {
     bool defer = net->layer_ctx->defer_params; /* the pipeline's, no member of the net */
     *net->layer_ctx = (singa_layer_ctx){.phase = net->phase, .rng = net->rng, .seed = net->seed, .pool = net->pool,
                                         .params = net->params, .split = net->split, .metrics = &net->metrics,
                                         .cd_step = net->cd_step, .nlayers = net->nlayers, .dsts = dsts,
-                                        .defer_params = defer};
+                                        .defer_params = defer, .twin = twin};
 }
 
 void singa_net_ctx_defer_params(singa_net *net, bool on) { net->layer_ctx->defer_params = on; }
+
+void singa_net_ctx_first(singa_net *net, singa_net *first) { ((net_block *)net)->first = first != net ? first : NULL; }

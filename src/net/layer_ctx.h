@@ -13,5 +13,8 @@ void singa_net_ctx_sync(singa_net *net);
 /* A pipeline's micro-batch copy: its layers that can leave their params' gradients to the
  * pipeline (layers/deferred.h) from now on. */
 void singa_net_ctx_defer_params(singa_net *net, bool on);
+/* A pipeline's micro-batch copy: copy 0's net at its location, whose input layers' data sets
+ * its own read (ctx.h twin); set before the layers' setup. */
+void singa_net_ctx_first(singa_net *net, singa_net *first);
 
 #endif

@@ -454,6 +454,7 @@ typedef struct graph_nets {
     singa_net **nets;
     int nnets;
     int *at; /* node -> its layer's index in its net */
+    singa_net **first; /* a pipeline's copy 0's nets, when these are another copy's; else NULL */
 } graph_nets;
 
 static singa_net *net_of(const graph_nets *gn, int node)
@@ -527,6 +528,7 @@ static int build_graph_nets(graph_nets *gn, const singa_registry *reg, singa_par
         net->seed = seed;
         net->split = split ? *split : (singa_net_split){0, 1, 0, 1};
         net->location = gn->nnets > 1 ? k : -1;
+        singa_net_ctx_first(net, gn->first ? gn->first[k] : NULL);
     }
     for (int i = 0; i < g->nnodes; i++) /* the graph's order computes sources first */
         if (add_node_layer(gn, i, reg, err) < 0)
@@ -565,7 +567,7 @@ int singa_net_create_pipeline(singa_net **out, const singa_graph *g, int m, cons
     for (int j = 0; j < m && rc == 0; j++) { /* copy j reads micro-batch j of every batch */
         singa_net_split whole = split ? *split : (singa_net_split){0, 1, 0, 1};
         singa_net_split part = {whole.index * m + j, whole.count * m, whole.group, whole.ngroups};
-        graph_nets gn = {.g = g, .nets = nets + j * n, .nnets = n};
+        graph_nets gn = {.g = g, .nets = nets + j * n, .nnets = n, .first = j ? nets : NULL};
         rc = build_graph_nets(&gn, reg, params, rng, seed, m > 1 ? &part : split, err);
         free(gn.at);
     }
