@@ -275,6 +275,41 @@ static void check_schedule(const char *spec, const int *steps, int n)
     singa_params_free(&ps);
 }
 
+/* singa_updater_apply_span, piece by piece, gives param a the bits apply_one gives it whole
+ * (what PowerSGD's replicas and servers rely on: replica_update.c), values and state, for 6 steps. */
+static void check_span(const char *spec)
+{
+    singa_params ps[2];
+    singa_updater *u[2] = {NULL, NULL};
+    singa_err err;
+    singa_conf *conf = conf_of(spec);
+    bool created = true, same = true;
+    for (int w = 0; w < 2; w++) {
+        make_store(&ps[w]);
+        created &= singa_updater_create_ex(&u[w], conf, &ps[w], SINGA_UPDATER_SEPARATE_GRAD, &err) == 0;
+    }
+    size_t n = ps[0].items[A]->data.size, cut[] = {0, 5, 7, n};
+    for (int step = 0; created && step < 6; step++) {
+        float g[2][16];
+        for (size_t k = 0; k < n; k++)
+            g[0][k] = g[1][k] = (float)grad_of(A, k, step);
+        singa_updater_apply_one(u[0], A, step, g[0], 0.5f, &err);
+        for (int piece = 0; piece < 3; piece++)
+            singa_updater_apply_span(u[1], A, step, g[1] + cut[piece], 0.5f, cut[piece], cut[piece + 1] - cut[piece],
+                                     &err);
+        same &= memcmp(ps[0].items[A]->data.data, ps[1].items[A]->data.data, n * sizeof(float)) == 0;
+        for (int sl = 0; sl < singa_updater_nslots(u[0]); sl++)
+            same &= memcmp(singa_updater_slot(u[0], A, sl)->data, singa_updater_slot(u[1], A, sl)->data,
+                           n * sizeof(float)) == 0;
+    }
+    ok(created && same && singa_updater_elementwise(u[0]), "%s: applied in 3 spans, the bits of the whole", spec);
+    for (int w = 0; w < 2; w++) {
+        singa_updater_free(u[w]);
+        singa_params_free(&ps[w]);
+    }
+    singa_conf_free(conf);
+}
+
 int main(void)
 {
     /* Updaters: each type with its defaults and with its fields set, with weight decay and
@@ -305,6 +340,8 @@ int main(void)
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
         check_updater(cases[i].spec, cases[i].slot0, cases[i].slot1, 20);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        check_span(cases[i].spec);
 
     /* Schedules at 0, 1, around change_freq (7) and well past it. */
     static const int at[] = {0, 1, 6, 7, 8, 13, 14, 70, 1000};

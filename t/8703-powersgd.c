@@ -2,8 +2,9 @@
  * gradient comes through exactly, alone and summed over two processes (the factors are linear);
  * with error feedback what each process's share of the updates carried plus its residual is
  * the sum of its gradients, and the shares add up to the update the servers send; Q starts the
- * same from the same seed and a zero column of Q' starts again from it; a slice's geometry
- * (padding, the params too small for the rank, 1-D params as fp16). */
+ * same from the same seed and a zero column of Q' starts again from it; the feedback left to the
+ * next step's pass is the feedback; a slice's geometry (padding, the params too small for the
+ * rank, 1-D params as fp16). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,17 +47,17 @@ enum { ROWS = 40, COLS = 23, R = 3 };
 static void exchange(float (*m)[ROWS * COLS], float (*grad)[ROWS * COLS], int nproc, bool keep, float *q, float *phat,
                      float *qsum, float *qloc, const rt_psgd_geom *g)
 {
-    float p[ROWS * R], scratch[COLS * R];
+    float p[ROWS * R], scratch[(2 * R + 1) * COLS];
     memset(phat, 0, sizeof p);
     for (int w = 0; w < nproc; w++) {
-        rt_psgd_take_left(m[w], grad[w], q, p, scratch, g, keep);
+        rt_psgd_take_left(m[w], grad[w], q, p, NULL, scratch, g, keep);
         for (size_t i = 0; i < rt_psgd_p_len(g); i++)
             phat[i] += p[i];
     }
     rt_psgd_orthogonalise(phat, g);
     memset(qsum, 0, rt_psgd_q_len(g) * sizeof *qsum);
     for (int w = 0; w < nproc; w++) {
-        rt_psgd_right(m[w], phat, qloc + w * COLS * R, g);
+        rt_psgd_right(m[w], phat, qloc + w * COLS * R, scratch, g);
         for (size_t i = 0; i < rt_psgd_q_len(g); i++)
             qsum[i] += qloc[w * COLS * R + i];
     }
@@ -65,7 +66,7 @@ static void exchange(float (*m)[ROWS * COLS], float (*grad)[ROWS * COLS], int np
 static void exact(int nproc)
 {
     static float a[ROWS * R], b[2][COLS * R], grad[2][ROWS * COLS], m[2][ROWS * COLS], want[ROWS * COLS];
-    float q[COLS * R], phat[ROWS * R], qsum[COLS * R], qloc[2 * COLS * R], out[ROWS * COLS], scratch[COLS * R];
+    float q[COLS * R], phat[ROWS * R], qsum[COLS * R], qloc[2 * COLS * R], out[ROWS * COLS], scratch[(R + 1) * COLS];
     unsigned seed = 11;
     int shape[2] = {ROWS, COLS};
     rt_psgd_geom g = rt_psgd_geom_of(shape, 2, 0, ROWS * COLS, R);
@@ -90,7 +91,7 @@ static void feedback(void)
 {
     enum { OFF = 2 * COLS + 5, N = ROWS * COLS - OFF - 2 * COLS - 9 };
     static float m[2][ROWS * COLS], grad[2][ROWS * COLS], sent[2][N], total[2][N], share[N], update[N], sum[N];
-    float q[COLS * R], phat[ROWS * R], qsum[COLS * R], qloc[2 * COLS * R], scratch[COLS * R];
+    float q[COLS * R], phat[ROWS * R], qsum[COLS * R], qloc[2 * COLS * R], scratch[(R + 1) * COLS];
     int shape[2] = {ROWS, COLS};
     unsigned seed = 3;
     rt_psgd_geom g = rt_psgd_geom_of(shape, 2, OFF, N, R);
@@ -105,7 +106,7 @@ static void feedback(void)
         exchange(m, grad, 2, true, q, phat, qsum, qloc, &g);
         memset(sum, 0, sizeof sum);
         for (int w = 0; w < 2; w++) {
-            rt_psgd_feedback(m[w], phat, qloc + w * COLS * R, &g);
+            rt_psgd_feedback(m[w], phat, qloc + w * COLS * R, scratch, &g);
             rt_psgd_expand(phat, qloc + w * COLS * R, share, scratch, &g);
             for (int i = 0; i < N; i++) {
                 sent[w][i] += share[i];
@@ -125,6 +126,45 @@ static void feedback(void)
     ok(worst < 1e-5 && pads, "error feedback: the shares sent plus the residual are each process's gradients summed "
        "over 6 steps (worst %.2g), the padding stays zero", worst);
     ok(worst_sum < 1e-5, "the shares add up to the update the servers' sums expand to (worst %.2g)", worst_sum);
+}
+
+/* The feedback left to the next step's first pass (rt_psgd_take_left's owed) gives the bits of
+ * the feedback taken at once then the plain pass (a checkpoint between the two, exact resume);
+ * the expanded update is each element's products summed in order, unfused, whichever kernel
+ * (core/simd.h) this CPU runs, as every replica's must be. */
+static void deferred(void)
+{
+    enum { OFF = COLS + 7, N = ROWS * COLS - OFF - 4 };
+    static float m1[ROWS * COLS], m2[ROWS * COLS], grad[N], out[N];
+    float q[COLS * R], own[COLS * R], p1[ROWS * R], p2[ROWS * R], scratch[(2 * R + 1) * COLS];
+    int shape[2] = {ROWS, COLS};
+    unsigned seed = 17;
+    rt_psgd_geom g = rt_psgd_geom_of(shape, 2, OFF, N, R);
+    for (int i = 0; i < N; i++) {
+        m1[g.pad + (size_t)i] = m2[g.pad + (size_t)i] = rnd(&seed);
+        grad[i] = rnd(&seed);
+    }
+    for (int i = 0; i < COLS * R; i++) {
+        q[i] = rnd(&seed);
+        own[i] = rnd(&seed);
+    }
+    for (int i = 0; i < ROWS * R; i++)
+        p1[i] = p2[i] = rnd(&seed);
+    rt_psgd_expand(p1, own, out, scratch, &g);
+    bool plain = true;
+    for (size_t k = 0; k < N; k++) {
+        size_t e = k + g.pad, i = e / COLS, j = e % COLS;
+        float v = p1[i * R] * own[j * R]; /* built for baseline x86-64, which has no FMA to contract into */
+        for (int c = 1; c < R; c++)
+            v += p1[i * R + (size_t)c] * own[j * R + (size_t)c];
+        plain &= memcmp(&v, &out[k], sizeof v) == 0;
+    }
+    ok(plain, "the expanded update: each element's products rounded, then summed in order");
+    rt_psgd_feedback(m1, p1, own, scratch, &g);
+    rt_psgd_take_left(m1, grad, q, p1, NULL, scratch, &g, true);
+    rt_psgd_take_left(m2, grad, q, p2, own, scratch, &g, true);
+    ok(memcmp(m1, m2, sizeof m1) == 0 && memcmp(p1, p2, sizeof p1) == 0 && m2[0] == 0 && m2[ROWS * COLS - 1] == 0,
+       "the feedback left to the next step's pass: the residual and P of the feedback taken at once, bit for bit");
 }
 
 static void warm_start(void)
@@ -163,6 +203,7 @@ int main(void)
     exact(1);
     exact(2);
     feedback();
+    deferred();
     warm_start();
     geometry();
     return done_testing();

@@ -3,7 +3,7 @@
 # values); every process's replica is bit for bit the other's at every checkpoint (the digest
 # each logs) and the servers' final values are that replica; a checkpoint resumes (with Q and
 # the residuals) to the params of the run that went on, bit for bit, and loads into a plain job
-# of one process; without error feedback it trains too; a rank not below a param's smaller side
+# of one process; without error feedback it trains too, and with a kLua updater; a rank not below a param's smaller side
 # leaves that param uncompressed, logged once; a net cut on its features is refused; Sandblaster over 3 processes (servers apart) with
 # start = 3 keeps its replicas equal as well; and so does top-k with values = "update", whose
 # answers are the pairs of the summed update, not values.  Prints TAP.
@@ -18,7 +18,7 @@ trap kill_ours EXIT
 
 cat >"$tmp/job.lua" <<'EOF'
 -- job.lua PROCS MODE OUT STEPS [CKDIR FREQ fresh|resume]: MODE none, ps (powersgd = 2), ps0
--- (without error feedback), ps12 (powersgd = 12), sb (Sandblaster, 2 workers and a server
+-- (without error feedback), psl (powersgd = 2, a kLua updater), ps12 (powersgd = 12), sb (Sandblaster, 2 workers and a server
 -- process, powersgd = 2 from step 3), tk (top-k 5% + error feedback, values = "update"), tk50
 -- (top-k 50%, values = "update", whose summed pairs outgrow the values' frame), cut
 -- (powersgd = 2 with the net cut on its features: refused) or plain (no cluster); the workspace
@@ -31,7 +31,7 @@ local td = require "testdata"
 local procs, mode, out, steps = tonumber(arg[1]), arg[2], arg[3], tonumber(arg[4])
 local dir = out:match("^(.*)/")
 local compress = ({ ps = { powersgd = 2 }, ps0 = { powersgd = 2, error_feedback = false },
-                    ps12 = { powersgd = 12 }, sb = { powersgd = 2, start = 3 },
+                    ps12 = { powersgd = 12 }, sb = { powersgd = 2, start = 3 }, psl = { powersgd = 2 },
                     tk = { topk = 0.05, error_feedback = true, values = "update" },
                     tk50 = { topk = 0.5, values = "update" } })[mode]
 local cluster
@@ -49,7 +49,9 @@ local r = singa.train{
   name = "powersgd", seed = 7, train_steps = steps, disp_freq = 1,
   checkpoint_path = arg[5], checkpoint_freq = tonumber(arg[6]), resume = arg[7] == "resume",
   cluster = cluster,
-  updater = { type = "kSGD", momentum = 0.9, learning_rate = { type = "kFixed", base_lr = 0.05 } },
+  updater = mode == "psl" and { type = "kLua", state = { "history" }, learning_rate = { type = "kFixed", base_lr = 0.05 },
+      update = function(_, w, g, s, lr) s.history:scale(0.9); s.history:axpy(-lr, g); w:axpy(1, s.history) end }
+    or { type = "kSGD", momentum = 0.9, learning_rate = { type = "kFixed", base_lr = 0.05 } },
   neuralnet = net,
 }
 if singa.rank() == 0 and r.params then
@@ -132,6 +134,8 @@ report $? "the checkpoint loads into a plain job of one process, which trains on
 
 run ps0 2 ps0 20 && falls ps0
 report $? "without error feedback: trains" "$tmp/ps0.out"
+run psl 2 psl 12 "$tmp/ck_psl" 4 fresh && falls psl && replicas psl 2 3
+report $? "a kLua updater (the update expanded whole, not row by row): trains, the replicas stay the servers' values" "$tmp/psl.out"
 run ps12 2 ps12 10 && falls ps12 &&
     [ "$(grep -c "powersgd = 12 is not below the smaller side of param 'fc2_weight'" "$tmp/ps12.txt.ws/rank0.log")" = 1 ] &&
     ! grep -q "param 'fc1_weight'" "$tmp/ps12.txt.ws/rank0.log"

@@ -55,6 +55,14 @@ int singa_updater_apply(singa_updater *u, int step, singa_err *err);
  * slice once every contribution of a step has arrived.  Fails only when a kLua function does. */
 int singa_updater_apply_one(singa_updater *u, int param_id, int step, float *grad, float scale,
                             singa_err *err);
+/* Whether every element's update depends on that element alone (every type but kLua), so that
+ * singa_updater_apply_span may update a param piece by piece. */
+bool singa_updater_elementwise(const singa_updater *u);
+/* singa_updater_apply_one for elements [offset, offset + n) of the param, from grad[0, n): the
+ * same bits as the whole param's update there.  Fails for kLua (not elementwise) or when a kLua
+ * schedule does. */
+int singa_updater_apply_span(singa_updater *u, int param_id, int step, const float *grad, float scale, size_t offset,
+                             size_t n, singa_err *err);
 /* Whether a backward pass may write the gradient into the history itself, h = m h - lr g
  * (kSGD with momentum, no clipping), as the local updater does; *momentum gets m. */
 bool singa_updater_history_grad(const singa_updater *u, float *momentum);

@@ -1,12 +1,21 @@
-/* PowerSGD's arithmetic (powersgd.h): Q' and the residual by OpenBLAS; P in the pass that takes
- * the gradient in; the orthogonalisation and the expanded update by plain loops, whose order of
- * operations is fixed. */
-#include <cblas.h>
+/* PowerSGD's arithmetic (powersgd.h), by plain loops that read each row of M once and in order
+ * (M is 48 MB for the big MLP: its passes, not the flops, are the cost), whose order of operations
+ * is fixed: P in the pass that takes the gradient in (and the last step's residual out), Q' in
+ * one more, the update and the residual by one function of a row. */
+/* Each element's value is its products and sums rounded one by one, never contracted into an
+ * FMA: the v3 and v4 kernels (core/simd.h), wider only, give the baseline's bits, so replicas on
+ * different CPUs apply the same update. */
+#pragma GCC optimize("fp-contract=off")
+
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "core/simd.h"
 #include "runtime/powersgd.h"
+
+/* A kernel's helper: a v3 or v4 clone inlines another function only when it must. */
+#define ROW_HELPER static inline __attribute__((always_inline))
 
 rt_psgd_geom rt_psgd_geom_of(const int *shape, int ndim, size_t offset, size_t n, int rank)
 {
@@ -55,7 +64,8 @@ void rt_psgd_init_q(float *q, const rt_psgd_geom *g, unsigned seed)
 void rt_psgd_warm_q(float *q, const float *qsum, const rt_psgd_geom *g, unsigned seed)
 {
     size_t r = (size_t)g->rank;
-    memcpy(q, qsum, rt_psgd_q_len(g) * sizeof *q);
+    if (q != qsum)
+        memcpy(q, qsum, rt_psgd_q_len(g) * sizeof *q);
     for (int c = 0; c < g->rank; c++) {
         bool zero = true;
         for (size_t j = 0; j < g->cols && zero; j++)
@@ -66,7 +76,7 @@ void rt_psgd_warm_q(float *q, const float *qsum, const rt_psgd_geom *g, unsigned
 }
 
 /* Q^T (R x cols) into t, so that each row's products run along memory. */
-static void transpose_q(const float *q, float *t, const rt_psgd_geom *g)
+ROW_HELPER void transpose_q(const float *q, float *t, const rt_psgd_geom *g)
 {
     size_t r = (size_t)g->rank;
     for (size_t j = 0; j < g->cols; j++)
@@ -74,32 +84,74 @@ static void transpose_q(const float *q, float *t, const rt_psgd_geom *g)
             t[c * g->cols + j] = q[j * r + c];
 }
 
-/* In eight independent sums, which the compiler vectorises (it keeps a single float sum in order). */
-static float dot(const float *a, const float *b, size_t n)
+/* In 16 independent sums, as two vectors of GCC's (which the vectoriser would otherwise sum in
+ * order, lane by lane: it may not reassociate). */
+typedef float psgd_v8 __attribute__((vector_size(32)));
+ROW_HELPER float dot(const float *a, const float *b, size_t n)
 {
-    float acc[8] = {0}, s = 0;
+    psgd_v8 acc0 = {0}, acc1 = {0}, x0, y0, x1, y1;
+    float s = 0;
     size_t j = 0;
-    for (; j + 8 <= n; j += 8)
-        for (int l = 0; l < 8; l++)
-            acc[l] += a[j + (size_t)l] * b[j + (size_t)l];
+    for (; j + 16 <= n; j += 16) {
+        memcpy(&x0, a + j, sizeof x0);
+        memcpy(&y0, b + j, sizeof y0);
+        memcpy(&x1, a + j + 8, sizeof x1);
+        memcpy(&y1, b + j + 8, sizeof y1);
+        acc0 += x0 * y0;
+        acc1 += x1 * y1;
+    }
     for (; j < n; j++)
         s += a[j] * b[j];
+    acc0 += acc1;
     for (int l = 0; l < 8; l++)
-        s += acc[l];
+        s += acc0[l];
     return s;
 }
 
-/* Row by row, while it is in cache: the gradient into M, then the row's P. */
-void rt_psgd_take_left(float *m, const float *grad, const float *q, float *p, float *scratch, const rt_psgd_geom *g,
-                       bool keep)
+/* u[0, b - a) = row i's share of P-hat Q'^T at columns [a, b), Q' given transposed (qt, R x cols):
+ * the one order of operations of every expanded update and residual. */
+ROW_HELPER void row_share(const float *pi, const float *qt, size_t cols, size_t r, size_t a, size_t b,
+                          float *restrict u)
+{
+    float p0 = pi[0];
+    for (size_t j = a; j < b; j++)
+        u[j - a] = p0 * qt[j];
+    for (size_t c = 1; c < r; c++) {
+        float pc = pi[c];
+        const float *qc = qt + c * cols;
+        for (size_t j = a; j < b; j++)
+            u[j - a] += pc * qc[j];
+    }
+}
+
+/* The columns [a, b) of row i that the slice covers. */
+ROW_HELPER void span_of(const rt_psgd_geom *g, size_t i, size_t *a, size_t *b)
+{
+    size_t end = g->pad + g->n - i * g->cols;
+    *a = i == 0 ? g->pad : 0;
+    *b = end < g->cols ? end : g->cols;
+}
+
+/* Row by row, while it is in cache: what M still owes of the last update taken off, the gradient
+ * added, then the row's P. */
+SINGA_KERNEL static void take_rows(float *m, const float *grad, const float *q, float *p, const float *owed,
+                                   float *scratch, const rt_psgd_geom *g, bool keep)
 {
     size_t r = (size_t)g->rank, cols = g->cols;
-    transpose_q(q, scratch, g);
+    float *qt = scratch, *ot = scratch + cols * r, *u = scratch + 2 * cols * r;
+    transpose_q(q, qt, g);
+    if (owed)
+        transpose_q(owed, ot, g);
     for (size_t i = 0; i < g->rows; i++) {
-        float *row = m + i * cols;
-        size_t a = i == 0 ? g->pad : 0, end = g->pad + g->n - i * cols, b = end < cols ? end : cols;
+        float *row = m + i * cols, *pi = p + i * r;
+        size_t a, b;
+        span_of(g, i, &a, &b);
         const float *in = grad + i * cols + a - g->pad;
-        if (keep) {
+        if (keep && owed) {
+            row_share(pi, ot, cols, r, a, b, u);
+            for (size_t j = a; j < b; j++)
+                row[j] = (row[j] - u[j - a]) + in[j - a];
+        } else if (keep) {
             for (size_t j = a; j < b; j++)
                 row[j] += in[j - a];
         } else {
@@ -108,8 +160,14 @@ void rt_psgd_take_left(float *m, const float *grad, const float *q, float *p, fl
             memset(row + b, 0, (cols - b) * sizeof *row);
         }
         for (size_t c = 0; c < r; c++)
-            p[i * r + c] = dot(row, scratch + c * cols, cols);
+            pi[c] = dot(row, qt + c * cols, cols);
     }
+}
+
+void rt_psgd_take_left(float *m, const float *grad, const float *q, float *p, const float *owed, float *scratch,
+                       const rt_psgd_geom *g, bool keep)
+{
+    take_rows(m, grad, q, p, owed, scratch, g, keep);
 }
 
 void rt_psgd_orthogonalise(float *p, const rt_psgd_geom *g)
@@ -133,33 +191,81 @@ void rt_psgd_orthogonalise(float *p, const rt_psgd_geom *g)
     }
 }
 
-void rt_psgd_right(const float *m, const float *phat, float *q, const rt_psgd_geom *g)
+/* Q'^T accumulated row by row, R axpys over each row of M (one pass over M), then transposed. */
+SINGA_KERNEL static void right_rows(const float *m, const float *phat, float *q, float *scratch,
+                                    const rt_psgd_geom *g)
 {
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)g->cols, g->rank, (int)g->rows, 1.0f, m,
-                (int)g->cols, phat, g->rank, 0.0f, q, g->rank);
+    size_t r = (size_t)g->rank, cols = g->cols;
+    memset(scratch, 0, cols * r * sizeof *scratch);
+    for (size_t i = 0; i < g->rows; i++) {
+        const float *row = m + i * cols;
+        for (size_t c = 0; c < r; c++) {
+            float pc = phat[i * r + c], *acc = scratch + c * cols;
+            for (size_t j = 0; j < cols; j++)
+                acc[j] += pc * row[j];
+        }
+    }
+    for (size_t j = 0; j < cols; j++)
+        for (size_t c = 0; c < r; c++)
+            q[j * r + c] = scratch[c * cols + j];
 }
 
-void rt_psgd_feedback(float *m, const float *phat, const float *q, const rt_psgd_geom *g)
+void rt_psgd_right(const float *m, const float *phat, float *q, float *scratch, const rt_psgd_geom *g)
 {
-    size_t len = rt_psgd_m_len(g);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)g->rows, (int)g->cols, g->rank, -1.0f, phat, g->rank,
-                q, g->rank, 1.0f, m, (int)g->cols);
-    memset(m, 0, g->pad * sizeof *m);
-    memset(m + g->pad + g->n, 0, (len - g->pad - g->n) * sizeof *m);
+    right_rows(m, phat, q, scratch, g);
+}
+
+SINGA_KERNEL static void feedback_rows(float *m, const float *phat, const float *q, float *scratch,
+                                       const rt_psgd_geom *g)
+{
+    size_t r = (size_t)g->rank, cols = g->cols;
+    float *qt = scratch, *u = scratch + cols * r;
+    transpose_q(q, qt, g);
+    for (size_t i = 0; i < g->rows; i++) {
+        float *row = m + i * cols;
+        size_t a, b;
+        span_of(g, i, &a, &b);
+        row_share(phat + i * r, qt, cols, r, a, b, u);
+        for (size_t j = a; j < b; j++)
+            row[j] = row[j] - u[j - a];
+    }
+}
+
+void rt_psgd_feedback(float *m, const float *phat, const float *q, float *scratch, const rt_psgd_geom *g)
+{
+    feedback_rows(m, phat, q, scratch, g);
+}
+
+SINGA_KERNEL static int expand_rows(const float *phat, const float *q, float *scratch, const rt_psgd_geom *g,
+                                    rt_psgd_sink sink, void *ctx)
+{
+    size_t r = (size_t)g->rank, cols = g->cols;
+    float *qt = scratch, *vals = scratch + cols * r;
+    transpose_q(q, qt, g);
+    for (size_t i = 0; i < g->rows; i++) {
+        size_t a, b;
+        span_of(g, i, &a, &b);
+        row_share(phat + i * r, qt, cols, r, a, b, vals);
+        int rc = sink(ctx, i * cols + a - g->pad, vals, b - a);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int rt_psgd_expand_each(const float *phat, const float *q, float *scratch, const rt_psgd_geom *g, rt_psgd_sink sink,
+                        void *ctx)
+{
+    return expand_rows(phat, q, scratch, g, sink, ctx);
+}
+
+static int into(void *ctx, size_t offset, const float *vals, size_t n)
+{
+    memcpy((float *)ctx + offset, vals, n * sizeof *vals);
+    return 0;
 }
 
 void rt_psgd_expand(const float *phat, const float *q, float *out, float *scratch, const rt_psgd_geom *g)
 {
-    size_t r = (size_t)g->rank, cols = g->cols;
-    transpose_q(q, scratch, g);
-    for (size_t i = 0; i < g->rows; i++) {
-        size_t a = i == 0 ? g->pad : 0, end = g->pad + g->n - i * cols, b = end < cols ? end : cols;
-        float *o = out + i * cols + a - g->pad;
-        const float *pi = phat + i * r;
-        for (size_t j = a; j < b; j++)
-            o[j - a] = pi[0] * scratch[j];
-        for (size_t c = 1; c < r; c++)
-            for (size_t j = a; j < b; j++)
-                o[j - a] += pi[c] * scratch[c * cols + j];
-    }
+    rt_psgd_expand_each(phat, q, scratch, g, into, out);
 }

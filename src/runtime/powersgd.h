@@ -6,8 +6,8 @@
  * its first row before the slice and those of its last row after it taken as zero.  Each process
  * sends P = M Q (rows x R), Q (cols x R) warm-started from the previous step; the servers sum P
  * over processes and orthonormalise its columns (P-hat); each process sends Q' = M^T P-hat; the
- * servers sum Q'; the update is P-hat Q'^T over the slice's elements, computed by rt_psgd_expand
- * alone, so that a server and every replica get the same bits. */
+ * servers sum Q'; the update is P-hat Q'^T over the slice's elements, computed by
+ * rt_psgd_expand_each alone, so that a server and every replica get the same bits. */
 #ifndef SINGA_RUNTIME_POWERSGD_H
 #define SINGA_RUNTIME_POWERSGD_H
 
@@ -37,21 +37,30 @@ static inline size_t rt_psgd_m_len(const rt_psgd_geom *g) { return g->rows * g->
 /* Q's start, the same in every process: values of a generator seeded by `seed` (the slice). */
 void rt_psgd_init_q(float *q, const rt_psgd_geom *g, unsigned seed);
 /* Q for the next step from the summed Q' (cols x R); a column that is all zero (a gradient
- * that was zero) starts again from rt_psgd_init_q's, so the rank does not collapse. */
+ * that was zero) starts again from rt_psgd_init_q's, so the rank does not collapse; q may be qsum. */
 void rt_psgd_warm_q(float *q, const float *qsum, const rt_psgd_geom *g, unsigned seed);
 /* M = grad (the slice's n elements) + M when `keep` (error feedback: M holds the residual), else
- * grad, the padding zero; then P = M Q, in one pass over M; scratch holds cols x R floats. */
-void rt_psgd_take_left(float *m, const float *grad, const float *q, float *p, float *scratch, const rt_psgd_geom *g,
-                       bool keep);
+ * grad, the padding zero; then P = M Q, in one pass over M.  With `owed` (the last step's own Q',
+ * P holding its P-hat) M first gives up P-hat owed^T, the feedback rt_psgd_right's step left to
+ * this pass.  scratch holds (2 R + 1) x cols floats. */
+void rt_psgd_take_left(float *m, const float *grad, const float *q, float *p, const float *owed, float *scratch,
+                       const rt_psgd_geom *g, bool keep);
 /* P's columns made orthonormal in place (Gram-Schmidt, in order; a column with nothing left
  * becomes zero). */
 void rt_psgd_orthogonalise(float *p, const rt_psgd_geom *g);
-/* Q' = M^T P-hat. */
-void rt_psgd_right(const float *m, const float *phat, float *q, const rt_psgd_geom *g);
+/* Q' = M^T P-hat; scratch holds R x cols floats. */
+void rt_psgd_right(const float *m, const float *phat, float *q, float *scratch, const rt_psgd_geom *g);
 /* Error feedback: M -= P-hat Q'^T (this process's share of the update), the padding kept zero:
- * what stays in M is the residual. */
-void rt_psgd_feedback(float *m, const float *phat, const float *q, const rt_psgd_geom *g);
-/* out[0, n) = the slice's elements of P-hat Q'^T; scratch holds cols x R floats. */
+ * what stays in M is the residual; bit for bit what rt_psgd_take_left's `owed` takes off.
+ * scratch holds (R + 1) x cols floats. */
+void rt_psgd_feedback(float *m, const float *phat, const float *q, float *scratch, const rt_psgd_geom *g);
+/* The slice's elements of P-hat Q'^T, row by row: sink(ctx, offset in the slice, values, count)
+ * for each of the matrix's rows (a nonzero return stops and is returned); scratch holds
+ * (R + 1) x cols floats.  The same values as rt_psgd_expand's, never all in memory at once. */
+typedef int (*rt_psgd_sink)(void *ctx, size_t offset, const float *vals, size_t n);
+int rt_psgd_expand_each(const float *phat, const float *q, float *scratch, const rt_psgd_geom *g, rt_psgd_sink sink,
+                        void *ctx);
+/* out[0, n) = the slice's elements of P-hat Q'^T; scratch holds (R + 1) x cols floats. */
 void rt_psgd_expand(const float *phat, const float *q, float *out, float *scratch, const rt_psgd_geom *g);
 
 #endif

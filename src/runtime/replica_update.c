@@ -184,7 +184,8 @@ int rt_replica_setup(rt_ctx *rt, singa_err *err)
     size_t most = 1;
     for (int k = 0; k < rt->nslices; k++) {
         rt_psgd_geom g = geom_of(rt, k);
-        most = g.mode == RT_PSGD_LOWRANK && rt_psgd_q_len(&g) > most ? rt_psgd_q_len(&g) : most;
+        size_t len = 2 * rt_psgd_q_len(&g) + g.cols;
+        most = g.mode == RT_PSGD_LOWRANK && len > most ? len : most;
     }
     if (!(rt->self_update->scratch = malloc(most * sizeof(float))))
         return singa_err_set(err, "out of memory");
@@ -227,11 +228,39 @@ void rt_replica_free(rt_ctx *rt)
     rt->self_update = NULL;
 }
 
-int rt_replica_apply(rt_ctx *rt, int g, int k, int step, float *grad, float scale, float lr_scale, singa_err *err)
+int rt_replica_apply(rt_ctx *rt, int g, int k, int step, float *grad, const rt_psgd_update *f, float scale,
+                     float lr_scale, singa_err *err)
 {
     rt_replica_group *pg = &rt->self_update->groups[g];
     singa_updater_set_lr_scale(pg->upd, lr_scale);
+    if (f)
+        return rt_replica_expand_apply(pg->upd, pg->sl[k].store, step, f, scale, grad, err);
     return singa_updater_apply_one(pg->upd, pg->sl[k].store, step, grad, scale, err);
+}
+
+/* What rt_psgd_expand_each's rows go to: an updater's param, piece by piece. */
+typedef struct span_sink {
+    singa_updater *upd;
+    int store, step;
+    float scale;
+    singa_err *err;
+} span_sink;
+
+static int to_updater(void *ctx, size_t offset, const float *vals, size_t n)
+{
+    span_sink *to = ctx;
+    return singa_updater_apply_span(to->upd, to->store, to->step, vals, to->scale, offset, n, to->err);
+}
+
+int rt_replica_expand_apply(singa_updater *upd, int store, int step, const rt_psgd_update *f, float scale, float *full,
+                  singa_err *err)
+{
+    if (!singa_updater_elementwise(upd)) {
+        rt_psgd_expand(f->phat, f->q, full, f->scratch, f->geom);
+        return singa_updater_apply_one(upd, store, step, full, scale, err);
+    }
+    span_sink to = {upd, store, step, scale, err};
+    return rt_psgd_expand_each(f->phat, f->q, f->scratch, f->geom, to_updater, &to);
 }
 
 /* FNV-1a over the replica's bytes, param by param. */
@@ -256,18 +285,33 @@ int rt_replica_add(rt_ctx *rt, int group, int id, singa_ckpt *c, singa_err *err)
                  (unsigned long long)c->step, group, digest(rt, group));
         rt_log_line(rt, line, false, false);
     }
+    float *scratch = NULL;
     for (int k = 0; k < rt->nslices; k++) {
         rt_replica_slice *x = &rt->self_update->groups[group].sl[k];
         if (x->geom.mode != RT_PSGD_LOWRANK)
             continue;
+        if (x->owes) { /* the stub is between this group's steps; its scratch may serve another's */
+            float *more = realloc(scratch, (rt_psgd_q_len(&x->geom) + x->geom.cols) * sizeof(float));
+            if (!more) {
+                free(scratch);
+                return singa_err_set(err, "out of memory");
+            }
+            scratch = more;
+            rt_psgd_feedback(x->m, x->p, x->qloc, scratch, &x->geom);
+            x->owes = false;
+        }
         char name[64];
         int qlen = (int)rt_psgd_q_len(&x->geom), n = (int)x->geom.n;
         snprintf(name, sizeof name, "powersgd/q/%d", k);
-        if (singa_ckpt_add(c, name, SINGA_CKPT_F32, 1, &qlen, x->q, err) < 0)
-            return -1;
+        int rc = singa_ckpt_add(c, name, SINGA_CKPT_F32, 1, &qlen, x->q, err);
         snprintf(name, sizeof name, "powersgd/residual/%d", k);
-        if (rt->self_update->feedback && singa_ckpt_add(c, name, SINGA_CKPT_F32, 1, &n, x->m + x->geom.pad, err) < 0)
+        if (rc == 0 && rt->self_update->feedback)
+            rc = singa_ckpt_add(c, name, SINGA_CKPT_F32, 1, &n, x->m + x->geom.pad, err);
+        if (rc < 0) {
+            free(scratch);
             return -1;
+        }
     }
+    free(scratch);
     return 0;
 }

@@ -14,7 +14,8 @@
  * (server_replica.c) sum, orthogonalise and apply; the state here (Q, the residuals, the
  * replica's updater) is per worker group with workers here and per slice (top-k's residuals are
  * residuals.c's, for every slice), and the group's first worker here checkpoints Q and the
- * residuals ("powersgd/q/<slice>", "powersgd/residual/<slice>"),
+ * residuals ("powersgd/q/<slice>", "powersgd/residual/<slice>"; a step's feedback, left to the
+ * next step's first pass over M, is taken off first),
  * resumed when the topology is the same (else Q starts again from its seed and the residuals
  * from zero, which the log says). */
 #ifndef SINGA_RUNTIME_REPLICA_UPDATE_H
@@ -30,6 +31,7 @@ typedef struct rt_replica_slice {
     float *m;           /* LOWRANK: the padded matrix; with error feedback it keeps the residual */
     float *p;           /* LOWRANK: this process's P, then the servers' P-hat */
     float *qloc;        /* LOWRANK: this process's Q' */
+    bool owes;          /* LOWRANK: M still holds P-hat qloc^T, the last feedback (rt_psgd_take_left's owed) */
     uint8_t flags;      /* the step flags of the update's first message, sent with the second */
     bool applies;       /* this process's replica takes the update here (not a server's memory) */
     int store;          /* its param in the group's store, when it applies */
@@ -45,8 +47,15 @@ struct rt_replica_update {
     int rank, start;
     bool feedback;
     rt_replica_group *groups; /* per worker group */
-    float *scratch;        /* rt_psgd_expand's: the largest cols x R */
+    float *scratch;        /* the stub's for rt_psgd_*: the largest (2 R + 1) x cols */
 };
+
+/* A slice's low-rank update P-hat Q'^T, and room to expand it: (R + 1) x cols floats. */
+typedef struct rt_psgd_update {
+    const float *phat, *q;
+    const rt_psgd_geom *geom;
+    float *scratch;
+} rt_psgd_update;
 
 /* The state for a job of several processes with powersgd (else rt->self_update stays NULL), from the
  * checkpoint resumed (before it is dropped); logs once each param too small for the rank. */
@@ -57,9 +66,15 @@ void rt_replica_free(rt_ctx *rt);
 size_t rt_replica_max_frame(const rt_ctx *rt, int k);
 /* How slice k's update of `step` travels (float32 before powersgd_start). */
 rt_psgd_geom rt_replica_mode_at(const rt_ctx *rt, int k, int step);
-/* The replica of group g applies grad (slice k's elements) of `step` with the server's scale and
- * lr scale. */
-int rt_replica_apply(rt_ctx *rt, int g, int k, int step, float *grad, float scale, float lr_scale, singa_err *err);
+/* The replica of group g applies slice k's update of `step` with the server's scale and lr scale:
+ * grad (the slice's elements), or with f its factors (grad then room for the slice, rt_replica_expand_apply's full). */
+int rt_replica_apply(rt_ctx *rt, int g, int k, int step, float *grad, const rt_psgd_update *f, float scale,
+                     float lr_scale, singa_err *err);
+/* Updater upd's param `store` (a slice) takes f times scale, expanded row by row into the update
+ * (each row's values once, while in cache), or for a kLua updater whole into full (the slice's n
+ * floats): a server and the replicas alike, for the same bits. */
+int rt_replica_expand_apply(singa_updater *upd, int store, int step, const rt_psgd_update *f, float scale, float *full,
+                  singa_err *err);
 /* Worker (group, id) adds Q and the residuals to its checkpoint file when it keeps them, and logs
  * a digest of the group's replica here (FNV-1a over its float32 bytes, param by param) in the
  * workspace's log. */

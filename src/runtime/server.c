@@ -23,6 +23,7 @@
 
 #include "runtime/compress.h"
 #include "runtime/protocol.h"
+#include "runtime/replica_update.h"
 #include "runtime/runtime.h"
 #include "runtime/server.h"
 #include "singa/checkpoint.h"
@@ -422,7 +423,8 @@ static int apply_step(rt_server *s, srv_slice *x, pending *p, int need, singa_er
     return rc;
 }
 
-int srv_apply_grad(rt_server *s, srv_slice *x, int step, float *grad, float scale, float *lr_scale, singa_err *err)
+int srv_apply_grad(rt_server *s, srv_slice *x, int step, float *grad, const rt_psgd_update *f, float scale,
+                   float *lr_scale, singa_err *err)
 {
     const singa_job_control *ctl = s->rt->control;
     *lr_scale = ctl ? (float)atomic_load(&ctl->lr_scale) : 1.0f;
@@ -430,7 +432,8 @@ int srv_apply_grad(rt_server *s, srv_slice *x, int step, float *grad, float scal
     msg_loan_wait(&x->lent); /* a get's answer may still read the values */
     double t0 = rt_now();
     singa_trace_step(s->trace, step);
-    int rc = singa_updater_apply_one(s->upd, x->store, step, grad, scale, err);
+    int rc = f ? rt_replica_expand_apply(s->upd, x->store, step, f, scale, grad, err)
+               : singa_updater_apply_one(s->upd, x->store, step, grad, scale, err);
     singa_trace_span(s->trace, "update", s->rt->params[s->rt->slices[x->slice].param].name, t0, rt_now());
     return rc < 0 ? singa_err_prefix(err, "server %d.%d: ", s->group, s->id) : 0;
 }

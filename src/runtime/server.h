@@ -108,9 +108,12 @@ int srv_outer_load(rt_server *s, srv_slice *x, const singa_ckpt_set *set, bool c
 void srv_outer_free(rt_server *s, srv_slice *x);
 /* Whether m comes from a worker group this server serves (server.c). */
 bool srv_from_group(const rt_server *s, const msg *m);
-/* Applies grad, the sum of a step's contributions, to slice x with `scale` and the host's lr
- * scale, which it returns in *lr_scale (server.c). */
-int srv_apply_grad(rt_server *s, srv_slice *x, int step, float *grad, float scale, float *lr_scale, singa_err *err);
+struct rt_psgd_update; /* replica_update.h */
+/* Applies grad, the sum of a step's contributions (or with f the low-rank update f, grad then
+ * room for the slice), to slice x with `scale` and the host's lr scale, which it returns in
+ * *lr_scale (server.c). */
+int srv_apply_grad(rt_server *s, srv_slice *x, int step, float *grad, const struct rt_psgd_update *f, float scale,
+                   float *lr_scale, singa_err *err);
 /* A message of an update every replica applies itself (MSG_F_APPLY): 0, 1 when dropped, -1 on
  * failure (server_replica.c). */
 int srv_on_replica_update(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload, singa_err *err);

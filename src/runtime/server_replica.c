@@ -33,9 +33,10 @@ static int buffers(srv_slice *x, const rt_ctx *rt)
         return 0;
     rt_psgd_geom ge = rt_replica_mode_at(rt, x->slice, INT_MAX);
     size_t most = ge.n;
-    if (ge.mode == RT_PSGD_LOWRANK) {
-        most = rt_psgd_p_len(&ge) > most ? rt_psgd_p_len(&ge) : most;
-        most = rt_psgd_q_len(&ge) > most ? rt_psgd_q_len(&ge) : most;
+    if (ge.mode == RT_PSGD_LOWRANK) { /* pin is also rt_replica_expand_apply's scratch */
+        size_t expand = rt_psgd_q_len(&ge) + ge.cols, p = rt_psgd_p_len(&ge);
+        most = p > most ? p : most;
+        most = expand > most ? expand : most;
         if (!(x->phat = malloc(rt_psgd_p_len(&ge) * sizeof(float))))
             return -1;
     }
@@ -82,6 +83,7 @@ static int complete(rt_server *s, srv_slice *x, const rt_psgd_geom *ge, int g, i
     float *grad = s->unpacked, lr_scale;
     size_t n = ge->n, bytes;
     void *body = x->psum;
+    rt_psgd_update f = {x->phat, x->psum, ge, x->pin}, *factors = NULL;
     if (x->pround == MSG_ROUND_P) {
         rt_psgd_orthogonalise(x->psum, ge);
         memcpy(x->phat, x->psum, rt_psgd_p_len(ge) * sizeof(float));
@@ -89,7 +91,7 @@ static int complete(rt_server *s, srv_slice *x, const rt_psgd_geom *ge, int g, i
         return 0;
     }
     if (x->pround == MSG_ROUND_Q) {
-        rt_psgd_expand(x->phat, x->psum, grad, x->pin, ge);
+        factors = &f;
         bytes = rt_psgd_q_len(ge) * sizeof(float);
     } else if (ge->mode == RT_PSGD_SPARSE) { /* the pairs of the sum's nonzero values, and they apply */
         bytes = rt_compress_pairs(x->psum, n, s->packed);
@@ -107,7 +109,7 @@ static int complete(rt_server *s, srv_slice *x, const rt_psgd_geom *ge, int g, i
         bytes = n * sizeof(float);
     }
     float scale = s->rt->cut ? 1.0f : 1.0f / (float)need;
-    if (srv_apply_grad(s, x, x->pstep, grad, scale, &lr_scale, err) < 0)
+    if (srv_apply_grad(s, x, x->pstep, grad, factors, scale, &lr_scale, err) < 0)
         return -1;
     x->version++;
     memcpy((uint8_t *)body + bytes, &lr_scale, sizeof lr_scale);

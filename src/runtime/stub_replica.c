@@ -34,7 +34,9 @@ void stub_replica_send(rt_stub *s, int g, int param, const float *agg, int step,
         const float *grad = agg + sl->offset;
         x->flags = flags;
         if (ge.mode == RT_PSGD_LOWRANK) {
-            rt_psgd_take_left(x->m, grad, x->q, x->p, rt->self_update->scratch, &ge, rt->self_update->feedback);
+            rt_psgd_take_left(x->m, grad, x->q, x->p, x->owes ? x->qloc : NULL, rt->self_update->scratch, &ge,
+                              rt->self_update->feedback);
+            x->owes = false;
             send_part(s, g, k, MSG_ROUND_P, flags, step, x->p, rt_psgd_p_len(&ge) * sizeof(float),
                       rt_psgd_p_len(&ge));
         } else if (ge.mode == RT_PSGD_SPARSE) { /* top-k of gradient + residual, which keeps the rest */
@@ -52,24 +54,23 @@ void stub_replica_send(rt_stub *s, int g, int param, const float *agg, int step,
     }
 }
 
-/* P-hat is in: Q' = M^T P-hat leaves, and with error feedback M keeps what the update will not
- * carry of it. */
+/* P-hat is in: Q' = M^T P-hat leaves; with error feedback M is to keep what the update will not
+ * carry of it, which the next step's first pass over M settles (rt_psgd_take_left's owed). */
 static int on_phat(rt_stub *s, int g, int k, int step, const rt_psgd_geom *ge, const uint8_t *in, size_t bytes)
 {
     rt_replica_slice *x = &s->rt->self_update->groups[g].sl[k];
     if (ge->mode != RT_PSGD_LOWRANK || bytes != rt_psgd_p_len(ge) * sizeof(float))
         return -1;
     memcpy(x->p, in, bytes);
-    rt_psgd_right(x->m, x->p, x->qloc, ge);
-    if (s->rt->self_update->feedback)
-        rt_psgd_feedback(x->m, x->p, x->qloc, ge);
+    rt_psgd_right(x->m, x->p, x->qloc, s->rt->self_update->scratch, ge);
+    x->owes = s->rt->self_update->feedback;
     send_part(s, g, k, MSG_ROUND_Q, x->flags, step, x->qloc, rt_psgd_q_len(ge) * sizeof(float),
               rt_psgd_q_len(ge));
     return 0;
 }
 
 /* The update of slice k into s->unpacked from the answer's body (all but its last float, the lr
- * scale); Q warm-starts from the summed Q'. */
+ * scale), or its summed Q' into Q (the factors apply as they are, then Q warm-starts from it). */
 static int take_update(rt_stub *s, int g, int k, const rt_psgd_geom *ge, const msg *m, const uint8_t *in, size_t body)
 {
     rt_replica_slice *x = &s->rt->self_update->groups[g].sl[k];
@@ -78,10 +79,7 @@ static int take_update(rt_stub *s, int g, int k, const rt_psgd_geom *ge, const m
     if (m->offset == MSG_ROUND_Q) {
         if (ge->mode != RT_PSGD_LOWRANK || body != rt_psgd_q_len(ge) * sizeof(float))
             return -1;
-        memcpy(x->qloc, in, body); /* this step's own Q' is spent */
-        if (x->applies)
-            rt_psgd_expand(x->p, x->qloc, s->unpacked, s->rt->self_update->scratch, ge);
-        rt_psgd_warm_q(x->q, x->qloc, ge, (unsigned)k);
+        memcpy(x->q, in, body);
         return 0;
     }
     if (ge->mode == RT_PSGD_SPARSE)
@@ -110,10 +108,14 @@ int stub_replica_reply(rt_stub *s, int g, const msg *m, zmq_msg_t *payload)
     memcpy(&lr_scale, in + bytes - sizeof lr_scale, sizeof lr_scale);
     singa_err err;
     float scale = rt->cut ? 1.0f : 1.0f / (float)rt_senders(rt, g);
-    bool here = rt->self_update->groups[g].sl[k].applies;
-    if (here && rt_replica_apply(rt, g, k, step, s->unpacked, scale, lr_scale, &err) < 0) {
+    rt_replica_slice *x = &rt->self_update->groups[g].sl[k];
+    rt_psgd_update f = {x->p, x->q, &ge, rt->self_update->scratch};
+    bool factors = m->offset == MSG_ROUND_Q;
+    if (x->applies && rt_replica_apply(rt, g, k, step, s->unpacked, factors ? &f : NULL, scale, lr_scale, &err) < 0) {
         stub_fail_everywhere(s, &err, false);
         return -1;
     }
+    if (factors)
+        rt_psgd_warm_q(x->q, x->q, &ge, (unsigned)k);
     return 1;
 }

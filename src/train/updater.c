@@ -640,11 +640,20 @@ static int apply_lua(singa_updater *u, int i, int step, float lr, float scale, f
     return 0;
 }
 
+static void apply_elems(singa_updater *u, int i, int step, float lr, float scale, const float *g, size_t off, size_t n);
+
 /* Param i's update from gradient g times scale, at rate lr. */
 static int apply_param(singa_updater *u, int i, int step, float lr, float scale, float *g, singa_err *err)
 {
     if (u->kind == UPD_LUA)
         return apply_lua(u, i, step, lr, scale, g, err);
+    apply_elems(u, i, step, lr, scale, g, 0, u->params->items[i]->data.size);
+    return 0;
+}
+
+/* Elements [off, off + n) of param i (not kLua's) from g[0, n). */
+static void apply_elems(singa_updater *u, int i, int step, float lr, float scale, const float *g, size_t off, size_t n)
+{
     singa_param *p = u->params->items[i];
     /* Adam's bias corrections, with t = step + 1 (the step's own gradient is the t-th one). */
     double t = (double)step + 1, c1 = 1, vhat = 1;
@@ -668,8 +677,8 @@ static int apply_param(singa_updater *u, int i, int step, float lr, float scale,
         .b2_c = (float)(1 - u->beta2),
         .vhat = (float)vhat,
     };
-    update_param(u->kind, u->clip, &c, p->data.size, p->data.data, g, u->slots[0][i].data, u->slots[1][i].data);
-    return 0;
+    float *s0 = u->slots[0][i].data, *s1 = u->slots[1][i].data;
+    update_param(u->kind, u->clip, &c, n, p->data.data + off, g, s0 ? s0 + off : NULL, s1 ? s1 + off : NULL);
 }
 
 int singa_updater_apply(singa_updater *u, int step, singa_err *err)
@@ -700,6 +709,20 @@ int singa_updater_apply_one(singa_updater *u, int param_id, int step, float *gra
     if (rate_at(u, step, &lr, err) < 0)
         return -1;
     return apply_param(u, param_id, step, lr, scale, grad, err);
+}
+
+bool singa_updater_elementwise(const singa_updater *u) { return u->kind != UPD_LUA; }
+
+int singa_updater_apply_span(singa_updater *u, int param_id, int step, const float *grad, float scale, size_t offset,
+                             size_t n, singa_err *err)
+{
+    float lr;
+    if (u->kind == UPD_LUA)
+        return singa_err_set(err, "updater kLua: its update takes a whole param");
+    if (rate_at(u, step, &lr, err) < 0)
+        return -1;
+    apply_elems(u, param_id, step, lr, scale, grad, offset, n);
+    return 0;
 }
 
 bool singa_updater_history_grad(const singa_updater *u, float *momentum)
