@@ -36,30 +36,30 @@ static double time_int8(const float *x, float *base, float *scratch, uint8_t *wi
     return (now() - t0) / N;
 }
 
-/* PowerSGD's passes over one step's matrix: P = M Q, P-hat, Q' = M^T P-hat, the feedback and
- * the update, per element; 1 (no estimate) out of memory. */
+/* PowerSGD's passes over one step's matrix: the last step's feedback with P = M Q (one pass),
+ * P-hat, Q' = M^T P-hat and the update, per element; 1 (no estimate) out of memory. */
 static double time_powersgd(void)
 {
     size_t n = (size_t)ROWS * COLS;
     int shape[2] = {ROWS, COLS};
     rt_psgd_geom g = rt_psgd_geom_of(shape, 2, 0, n, RANK);
     float *grad = calloc(n, sizeof *grad), *m = calloc(n, sizeof *m), *out = malloc(n * sizeof *out),
-          *scratch = calloc((size_t)COLS * RANK, sizeof *scratch), *q = calloc(rt_psgd_q_len(&g), sizeof *q),
+          *scratch = calloc((size_t)COLS * (2 * RANK + 1), sizeof *scratch),
+          *q = calloc(rt_psgd_q_len(&g), sizeof *q), *owed = calloc(rt_psgd_q_len(&g), sizeof *owed),
           *p = calloc(rt_psgd_p_len(&g), sizeof *p);
     double t = 1;
-    if (grad && m && out && scratch && q && p) {
+    if (grad && m && out && scratch && q && owed && p) {
         for (size_t i = 0; i < n; i++)
             grad[i] = (float)((i * 2654435761u) % 1000) * 1e-5f;
         rt_psgd_init_q(q, &g, 1);
         double t0 = now();
-        rt_psgd_take_left(m, grad, q, p, scratch, &g, true);
+        rt_psgd_take_left(m, grad, q, p, owed, scratch, &g, true);
         rt_psgd_orthogonalise(p, &g);
-        rt_psgd_right(m, p, q, &g);
-        rt_psgd_feedback(m, p, q, &g);
-        rt_psgd_expand(p, q, out, scratch, &g);
+        rt_psgd_right(m, p, owed, scratch, &g);
+        rt_psgd_expand(p, owed, out, scratch, &g);
         t = (now() - t0) / (double)n;
     }
-    free(grad), free(m), free(out), free(scratch), free(q), free(p);
+    free(grad), free(m), free(out), free(scratch), free(q), free(owed), free(p);
     return t;
 }
 
