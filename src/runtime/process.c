@@ -228,11 +228,11 @@ static int add_workers(rt_ctx *rt, singa_job *lead, singa_err *err)
 static int add_servers(rt_ctx *rt, singa_err *err)
 {
     const singa_cluster *c = rt->c;
-    int total = c->nserver_groups * c->nservers_per_group;
+    int total = c->nserver_groups * c->nservers_per_group * c->replicas; /* primaries, then backups */
     if (!(rt->servers = calloc((size_t)total, rt_server_size())))
         return singa_err_set(err, "out of memory");
     for (int g = 0; g < c->nserver_groups; g++)
-        for (int j = 0; j < c->nservers_per_group; j++) {
+        for (int j = 0; j < c->nservers_per_group * c->replicas; j++) {
             if (rt_server_proc(rt, g, j) != rt->rank)
                 continue;
             rt_server *s = rt_server_at(rt, rt->nservers++);

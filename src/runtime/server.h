@@ -18,6 +18,7 @@ typedef struct pending {
     float *acc;    /* the group's own: groups' contributions to a slice interleave (Downpour) */
     uint8_t flags; /* MSG_F_STEP flags any contribution carried, for the answers */
     size_t (*span)[2]; /* per process: the elements its contribution covers, which it gets back */
+    int acks;      /* cluster.replicas: the backups that have yet to apply the step before it is answered */
 } pending;
 
 typedef struct srv_slice {
@@ -60,6 +61,7 @@ typedef struct srv_slice {
 struct rt_server {
     rt_ctx *rt;
     int group, id;
+    bool backup;              /* a backup (cluster.replicas): id nservers_per_group on, replicas.c */
     singa_trace_buf *trace; /* this thread's, or NULL */
     int first_group, ngroups; /* the worker groups it serves */
     singa_params store;       /* one param per slice, for the updater */
@@ -111,9 +113,24 @@ bool srv_from_group(const rt_server *s, const msg *m);
 /* Applies grad, the sum of a step's contributions, to slice x with `scale` and the host's lr
  * scale, which it returns in *lr_scale (server.c). */
 int srv_apply_grad(rt_server *s, srv_slice *x, int step, float *grad, float scale, float *lr_scale, singa_err *err);
+/* The same with the lr scale given (a backup applies its primary's). */
+int srv_apply_grad_as(rt_server *s, srv_slice *x, int step, float *grad, float scale, float lr, singa_err *err);
 /* A message of an update every replica applies itself (MSG_F_APPLY): 0, 1 when dropped, -1 on
  * failure (server_replica.c). */
 int srv_on_replica_update(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload, singa_err *err);
+
+/* cluster.replicas (replicas.c).  A primary: slice x's values, as it starts from them, to its
+ * backups; group g's step of x, the summed gradient with its scale and lr scale, to them before
+ * it applies it (pend's acks count their answers). */
+void srv_backup_values(rt_server *s, srv_slice *x);
+void srv_backup_step(rt_server *s, srv_slice *x, int g, const float *grad, float scale, float lr);
+/* The legs: a backup's (what its primary sends) and the primary's (a backup's ack, which may let
+ * it answer the step). */
+int srv_on_backup(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload, singa_err *err);
+int srv_on_backup_ack(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload, singa_err *err);
+/* At the end: a digest of the slices' values and updater state in the log, the same in every
+ * replica of a server. */
+void srv_log_digest(rt_server *s);
 
 /* Syncing server groups (server_sync.c). */
 float *srv_copy_of(const float *src, float **dst, size_t n);

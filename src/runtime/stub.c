@@ -185,7 +185,7 @@ void stub_bound_note(rt_stub *s, int g, int step)
 void stub_to_servers(rt_stub *s, msg m, const void *payload, size_t nbytes)
 {
     for (int g = 0; g < s->rt->c->nserver_groups; g++)
-        for (int j = 0; j < s->rt->c->nservers_per_group; j++)
+        for (int j = 0; j < s->rt->c->nservers_per_group * s->rt->c->replicas; j++) /* backups too */
             if (rt_server_proc(s->rt, g, j) == s->rt->rank) {
                 m.dst = stub_server_addr(s->rt, g, j);
                 stub_route(s, &m, payload, nbytes);
@@ -236,11 +236,15 @@ static bool is_lead(const msg_addr *a)
     return a->kind == ENT_WORKER && a->group == 0 && a->id == 0;
 }
 
-static bool server_exists(const rt_ctx *rt, const msg_addr *a)
+/* A server, or with `backups` a backup too (cluster.replicas), where it lives. */
+static bool holder_exists(const rt_ctx *rt, const msg_addr *a, bool backups)
 {
-    return a->group < rt->c->nserver_groups && a->id < rt->c->nservers_per_group &&
+    return a->group < rt->c->nserver_groups &&
+           a->id < rt->c->nservers_per_group * (backups ? rt->c->replicas : 1) &&
            a->proc == rt_server_proc(rt, a->group, a->id);
 }
+
+static bool server_exists(const rt_ctx *rt, const msg_addr *a) { return holder_exists(rt, a, false); }
 
 static int server_index(const rt_ctx *rt, const msg_addr *a)
 {
@@ -249,7 +253,8 @@ static int server_index(const rt_ctx *rt, const msg_addr *a)
 
 static bool server_here(const rt_stub *s, const msg *m)
 {
-    return server_exists(s->rt, &m->dst) && m->dst.proc == s->rt->rank;
+    return holder_exists(s->rt, &m->dst, m->type == MSG_BACKUP || m->type == MSG_BACKUP_ACK) &&
+           m->dst.proc == s->rt->rank;
 }
 
 static bool at_rank0(const rt_stub *s, const msg *m)

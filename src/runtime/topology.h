@@ -26,7 +26,9 @@ typedef struct rt_launch {
 
 int rt_launch_read(rt_launch *l, const singa_cluster *c, singa_err *err);
 
-/* Where the runtime's threads live. */
+/* Where the runtime's threads live.  Server ids from nservers_per_group on are backups
+ * (cluster.replicas): id r * nservers_per_group + j is replica r of server j, r processes after
+ * its primary's. */
 int rt_worker_proc(const rt_ctx *rt, int group, int id);
 int rt_server_proc(const rt_ctx *rt, int group, int id);
 /* Whether worker (group, id) trains a job of its own and sends gradients: every worker, or, when

@@ -1,0 +1,144 @@
+/* Replicated slices (cluster.replicas = R > 1): every server's slices and their updater state are
+ * held by it, the primary, and by R - 1 backups, each in another process (topology.h: backup r of
+ * server j is server id r * nservers_per_group + j, r processes after the primary's).
+ *
+ * The primary sends each backup the step's summed gradient, its scale and the lr scale it applies
+ * with, before it applies it itself; a backup applies the same with the same updater code, so its
+ * values and updater state stay bitwise the primary's, and answers.  The primary answers the
+ * step's workers only once every backup did: no worker reads a step's values that a backup does
+ * not hold.  The gradient, not the new values and state, crosses: one slice's floats a step, where
+ * values and momentum would be two or more.  A backup's first values are its primary's, sent once
+ * they are in (from the put, or the checkpoint resumed, which every holder loads alike). */
+#include <string.h>
+
+#include "runtime/runtime.h"
+#include "runtime/server.h"
+
+/* A backup message's scale and lr scale, in its `offset` (the payload is the gradient alone). */
+static uint64_t pack_scales(float scale, float lr)
+{
+    uint32_t a, b;
+    memcpy(&a, &scale, sizeof a);
+    memcpy(&b, &lr, sizeof b);
+    return (uint64_t)a | (uint64_t)b << 32;
+}
+
+static void unpack_scales(uint64_t v, float *scale, float *lr)
+{
+    uint32_t a = (uint32_t)v, b = (uint32_t)(v >> 32);
+    memcpy(scale, &a, sizeof a);
+    memcpy(lr, &b, sizeof b);
+}
+
+static msg_addr holder(const rt_server *s, int id)
+{
+    return (msg_addr){ENT_SERVER, (uint16_t)s->group, (uint16_t)id, (uint16_t)rt_server_proc(s->rt, s->group, id)};
+}
+
+/* Sends m (its type, flags, step, count and offset set) about slice x to every backup of s. */
+static void to_backups(rt_server *s, srv_slice *x, msg m, const float *data)
+{
+    const rt_ctx *rt = s->rt;
+    int per = rt->c->nservers_per_group;
+    size_t n = rt->slices[x->slice].len;
+    m.src = srv_self(s);
+    m.slice = x->slice;
+    m.len = n;
+    m.flags |= MSG_F_VALUES;
+    for (int r = 1; r < rt->c->replicas; r++) {
+        m.dst = holder(s, r * per + s->id);
+        rt_send(s->sock, &m, data, n * sizeof(float));
+    }
+}
+
+void srv_backup_values(rt_server *s, srv_slice *x)
+{
+    to_backups(s, x, (msg){.type = MSG_BACKUP, .flags = MSG_F_EXACT, .step = x->version}, x->data);
+}
+
+void srv_backup_step(rt_server *s, srv_slice *x, int g, const float *grad, float scale, float lr)
+{
+    pending *p = &x->pend[g - s->first_group];
+    p->acks = s->rt->c->replicas - 1;
+    to_backups(s, x, (msg){.type = MSG_BACKUP, .step = p->step, .count = (uint32_t)g, .offset = pack_scales(scale, lr)},
+               grad);
+}
+
+/* Whether m comes from the primary of backup s. */
+static bool from_primary(const rt_server *s, const msg *m)
+{
+    int per = s->rt->c->nservers_per_group;
+    return s->backup && m->src.group == s->group && m->src.id == s->id % per &&
+           m->src.proc == rt_server_proc(s->rt, s->group, m->src.id);
+}
+
+int srv_on_backup(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload, singa_err *err)
+{
+    size_t n = s->rt->slices[x->slice].len;
+    int g = (int)m->count;
+    if (!from_primary(s, m) || !(m->flags & MSG_F_VALUES) || m->len != n || zmq_msg_size(payload) != n * sizeof(float))
+        return 1;
+    if (m->flags & MSG_F_EXACT) { /* its start */
+        memcpy(x->data, zmq_msg_data(payload), n * sizeof(float));
+        x->version = m->step;
+        x->ready = true;
+        return 0;
+    }
+    if (!x->ready || g < s->first_group || g >= s->first_group + s->ngroups)
+        return 1;
+    float scale, lr;
+    unpack_scales(m->offset, &scale, &lr);
+    if (srv_apply_grad_as(s, x, m->step, zmq_msg_data(payload), scale, lr, err) < 0)
+        return -1;
+    x->version++;
+    msg ack = {.type = MSG_BACKUP_ACK, .src = srv_self(s), .dst = m->src, .slice = x->slice, .step = m->step,
+               .count = (uint32_t)g};
+    rt_send(s->sock, &ack, NULL, 0);
+    return 0;
+}
+
+int srv_on_backup_ack(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload, singa_err *err)
+{
+    const rt_ctx *rt = s->rt;
+    int per = rt->c->nservers_per_group, g = (int)m->count;
+    if (s->backup || m->src.group != s->group || m->src.id % per != s->id || m->src.id / per >= rt->c->replicas ||
+        m->src.proc != rt_server_proc(rt, s->group, m->src.id) || g < s->first_group ||
+        g >= s->first_group + s->ngroups)
+        return 1;
+    pending *p = &x->pend[g - s->first_group];
+    if (p->acks <= 0 || m->step != p->step)
+        return 1;
+    if (--p->acks == 0)
+        srv_answer_update(s, x, g);
+    return 0;
+}
+
+/* FNV-1a over bytes, continued from h. */
+static uint64_t fnv(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *b = data;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 1099511628211ULL;
+    return h;
+}
+
+void srv_log_digest(rt_server *s)
+{
+    const rt_ctx *rt = s->rt;
+    int per = rt->c->nservers_per_group, version = 0;
+    uint64_t h = 14695981039346656037ULL;
+    for (int i = 0; i < s->nsl; i++) {
+        const srv_slice *x = &s->sl[i];
+        size_t n = rt->slices[x->slice].len;
+        h = fnv(h, x->data, n * sizeof(float));
+        for (int k = 0; k < singa_updater_nslots(s->upd); k++) {
+            singa_tensor *t = singa_updater_slot(s->upd, x->store, k);
+            if (t)
+                h = fnv(h, t->data, n * sizeof(float));
+        }
+        version = x->version > version ? x->version : version;
+    }
+    rt_log(s->rt, "replica %d of server %d.%d (rank %d): %d slice%s at version %d, digest %016llx (values and updater "
+                  "state)", s->id / per, s->group, s->id % per, rt->rank, s->nsl, s->nsl == 1 ? "" : "s", version,
+           (unsigned long long)h);
+}
