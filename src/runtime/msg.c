@@ -53,6 +53,7 @@ const msg_kind msg_types[MSG_NTYPES] = {
     [MSG_LOST] = {"lost"},
     [MSG_BACKUP] = {"backup", MSG_IX_SLICE, MSG_ARG_COUNT},
     [MSG_BACKUP_ACK] = {"backup-ack", MSG_IX_SLICE, MSG_ARG_COUNT},
+    [MSG_SHRINK] = {"shrink", MSG_IX_NONE, MSG_ARG_COUNT},
 };
 
 const char *msg_type_name(int type)

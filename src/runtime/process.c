@@ -270,6 +270,7 @@ static void free_rt(rt_ctx *rt, singa_job *lead)
     rt_resume_drop(rt);
     free(rt->stale);
     free(rt->stale_ino);
+    free(rt->holder);
     pthread_mutex_destroy(&rt->lock);
 }
 
@@ -420,6 +421,9 @@ static int init_ctx(rt_ctx *rt, singa_job *job, singa_err *err)
     rt->rejoined_at = -1;
     atomic_init(&rt->busy, 0);
     atomic_init(&rt->progress, 0);
+    atomic_init(&rt->shrunk, 0);
+    if (rt->c->replicas > 1 && !(rt->holder = calloc((size_t)rt->c->nservers_per_group, sizeof *rt->holder)))
+        return singa_err_set(err, "out of memory"); /* zeros: every server held by its primary */
     return 0;
 }
 

@@ -35,20 +35,26 @@ static msg_addr holder(const rt_server *s, int id)
     return (msg_addr){ENT_SERVER, (uint16_t)s->group, (uint16_t)id, (uint16_t)rt_server_proc(s->rt, s->group, id)};
 }
 
-/* Sends m (its type, flags, step, count and offset set) about slice x to every backup of s. */
-static void to_backups(rt_server *s, srv_slice *x, msg m, const float *data)
+/* Sends m (its type, flags, step, count and offset set) about slice x to every live replica of
+ * s's server but s; returns them (bit r: replica r). */
+static uint32_t to_backups(rt_server *s, srv_slice *x, msg m, const float *data)
 {
     const rt_ctx *rt = s->rt;
-    int per = rt->c->nservers_per_group;
+    int per = rt->c->nservers_per_group, j = s->id % per;
     size_t n = rt->slices[x->slice].len;
+    uint32_t sent = 0;
     m.src = srv_self(s);
     m.slice = x->slice;
     m.len = n;
     m.flags |= MSG_F_VALUES;
-    for (int r = 1; r < rt->c->replicas; r++) {
-        m.dst = holder(s, r * per + s->id);
+    for (int r = 0; r < rt->c->replicas; r++) {
+        m.dst = holder(s, r * per + j);
+        if (r * per + j == s->id || rt_shrunk(rt, m.dst.proc))
+            continue;
         rt_send(s->sock, &m, data, n * sizeof(float));
+        sent |= 1u << r;
     }
+    return sent;
 }
 
 void srv_backup_values(rt_server *s, srv_slice *x)
@@ -59,9 +65,8 @@ void srv_backup_values(rt_server *s, srv_slice *x)
 void srv_backup_step(rt_server *s, srv_slice *x, int g, const float *grad, float scale, float lr)
 {
     pending *p = &x->pend[g - s->first_group];
-    p->acks = s->rt->c->replicas - 1;
-    to_backups(s, x, (msg){.type = MSG_BACKUP, .step = p->step, .count = (uint32_t)g, .offset = pack_scales(scale, lr)},
-               grad);
+    p->acks = to_backups(s, x, (msg){.type = MSG_BACKUP, .step = p->step, .count = (uint32_t)g,
+                                     .offset = pack_scales(scale, lr)}, grad);
 }
 
 /* Whether m comes from the primary of backup s. */
@@ -106,10 +111,67 @@ int srv_on_backup_ack(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *paylo
         g >= s->first_group + s->ngroups)
         return 1;
     pending *p = &x->pend[g - s->first_group];
-    if (p->acks <= 0 || m->step != p->step)
+    uint32_t bit = 1u << (m->src.id / per);
+    if (!(p->acks & bit) || m->step != p->step)
         return 1;
-    if (--p->acks == 0)
+    p->acks &= ~bit;
+    if (p->acks == 0)
         srv_answer_update(s, x, g);
+    return 0;
+}
+
+int srv_answer_again(rt_server *s, srv_slice *x, const msg *m)
+{
+    if (m->step + 1 != x->version) /* only the step it applied last can be asked again */
+        return 1;
+    srv_answer(s, x, MSG_UPDATE_REPLY, m->src.group, m->src.proc, x->version, m->offset, m->len,
+               m->flags & (MSG_F_STEP | MSG_F_EXACT));
+    return 0;
+}
+
+void srv_take_over(rt_server *s)
+{
+    const rt_ctx *rt = s->rt;
+    int per = rt->c->nservers_per_group;
+    if (!s->backup)
+        return;
+    s->backup = false;
+    s->took_over = true;
+    for (int i = 0; i < s->nsl; i++)
+        s->sl[i].ready = true; /* its primary sent the values first */
+    rt_log(s->rt, "replica %d of server %d.%d (rank %d) holds its slices now, at version %d", s->id / per, s->group,
+           s->id % per, rt->rank, s->nsl ? s->sl[0].version : 0);
+}
+
+/* The steps a lost process's acks or contributions held: answered, or applied without it. */
+static int settle(rt_server *s, srv_slice *x, singa_err *err)
+{
+    const rt_ctx *rt = s->rt;
+    int per = rt->c->nservers_per_group;
+    for (int g = s->first_group; g < s->first_group + s->ngroups; g++) {
+        pending *p = &x->pend[g - s->first_group];
+        if (p->acks) {
+            for (int r = 0; r < rt->c->replicas; r++)
+                if (rt_shrunk(rt, rt_server_proc(rt, s->group, r * per + s->id % per)))
+                    p->acks &= ~(1u << r);
+            if (p->acks == 0)
+                srv_answer_update(s, x, g);
+        } else if (p->count > 0 && srv_step_complete(s, g, p) && srv_finish_step(s, x, g, err) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int srv_on_shrink(rt_server *s, srv_slice *unused, const msg *m, zmq_msg_t *payload, singa_err *err)
+{
+    if (m->src.proc != s->rt->rank)
+        return 1;
+    if (s->backup && rt_holder_id(s->rt, s->id % s->rt->c->nservers_per_group) == s->id)
+        srv_take_over(s);
+    for (int i = 0; !s->backup && i < s->nsl; i++)
+        if (settle(s, &s->sl[i], err) < 0)
+            return -1;
     return 0;
 }
 

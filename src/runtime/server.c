@@ -195,7 +195,7 @@ static int write_shard(rt_server *s, int step, singa_err *err)
     int64_t *where = malloc((size_t)(s->nsl ? s->nsl : 1) * 8 * sizeof *where);
     int rc = where ? add_shard_entries(s, &c, where, where + 4 * s->nsl, err) : singa_err_set(err, "out of memory");
     if (rc == 0)
-        rc = rt_ckpt_write(s->rt, &c, SINGA_CKPT_SERVER, s->group, s->id, err);
+        rc = rt_ckpt_write(s->rt, &c, SINGA_CKPT_SERVER, s->group, s->id % s->rt->c->nservers_per_group, err);
     singa_ckpt_free(&c, 0);
     free(where);
     return rc < 0 ? singa_err_prefix(err, "server %d.%d: ", s->group, s->id) : 0;
@@ -491,6 +491,8 @@ static int on_update(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payloa
         grad = zmq_msg_data(payload);
     else
         return 1;
+    if (s->took_over && x->version > m->step) /* a backup that holds it now applied that step already */
+        return srv_answer_again(s, x, m);
     int need = rt_senders(rt, g);
     if ((int)m->count < 1 || p->count + (int)m->count > need || (p->count && m->step != p->step) ||
         m->src.proc >= rt->nprocs)
@@ -502,18 +504,42 @@ static int on_update(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payloa
         p->summed = false;
         p->flags = 0;
         p->direct = NULL;
+        p->from = 0;
     }
     bool lives = (m->flags & MSG_F_PTR) || p->count + (int)m->count == need;
     if (add_contribution(p, n, grad, at, len, lives) < 0)
         return singa_err_set(err, "server %d.%d: out of memory", s->group, s->id);
     p->count += (int)m->count;
+    p->from |= m->src.proc < 64 ? 1ULL << m->src.proc : 0;
     p->flags |= m->flags & (MSG_F_STEP | MSG_F_EXACT);
-    if (p->count < need)
-        return 0;
+    return srv_step_complete(s, g, p) ? srv_finish_step(s, x, g, err) : 0;
+}
+
+bool srv_step_complete(const rt_server *s, int g, const pending *p)
+{
+    const rt_ctx *rt = s->rt;
+    if (p->count >= rt_senders(rt, g))
+        return true;
+    if (!atomic_load(&rt->shrunk) || p->count == 0)
+        return false;
+    for (int j = 0; j < rt->c->nworkers_per_group; j++) { /* every live process's in (a group that shrank) */
+        int q = rt_worker_proc(rt, g, j);
+        if (rt_sends(rt, g, j) && !rt_shrunk(rt, q) && !(p->from >> q & 1))
+            return false;
+    }
+    return true;
+}
+
+/* Group g's step of slice x is in: applied with the average over the contributions (every
+ * sender's, but in a group that shrank), then answered. */
+int srv_finish_step(rt_server *s, srv_slice *x, int g, singa_err *err)
+{
+    pending *p = &x->pend[g - s->first_group];
+    int got = p->count;
     p->count = 0;
     if (p->flags & MSG_F_LAST)
         rt_stop_before(s->rt, g, p->step + 1);
-    if (apply_step(s, x, g, need, err) < 0)
+    if (apply_step(s, x, g, got, err) < 0)
         return -1;
     x->version++;
     if (g == x->shared_group && last_update(s, g, p->step))
@@ -584,7 +610,7 @@ static int on_checkpoint(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *pa
     if (written < 0)
         return -1;
     msg r = {.type = MSG_CKPT_REPLY, .src = srv_self(s), .dst = {ENT_WORKER, 0, 0, 0}, .step = m->step,
-             .server = s->group * rt->c->nservers_per_group + s->id};
+             .server = s->group * rt->c->nservers_per_group + s->id % rt->c->nservers_per_group};
     rt_send(s->sock, &r, NULL, 0);
     return 0;
 }
@@ -633,6 +659,7 @@ static const srv_leg legs[] = {
     {MSG_LOST, RT_STUBS, false, false, srv_on_lost_word},
     {MSG_BACKUP, RT_SERVERS, false, true, srv_on_backup},
     {MSG_BACKUP_ACK, RT_SERVERS, false, true, srv_on_backup_ack},
+    {MSG_SHRINK, RT_STUBS, false, false, srv_on_shrink},
 };
 
 /* Every process starts from the step its checkpoint gave; they share checkpoint_path, so they
@@ -655,8 +682,11 @@ static int handle(rt_server *s, const msg *m, zmq_msg_t *payload, singa_err *err
         const srv_leg *l = &legs[i];
         if (l->type != m->type || !(l->from >> m->src.kind & 1))
             continue;
-        if (s->backup && l->handle != srv_on_backup) /* a backup hears its primary alone */
-            return 1;
+        if (s->backup && l->handle != srv_on_backup && l->handle != srv_on_shrink) {
+            if (m->type != MSG_UPDATE && m->type != MSG_GET && m->type != MSG_CKPT)
+                return 1; /* a backup hears its primary alone, */
+            srv_take_over(s); /* until a survivor's stub finds it holds the slices (membership.c) */
+        }
         if (l->starts && same_start(s, m, err) < 0)
             return -1;
         if (!l->sliced)

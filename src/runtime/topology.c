@@ -71,6 +71,16 @@ int rt_server_proc(const rt_ctx *rt, int group, int id)
     return (singa_cluster_server_proc(rt->c, group, id % per, rt->nprocs) + r) % rt->nprocs;
 }
 
+int rt_holder_id(const rt_ctx *rt, int j)
+{
+    return rt->holder ? atomic_load(&rt->holder[j]) * rt->c->nservers_per_group + j : j;
+}
+
+bool rt_shrunk(const rt_ctx *rt, int r)
+{
+    return r < 64 && (atomic_load(&rt->shrunk) >> r & 1);
+}
+
 void rt_identity(char *buf, size_t len, int kind, int group, int id)
 {
     snprintf(buf, len, "%c%d.%d", kind == ENT_WORKER ? 'w' : kind == ENT_SERVER ? 's' : 'p', group, id);
