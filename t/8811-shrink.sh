@@ -3,7 +3,8 @@
 # survivors end with every step trained (the --metrics file's steps contiguous, none twice, none
 # skipped), the log says who was lost at which step and what the group is now, the backup that
 # took over and every replica of a server held by both survivors end bitwise equal, and the final
-# checkpoint is whole and gathers into one model.  The job without replicas ends as before.
+# checkpoint is whole and gathers into one model; so too when the lost process held only servers
+# (Sandblaster), all taken over by their backups.  The job without replicas ends as before.
 # Prints TAP.
 
 : "${SINGA_TUI:?SINGA_TUI is not set}"
@@ -81,6 +82,14 @@ for victim in 2 1; do
     whole $name
     report $? "rank $victim killed: the final checkpoint is whole and gathers into one model" "$tmp/$name.info"
 done
+
+# Sandblaster's servers all in rank 2: its loss moves every server to its backup in rank 0, and
+# the batch stays whole.
+kill_at servers sandblaster 2
+grep -q "^rank 2 (servers 0.0-0.1) at tcp://.* died: .*; the job goes on without it (cluster.replicas): from step [0-9]* the group is workers 0.0, 0.1; servers 0.0 in rank 0 (its backup), 0.1 in rank 0 (its backup)$" "$tmp/servers.out" &&
+    grep -q "^rank 0 of 3: $STEPS steps$" "$tmp/servers.out" && grep -q "^rank 1 of 3: $STEPS steps$" "$tmp/servers.out" &&
+    contiguous servers && whole servers
+report $? "Sandblaster, the servers' rank killed: their backups in rank 0 take over, every step trained once, the final checkpoint whole" "$tmp/servers.out"
 
 # Without replicas a lost process ends the synchronous job, as before.
 kill_at none none 2

@@ -68,14 +68,18 @@ static void log_group(rt_stub *s, int r, const char *why)
     int n = 0, live = 0, all = rt->c->nworkers_per_group;
     const stub_group *sg = &s->groups[0];
     int step = sg->nlocal && sg->step ? sg->step[0] : -1;
-    n = snprintf(line, sizeof line, "%s; the job goes on without it (cluster.replicas): from step %d the group is workers",
-                 why, step);
+    n = snprintf(line, sizeof line, "%s; the job goes on without it (cluster.replicas): ", why);
+    if (step >= 0) /* a process of servers alone does not know the group's step */
+        n += snprintf(line + n, sizeof line - (size_t)n, "from step %d ", step);
+    n += snprintf(line + n, sizeof line - (size_t)n, "the group is workers");
     for (int j = 0; j < all && n < (int)sizeof line; j++)
         if (!rt_shrunk(rt, rt_worker_proc(rt, 0, j))) {
             n += snprintf(line + n, sizeof line - (size_t)n, "%s 0.%d", live ? "," : "", j);
             live++;
         }
-    singa_appendf(line, sizeof line, " (%d of %d: the global batch shrinks by their share); servers", live, all);
+    if (live < all)
+        singa_appendf(line, sizeof line, " (%d of %d: the global batch shrinks by their share)", live, all);
+    singa_appendf(line, sizeof line, "; servers");
     for (int j = 0; j < rt->c->nservers_per_group; j++) {
         int id = rt_holder_id(rt, j);
         singa_appendf(line, sizeof line, "%s 0.%d in rank %d%s", j ? "," : "", j, rt_server_proc(rt, 0, id),
