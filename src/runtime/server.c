@@ -723,7 +723,7 @@ void *rt_server_main(void *arg)
         }
         zmq_msg_close(&payload);
     }
-    if (!failed && rt->c->replicas > 1)
+    if (!failed && !rt_failed(rt) && rt->c->replicas > 1) /* a run that ended well */
         srv_log_digest(s);
     zmq_close(s->sock);
     return NULL;

@@ -616,6 +616,29 @@ def inv_resume(run):
     return f"resumed step {at}; step {max(before)} was written before the loss"
 
 
+def inv_replicas(run):
+    """cluster.replicas: every replica of a server that ended with the job (its digest of values and
+    updater state in its process's log) holds bitwise the same, at the last step when the job
+    trained every step."""
+    ws = os.path.join(run.dir, "ws")
+    if not os.path.isdir(ws):
+        return None
+    held, n = {}, 0
+    for name in sorted(os.listdir(ws)):
+        with open(os.path.join(ws, name)) as f:
+            for server, version, digest in re.findall(
+                    r"replica \d+ of server ([\d.]+) \(rank \d+\): \d+ slices? at version (\d+), digest (\w+)", f.read()):
+                held.setdefault(server, set()).add((int(version), digest))
+                n += 1
+    for server, got in sorted(held.items()):
+        if len(got) > 1:
+            return f"server {server}'s replicas differ: {sorted(got)}"
+        if finished(run) and next(iter(got))[0] != STEPS:
+            return f"server {server}'s replicas end at version {next(iter(got))[0]}, not {STEPS}"
+    run.notes.append(f"{n} replicas of {len(held)} servers agree")
+    return None
+
+
 def inv_steps(run):
     """No committed step lost or trained twice: each worker group's records (every 10 steps) go on
     without a gap or a repeat, but from the checkpoint an elastic restart resumes (the steps
@@ -648,6 +671,7 @@ INVARIANTS = [
     ("no .tmp left behind", inv_no_tmp),
     ("a restart loses no committed step", inv_resume),
     ("no step lost or trained twice", inv_steps),
+    ("every replica of a server bitwise the same", inv_replicas),
 ]
 
 

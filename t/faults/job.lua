@@ -17,6 +17,7 @@ local layouts = {
 }
 local cluster = assert(layouts[layout], "unknown layout " .. tostring(layout))()
 cluster.heartbeat_timeout = tonumber(os.getenv("FAULT_HEARTBEAT")) or 2
+if cluster.replicas then cluster.workspace = dir .. "/ws" end -- each replica's digest at the end
 cluster.join_timeout = 30
 singa.load_plugin(os.getenv("SLOW_SO"))
 local net = td.mlp(dir .. "/../data/images-idx3-ubyte", dir .. "/../data/labels-idx1-ubyte")
