@@ -4,7 +4,8 @@
 # skipped), the log says who was lost at which step and what the group is now, the backup that
 # took over and every replica of a server held by both survivors end bitwise equal, and the final
 # checkpoint is whole and gathers into one model; so too when the lost process held only servers
-# (Sandblaster), all taken over by their backups.  The job without replicas ends as before.
+# (Sandblaster), all taken over by their backups, and with 3 replicas (the 2 left of each server
+# equal).  The job without replicas ends as before.
 # Prints TAP.
 
 : "${SINGA_TUI:?SINGA_TUI is not set}"
@@ -82,6 +83,13 @@ for victim in 2 1; do
     whole $name
     report $? "rank $victim killed: the final checkpoint is whole and gathers into one model" "$tmp/$name.info"
 done
+
+# replicas = 3: the backup that takes over brings the other backup left to its state and goes on
+# updating it, so every server ends with two equal replicas in the survivors.
+kill_at three three 2
+grep -q "^rank 0 of 3: $STEPS steps$" "$tmp/three.out" && grep -q "^rank 1 of 3: $STEPS steps$" "$tmp/three.out" &&
+    contiguous three && agree three && [ "$(grep -c ' 1500 ' "$tmp/three.digests")" -eq 6 ]
+report $? "replicas = 3, rank 2 killed: every server ends with 2 bitwise equal replicas in the survivors" "$tmp/three.digests"
 
 # Sandblaster's servers all in rank 2: its loss moves every server to its backup in rank 0, and
 # the batch stays whole.

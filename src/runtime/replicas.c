@@ -69,26 +69,41 @@ void srv_backup_step(rt_server *s, srv_slice *x, int g, const float *grad, float
                                      .offset = pack_scales(scale, lr)}, grad);
 }
 
-/* Whether m comes from the primary of backup s. */
-static bool from_primary(const rt_server *s, const msg *m)
+/* Whether m comes from another replica of backup s's server: its primary, or the one that holds
+ * it after a loss (only the holder sends). */
+static bool from_holder(const rt_server *s, const msg *m)
 {
     int per = s->rt->c->nservers_per_group;
-    return s->backup && m->src.group == s->group && m->src.id == s->id % per &&
-           m->src.proc == rt_server_proc(s->rt, s->group, m->src.id);
+    return s->backup && m->src.group == s->group && m->src.id % per == s->id % per && m->src.id != s->id &&
+           m->src.id < per * s->rt->c->replicas && m->src.proc == rt_server_proc(s->rt, s->group, m->src.id);
+}
+
+/* A holder's state sent whole (MSG_F_EXACT): count 0 the values at version `step`, k + 1 the
+ * updater's slot k. */
+static int take_state(rt_server *s, srv_slice *x, const msg *m, const float *data, size_t n)
+{
+    if (m->count == 0) {
+        memcpy(x->data, data, n * sizeof(float));
+        x->version = m->step;
+        x->ready = true;
+        return 0;
+    }
+    singa_tensor *t = (int)m->count <= singa_updater_nslots(s->upd) ? singa_updater_slot(s->upd, x->store, (int)m->count - 1)
+                                                                      : NULL;
+    if (!t)
+        return 1;
+    memcpy(t->data, data, n * sizeof(float));
+    return 0;
 }
 
 int srv_on_backup(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload, singa_err *err)
 {
     size_t n = s->rt->slices[x->slice].len;
     int g = (int)m->count;
-    if (!from_primary(s, m) || !(m->flags & MSG_F_VALUES) || m->len != n || zmq_msg_size(payload) != n * sizeof(float))
+    if (!from_holder(s, m) || !(m->flags & MSG_F_VALUES) || m->len != n || zmq_msg_size(payload) != n * sizeof(float))
         return 1;
-    if (m->flags & MSG_F_EXACT) { /* its start */
-        memcpy(x->data, zmq_msg_data(payload), n * sizeof(float));
-        x->version = m->step;
-        x->ready = true;
-        return 0;
-    }
+    if (m->flags & MSG_F_EXACT) /* its start, or a new holder's state */
+        return take_state(s, x, m, zmq_msg_data(payload), n);
     if (!x->ready || g < s->first_group || g >= s->first_group + s->ngroups)
         return 1;
     float scale, lr;
@@ -106,9 +121,9 @@ int srv_on_backup_ack(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *paylo
 {
     const rt_ctx *rt = s->rt;
     int per = rt->c->nservers_per_group, g = (int)m->count;
-    if (s->backup || m->src.group != s->group || m->src.id % per != s->id || m->src.id / per >= rt->c->replicas ||
-        m->src.proc != rt_server_proc(rt, s->group, m->src.id) || g < s->first_group ||
-        g >= s->first_group + s->ngroups)
+    if (s->backup || m->src.group != s->group || m->src.id % per != s->id % per || m->src.id == s->id ||
+        m->src.id / per >= rt->c->replicas || m->src.proc != rt_server_proc(rt, s->group, m->src.id) ||
+        g < s->first_group || g >= s->first_group + s->ngroups)
         return 1;
     pending *p = &x->pend[g - s->first_group];
     uint32_t bit = 1u << (m->src.id / per);
@@ -137,8 +152,19 @@ void srv_take_over(rt_server *s)
         return;
     s->backup = false;
     s->took_over = true;
-    for (int i = 0; i < s->nsl; i++)
-        s->sl[i].ready = true; /* its primary sent the values first */
+    for (int i = 0; i < s->nsl; i++) { /* its primary sent the values first */
+        srv_slice *x = &s->sl[i];
+        x->ready = true;
+        /* The other backups left get its whole state: the lost primary may have sent the last
+         * step to some of them only. */
+        srv_backup_values(s, x);
+        for (int k = 0; k < singa_updater_nslots(s->upd); k++) {
+            singa_tensor *t = singa_updater_slot(s->upd, x->store, k);
+            if (t)
+                to_backups(s, x, (msg){.type = MSG_BACKUP, .flags = MSG_F_EXACT, .step = x->version,
+                                       .count = (uint32_t)k + 1}, t->data);
+        }
+    }
     rt_log(s->rt, "replica %d of server %d.%d (rank %d) holds its slices now, at version %d", s->id / per, s->group,
            s->id % per, rt->rank, s->nsl ? s->sl[0].version : 0);
 }
