@@ -91,12 +91,10 @@ static void log_group(rt_stub *s, int r, const char *why)
 /* The threads here: a MSG_SHRINK to each server (backups too) and each worker. */
 static void tell_threads(rt_stub *s, int r)
 {
-    rt_ctx *rt = s->rt;
     msg m = {.type = MSG_SHRINK, .src = stub_addr(s, 0), .count = (uint32_t)r};
     stub_to_servers(s, m, NULL, 0);
     if (s->groups[0].nlocal)
         stub_to_workers(s, 0, m);
-    (void)rt;
 }
 
 /* This process's updates still open at a server whose holder moved go to the new holder. */
