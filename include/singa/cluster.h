@@ -67,6 +67,9 @@ typedef struct singa_cluster {
      * averaged change since the last one (local SGD with an outer optimizer, runtime's
      * server_outer.c). */
     const singa_conf *outer;
+    /* cluster.replicas (default 1): every server's slices and their updater state are held by
+     * so many servers in different processes, the primary and its backups (runtime's replicas.c). */
+    int replicas;
 } singa_cluster;
 
 /* Reads and checks `cluster` (NULL: one worker, one server); an impossible topology is refused

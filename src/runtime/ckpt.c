@@ -54,11 +54,20 @@ static bool group_lost(const rt_ctx *rt, int kind, int g)
     int per = kind == SINGA_CKPT_WORKER ? c->nworkers_per_group : c->nservers_per_group;
     for (int j = 0; j < per && (kind == SINGA_CKPT_WORKER || g > 0); j++) {
         bool worker = kind == SINGA_CKPT_WORKER;
-        if ((!worker || rt_sends(rt, g, j)) &&
-            singa_stats_rank_lost(rt->stats, worker ? rt_worker_proc(rt, g, j) : rt_server_proc(rt, g, j)))
-            return true;
+        int q = worker ? rt_worker_proc(rt, g, j) : rt_server_proc(rt, g, j);
+        if ((!worker || rt_sends(rt, g, j)) && singa_stats_rank_lost(rt->stats, q) && !rt_shrunk(rt, q))
+            return true; /* a group that shrank goes on without q (membership.c) */
     }
     return false;
+}
+
+/* The workers of group g that write files: its senders, but those a shrunk group went on without. */
+static int writers(const rt_ctx *rt, int g)
+{
+    int n = 0;
+    for (int j = 0; j < rt->c->nworkers_per_group; j++)
+        n += rt_sends(rt, g, j) && !rt_shrunk(rt, rt_worker_proc(rt, g, j));
+    return n;
 }
 
 /* The files a checkpoint written now has: those of the groups not lost. */
@@ -69,7 +78,7 @@ static int nparts(const rt_ctx *rt)
     for (int g = 0; g < c->nserver_groups; g++)
         n += group_lost(rt, SINGA_CKPT_SERVER, g) ? 0 : c->nservers_per_group;
     for (int g = 0; g < c->nworker_groups; g++)
-        n += group_lost(rt, SINGA_CKPT_WORKER, g) ? 0 : rt_senders(rt, g);
+        n += group_lost(rt, SINGA_CKPT_WORKER, g) ? 0 : writers(rt, g);
     return n;
 }
 

@@ -51,6 +51,9 @@ const msg_kind msg_types[MSG_NTYPES] = {
     [MSG_FINAL_VALUES] = {"final-values", MSG_IX_SLICE},
     [MSG_GROUP_STEP] = {"group-step"},
     [MSG_LOST] = {"lost"},
+    [MSG_BACKUP] = {"backup", MSG_IX_SLICE, MSG_ARG_COUNT},
+    [MSG_BACKUP_ACK] = {"backup-ack", MSG_IX_SLICE, MSG_ARG_COUNT},
+    [MSG_SHRINK] = {"shrink", MSG_IX_NONE, MSG_ARG_COUNT},
 };
 
 const char *msg_type_name(int type)

@@ -49,6 +49,12 @@
  *   group-step       W -> stub => stub          -              - (src.group finished `step`)
  *                    stub -> W                  -              - (every live group finished `step`)
  *   lost             stub -> S                  -              - (a process rejoined: one more is lost)
+ *   backup           S => S (primary to backup) slice, count   floats: a step's summed gradient, its
+ *                                                              scale and lr scale; MSG_F_EXACT: the
+ *                                                              slice's values (count: worker group)
+ *   backup-ack       S => S (backup to primary) slice, count   - (applied: the primary may answer)
+ *   shrink           stub -> W, S                count          - (the synchronous group goes on
+ *                                                              without process `count`)
  *
  * Who may send each to the stub, and what it checks, is the stub's table (protocol.h). */
 #ifndef SINGA_RUNTIME_MSG_H
@@ -95,6 +101,9 @@ typedef enum {
     MSG_FINAL_VALUES,   /* rank 0's stub to the others before the end: a slice's final values */
     MSG_GROUP_STEP,     /* cluster.staleness: a group finished `step`; stub to worker: the floor */
     MSG_LOST,           /* stub to its servers, in a process that rejoined: another process is lost */
+    MSG_BACKUP,         /* cluster.replicas: a primary server to a backup, what it applies (replicas.c) */
+    MSG_BACKUP_ACK,     /* the backup applied it */
+    MSG_SHRINK,         /* stub to its threads: the group goes on without a lost process (membership.c) */
     MSG_NTYPES
 } msg_type;
 

@@ -413,6 +413,12 @@ static int check_coordinator(rt_peers *p, double *since, singa_err *err)
     return 0;
 }
 
+void rt_peers_forget(rt_peers *p, int r)
+{
+    if (p->dealer[r] && p->dead[r])
+        disconnect(p, r);
+}
+
 /* Rank r rejoined at ep: a new connection to it, and it counts as alive and new.  step: the one
  * its groups go on from, at rank 0, which counts the rejoin (else -1). */
 static int revive(rt_peers *p, int r, int step, singa_err *err)

@@ -228,11 +228,11 @@ static int add_workers(rt_ctx *rt, singa_job *lead, singa_err *err)
 static int add_servers(rt_ctx *rt, singa_err *err)
 {
     const singa_cluster *c = rt->c;
-    int total = c->nserver_groups * c->nservers_per_group;
+    int total = c->nserver_groups * c->nservers_per_group * c->replicas; /* primaries, then backups */
     if (!(rt->servers = calloc((size_t)total, rt_server_size())))
         return singa_err_set(err, "out of memory");
     for (int g = 0; g < c->nserver_groups; g++)
-        for (int j = 0; j < c->nservers_per_group; j++) {
+        for (int j = 0; j < c->nservers_per_group * c->replicas; j++) {
             if (rt_server_proc(rt, g, j) != rt->rank)
                 continue;
             rt_server *s = rt_server_at(rt, rt->nservers++);
@@ -270,6 +270,7 @@ static void free_rt(rt_ctx *rt, singa_job *lead)
     rt_resume_drop(rt);
     free(rt->stale);
     free(rt->stale_ino);
+    free(rt->holder);
     pthread_mutex_destroy(&rt->lock);
 }
 
@@ -420,6 +421,9 @@ static int init_ctx(rt_ctx *rt, singa_job *job, singa_err *err)
     rt->rejoined_at = -1;
     atomic_init(&rt->busy, 0);
     atomic_init(&rt->progress, 0);
+    atomic_init(&rt->shrunk, 0);
+    if (rt->c->replicas > 1 && !(rt->holder = calloc((size_t)rt->c->nservers_per_group, sizeof *rt->holder)))
+        return singa_err_set(err, "out of memory"); /* zeros: every server held by its primary */
     return 0;
 }
 

@@ -52,6 +52,8 @@ enum { RT_HERE = 1, RT_OUT = 2, RT_PEER = 4 };
     X(MSG_SYNC, RT_SERVERS, RT_SERVERS, RT_HERE | RT_PEER, server_here, forward)                    \
     X(MSG_SYNC_REPLY, RT_SERVERS, RT_SERVERS, RT_HERE | RT_PEER, server_here, forward)              \
     X(MSG_FLUSH, RT_SERVERS, RT_SERVERS, RT_HERE | RT_PEER, server_here, forward)                   \
+    X(MSG_BACKUP, RT_SERVERS, RT_SERVERS, RT_PEER, server_here, forward)                            \
+    X(MSG_BACKUP_ACK, RT_SERVERS, RT_SERVERS, RT_PEER, server_here, forward)                        \
     X(MSG_FLUSH, RT_SERVERS, RT_STUBS, RT_PEER, flush_word_ok, forward)                             \
     X(MSG_CKPT, RT_SERVERS, RT_WORKERS, RT_PEER, ckpt_ok, forward)                                  \
     X(MSG_CKPT, RT_SERVERS, RT_WORKERS, RT_HERE | RT_OUT, ckpt_request_ok, on_ckpt_request)         \

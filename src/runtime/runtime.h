@@ -94,6 +94,8 @@ typedef struct rt_worker {
     bool collecting;
     singa_metrics early;
     int nearly;
+    uint64_t metrics_from, early_from; /* the workers (bit id) whose metrics of step_sent, of the next, are in */
+    uint64_t counted_gone; /* the workers lost that step_sent's wait counts out already */
     /* The step's times (singa_stats_step): when its passes began, and the sends so far. */
     double step_began, sending;
     singa_trace_buf *trace; /* this thread's, or NULL */
@@ -183,6 +185,12 @@ struct rt_ctx {
      * (measured when the processes meet: peers.c). */
     singa_trace *trace;
     double clock_offset;
+    /* cluster.replicas: per server of group 0, the replica that holds it now (0: its primary;
+     * a loss moves it to the next live one, membership.c), NULL with one replica; and the
+     * processes a synchronous group went on without (bit r).  The stub writes both before it
+     * tells the threads (MSG_SHRINK). */
+    atomic_int *holder;
+    _Atomic uint64_t shrunk;
 };
 /* Sandblaster in one process with kSGD and momentum: the workers' backward passes write into the
  * servers' momentum history (history.c).  Setup decides and prepares it, after the servers. */
@@ -217,6 +225,9 @@ int rt_peers_items(rt_peers *p, zmq_pollitem_t *items);
 void rt_peers_watch(rt_peers *p, const zmq_pollitem_t *items);
 const char *rt_peers_endpoint(const rt_peers *p, int rank);
 bool rt_peers_dead(const rt_peers *p, int rank);
+/* Drops the connection to dead process r and what waits in it (frames lent to it are given back:
+ * a group that goes on without r sends them elsewhere). */
+void rt_peers_forget(rt_peers *p, int r);
 /* Sends to the stub of process `rank` (nothing to a dead one); payload may be NULL. */
 void rt_peers_send(rt_peers *p, int rank, const msg *m, const void *payload, size_t nbytes);
 /* One message from another process: 0, 1 when dropped (garbage, a stranger, a forgery), 2 for a

@@ -94,7 +94,7 @@ int rt_server_create(rt_ctx *rt, rt_server *s, int group, int id, singa_err *err
 {
     const singa_cluster *c = rt->c;
     *s = (rt_server){.rt = rt, .group = group, .id = id, .last_step = singa_conf_int(rt->conf, "train_steps", 0) - 1,
-                       .published = -1};
+                       .published = -1, .backup = id >= c->nservers_per_group};
     s->ngroups = c->nworker_groups / c->nserver_groups;
     s->first_group = group * s->ngroups;
     s->lend = c->nworker_groups == 1;
@@ -103,11 +103,11 @@ int rt_server_create(rt_ctx *rt, rt_server *s, int group, int id, singa_err *err
         return singa_err_set(err, "cluster: a server group serves at most 64 worker groups, and at most 64 server groups sync");
     if (!(s->sl = calloc((size_t)rt->nslices, sizeof *s->sl)) || !(s->local = malloc((size_t)rt->nslices * sizeof *s->local)))
         return singa_err_set(err, "out of memory");
-    int shared = sole_local_group(s);
+    int shared = s->backup ? -1 : sole_local_group(s); /* a backup's copy is its own */
     for (int k = 0; k < rt->nslices; k++) {
         const rt_slice *d = &rt->slices[k];
         s->local[k] = -1;
-        if (d->server != id)
+        if (d->server != id % c->nservers_per_group)
             continue;
         char buf[512];
         singa_param *p = rt_slice_param(rt, &s->store, k, slice_name(rt, k, buf, sizeof buf), err);
@@ -196,7 +196,7 @@ static int write_shard(rt_server *s, int step, singa_err *err)
     int64_t *where = malloc((size_t)(s->nsl ? s->nsl : 1) * 8 * sizeof *where);
     int rc = where ? add_shard_entries(s, &c, where, where + 4 * s->nsl, err) : singa_err_set(err, "out of memory");
     if (rc == 0)
-        rc = rt_ckpt_write(s->rt, &c, SINGA_CKPT_SERVER, s->group, s->id, err);
+        rc = rt_ckpt_write(s->rt, &c, SINGA_CKPT_SERVER, s->group, s->id % s->rt->c->nservers_per_group, err);
     singa_ckpt_free(&c, 0);
     free(where);
     return rc < 0 ? singa_err_prefix(err, "server %d.%d: ", s->group, s->id) : 0;
@@ -405,30 +405,29 @@ bool srv_from_group(const rt_server *s, const msg *m)
     return m->src.group >= s->first_group && m->src.group < s->first_group + s->ngroups;
 }
 
-static int apply_slice(rt_server *s, srv_slice *x, pending *p, int need, singa_err *err);
+static int apply_slice(rt_server *s, srv_slice *x, int g, int need, float lr, singa_err *err);
 
-/* Every contribution to a step of the slice is in: the updater applies their sum, or the
+/* Every contribution to group g's step of the slice is in: the updater applies their sum, or the
  * momentum history the workers wrote (history.c); a span of the server's trace. */
-static int apply_step(rt_server *s, srv_slice *x, pending *p, int need, singa_err *err)
+static int apply_step(rt_server *s, srv_slice *x, int g, int need, singa_err *err)
 {
     const rt_ctx *rt = s->rt;
     const singa_job_control *ctl = s->rt->control; /* the host's lr scale, as in a local job */
+    float lr = ctl ? (float)atomic_load(&ctl->lr_scale) : 1.0f; /* read once: the backups apply the same */
     if (ctl)
-        singa_updater_set_lr_scale(s->upd, (float)atomic_load(&ctl->lr_scale));
+        singa_updater_set_lr_scale(s->upd, lr);
     msg_loan_wait(&x->lent);
     double t0 = rt_now();
-    singa_trace_step(s->trace, p->step);
-    int rc = apply_slice(s, x, p, need, err);
+    singa_trace_step(s->trace, x->pend[g - s->first_group].step);
+    int rc = apply_slice(s, x, g, need, lr, err);
     singa_trace_span(s->trace, "update", rt->params[rt->slices[x->slice].param].name, t0, rt_now());
     return rc;
 }
 
-int srv_apply_grad(rt_server *s, srv_slice *x, int step, float *grad, const rt_psgd_update *f, float scale,
-                   float *lr_scale, singa_err *err)
+int srv_apply_grad_as(rt_server *s, srv_slice *x, int step, float *grad, const rt_psgd_update *f, float scale,
+                      float lr, singa_err *err)
 {
-    const singa_job_control *ctl = s->rt->control;
-    *lr_scale = ctl ? (float)atomic_load(&ctl->lr_scale) : 1.0f;
-    singa_updater_set_lr_scale(s->upd, *lr_scale);
+    singa_updater_set_lr_scale(s->upd, lr);
     msg_loan_wait(&x->lent); /* a get's answer may still read the values */
     double t0 = rt_now();
     singa_trace_step(s->trace, step);
@@ -438,9 +437,18 @@ int srv_apply_grad(rt_server *s, srv_slice *x, int step, float *grad, const rt_p
     return rc < 0 ? singa_err_prefix(err, "server %d.%d: ", s->group, s->id) : 0;
 }
 
-static int apply_slice(rt_server *s, srv_slice *x, pending *p, int need, singa_err *err)
+int srv_apply_grad(rt_server *s, srv_slice *x, int step, float *grad, const rt_psgd_update *f, float scale,
+                   float *lr_scale, singa_err *err)
+{
+    const singa_job_control *ctl = s->rt->control;
+    *lr_scale = ctl ? (float)atomic_load(&ctl->lr_scale) : 1.0f;
+    return srv_apply_grad_as(s, x, step, grad, f, scale, *lr_scale, err);
+}
+
+static int apply_slice(rt_server *s, srv_slice *x, int g, int need, float lr, singa_err *err)
 {
     const rt_ctx *rt = s->rt;
+    pending *p = &x->pend[g - s->first_group];
     size_t n = rt->slices[x->slice].len;
     if (rt->params[rt->slices[x->slice].param].hist) { /* the workers wrote h = m h - lr g */
         if (singa_updater_apply_history(s->upd, x->store, p->step, err) < 0)
@@ -457,7 +465,10 @@ static int apply_slice(rt_server *s, srv_slice *x, pending *p, int need, singa_e
         float scale = rt->cut ? 1.0f : 1.0f / (float)need; /* parts of the group's gradient, or replicas' */
         if (!p->direct && start_sum(p, n) < 0) /* no contribution held anything: a zero gradient */
             return singa_err_set(err, "server %d.%d: out of memory", s->group, s->id);
-        if (singa_updater_apply_one(s->upd, x->store, p->step, p->direct ? (float *)p->direct : p->acc, scale, err) < 0)
+        float *grad = p->direct ? (float *)p->direct : p->acc;
+        if (rt->c->replicas > 1) /* before this applies it: the backups' update overlaps its own */
+            srv_backup_step(s, x, g, grad, scale, lr);
+        if (singa_updater_apply_one(s->upd, x->store, p->step, grad, scale, err) < 0)
             return singa_err_prefix(err, "server %d.%d: ", s->group, s->id);
     }
     return 0;
@@ -484,6 +495,8 @@ static int on_update(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payloa
         grad = zmq_msg_data(payload);
     else
         return 1;
+    if (s->took_over && x->version > m->step) /* a backup that holds it now applied that step already */
+        return srv_answer_again(s, x, m);
     int need = rt_senders(rt, g);
     if ((int)m->count < 1 || p->count + (int)m->count > need || (p->count && m->step != p->step) ||
         m->src.proc >= rt->nprocs)
@@ -495,18 +508,42 @@ static int on_update(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payloa
         p->summed = false;
         p->flags = 0;
         p->direct = NULL;
+        p->from = 0;
     }
     bool lives = (m->flags & MSG_F_PTR) || p->count + (int)m->count == need;
     if (add_contribution(p, n, grad, at, len, lives) < 0)
         return singa_err_set(err, "server %d.%d: out of memory", s->group, s->id);
     p->count += (int)m->count;
+    p->from |= m->src.proc < 64 ? 1ULL << m->src.proc : 0;
     p->flags |= m->flags & (MSG_F_STEP | MSG_F_EXACT);
-    if (p->count < need)
-        return 0;
+    return srv_step_complete(s, g, p) ? srv_finish_step(s, x, g, err) : 0;
+}
+
+bool srv_step_complete(const rt_server *s, int g, const pending *p)
+{
+    const rt_ctx *rt = s->rt;
+    if (p->count >= rt_senders(rt, g))
+        return true;
+    if (!atomic_load(&rt->shrunk) || p->count == 0)
+        return false;
+    for (int j = 0; j < rt->c->nworkers_per_group; j++) { /* every live process's in (a group that shrank) */
+        int q = rt_worker_proc(rt, g, j);
+        if (rt_sends(rt, g, j) && !rt_shrunk(rt, q) && !(p->from >> q & 1))
+            return false;
+    }
+    return true;
+}
+
+/* Group g's step of slice x is in: applied with the average over the contributions (every
+ * sender's, but in a group that shrank), then answered. */
+int srv_finish_step(rt_server *s, srv_slice *x, int g, singa_err *err)
+{
+    pending *p = &x->pend[g - s->first_group];
+    int got = p->count;
     p->count = 0;
     if (p->flags & MSG_F_LAST)
         rt_stop_before(s->rt, g, p->step + 1);
-    if (apply_step(s, x, p, need, err) < 0)
+    if (apply_step(s, x, g, got, err) < 0)
         return -1;
     x->version++;
     if (g == x->shared_group && last_update(s, g, p->step))
@@ -518,7 +555,8 @@ static int on_update(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payloa
     } else if (srv_sync_groups(s, x) < 0) {
         return singa_err_set(err, "server %d.%d: out of memory", s->group, s->id);
     }
-    srv_answer_update(s, x, g);
+    if (p->acks == 0) /* else the backups' last ack answers */
+        srv_answer_update(s, x, g);
     return 0;
 }
 
@@ -551,6 +589,8 @@ static int on_put(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload)
     if (s->rt->c->nserver_groups > 1 && !(x->loaded && s->outer && x->last) && /* cluster.outer's own, resumed */
         !srv_copy_of(x->data, &x->last, n)) /* deltas count from here */
         return -1;
+    if (s->rt->c->replicas > 1)
+        srv_backup_values(s, x);
     if (s->rt->launch.rejoin && s->rt->c->nserver_groups > 1)
         srv_fetch_newest(s, x);
     else
@@ -574,7 +614,7 @@ static int on_checkpoint(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *pa
     if (written < 0)
         return -1;
     msg r = {.type = MSG_CKPT_REPLY, .src = srv_self(s), .dst = {ENT_WORKER, 0, 0, 0}, .step = m->step,
-             .server = s->group * rt->c->nservers_per_group + s->id};
+             .server = s->group * rt->c->nservers_per_group + s->id % rt->c->nservers_per_group};
     rt_send(s->sock, &r, NULL, 0);
     return 0;
 }
@@ -621,6 +661,9 @@ static const srv_leg legs[] = {
     {MSG_FLUSH, RT_SERVERS, false, true, srv_on_final_delta},
     {MSG_CKPT, RT_WORKERS, false, false, on_checkpoint},
     {MSG_LOST, RT_STUBS, false, false, srv_on_lost_word},
+    {MSG_BACKUP, RT_SERVERS, false, true, srv_on_backup},
+    {MSG_BACKUP_ACK, RT_SERVERS, false, true, srv_on_backup_ack},
+    {MSG_SHRINK, RT_STUBS, false, false, srv_on_shrink},
 };
 
 /* Every process starts from the step its checkpoint gave; they share checkpoint_path, so they
@@ -643,6 +686,11 @@ static int handle(rt_server *s, const msg *m, zmq_msg_t *payload, singa_err *err
         const srv_leg *l = &legs[i];
         if (l->type != m->type || !(l->from >> m->src.kind & 1))
             continue;
+        if (s->backup && l->handle != srv_on_backup && l->handle != srv_on_shrink) {
+            if (m->type != MSG_UPDATE && m->type != MSG_GET && m->type != MSG_CKPT)
+                return 1; /* a backup hears its primary alone, */
+            srv_take_over(s); /* until a survivor's stub finds it holds the slices (membership.c) */
+        }
         if (l->starts && same_start(s, m, err) < 0)
             return -1;
         if (!l->sliced)
@@ -679,6 +727,8 @@ void *rt_server_main(void *arg)
         }
         zmq_msg_close(&payload);
     }
+    if (!failed && !rt_failed(rt) && rt->c->replicas > 1) /* a run that ended well */
+        srv_log_digest(s);
     zmq_close(s->sock);
     return NULL;
 }

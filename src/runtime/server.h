@@ -18,6 +18,8 @@ typedef struct pending {
     float *acc;    /* the group's own: groups' contributions to a slice interleave (Downpour) */
     uint8_t flags; /* MSG_F_STEP flags any contribution carried, for the answers */
     size_t (*span)[2]; /* per process: the elements its contribution covers, which it gets back */
+    uint32_t acks; /* cluster.replicas: the backups (bit r: replica r) yet to apply the step before it is answered */
+    uint64_t from; /* the processes whose contributions are in (bit p) */
 } pending;
 
 typedef struct srv_slice {
@@ -60,6 +62,8 @@ typedef struct srv_slice {
 struct rt_server {
     rt_ctx *rt;
     int group, id;
+    bool backup;              /* a backup (cluster.replicas): id nservers_per_group on, replicas.c */
+    bool took_over;           /* a backup that holds its primary's slices now (a synchronous group shrank) */
     singa_trace_buf *trace; /* this thread's, or NULL */
     int first_group, ngroups; /* the worker groups it serves */
     singa_params store;       /* one param per slice, for the updater */
@@ -114,9 +118,38 @@ struct rt_psgd_update; /* replica_update.h */
  * *lr_scale (server.c). */
 int srv_apply_grad(rt_server *s, srv_slice *x, int step, float *grad, const struct rt_psgd_update *f, float scale,
                    float *lr_scale, singa_err *err);
+/* The same with the lr scale given (a backup applies its primary's). */
+int srv_apply_grad_as(rt_server *s, srv_slice *x, int step, float *grad, const struct rt_psgd_update *f,
+                      float scale, float lr, singa_err *err);
 /* A message of an update every replica applies itself (MSG_F_APPLY): 0, 1 when dropped, -1 on
  * failure (server_replica.c). */
 int srv_on_replica_update(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload, singa_err *err);
+
+/* cluster.replicas (replicas.c).  A primary: slice x's values, as it starts from them, to its
+ * backups; group g's step of x, the summed gradient with its scale and lr scale, to them before
+ * it applies it (pend's acks count their answers). */
+void srv_backup_values(rt_server *s, srv_slice *x);
+void srv_backup_step(rt_server *s, srv_slice *x, int g, const float *grad, float scale, float lr);
+/* The legs: a backup's (what its primary sends) and the primary's (a backup's ack, which may let
+ * it answer the step). */
+int srv_on_backup(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload, singa_err *err);
+int srv_on_backup_ack(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload, singa_err *err);
+/* At the end: a digest of the slices' values and updater state in the log, the same in every
+ * replica of a server. */
+void srv_log_digest(rt_server *s);
+
+/* Whether group g's step is in: every sender's contribution, or every live process's in a group
+ * that shrank; then applies and answers it (server.c). */
+bool srv_step_complete(const rt_server *s, int g, const pending *p);
+int srv_finish_step(rt_server *s, srv_slice *x, int g, singa_err *err);
+/* A holder that applied m's step already (a backup that took over): m's process gets the values
+ * again (replicas.c). */
+int srv_answer_again(rt_server *s, srv_slice *x, const msg *m);
+/* A synchronous group went on without a lost process: a backup may hold its primary's slices now,
+ * and a step may be in without it (replicas.c). */
+int srv_on_shrink(rt_server *s, srv_slice *unused, const msg *m, zmq_msg_t *payload, singa_err *err);
+/* A backup takes over its primary's slices when the holder map says so (replicas.c). */
+void srv_take_over(rt_server *s);
 
 /* Syncing server groups (server_sync.c). */
 float *srv_copy_of(const float *src, float **dst, size_t n);

@@ -42,7 +42,8 @@ int rt_stub_create(rt_ctx *rt, singa_err *err)
         size_t n = (size_t)rt->nparams;
         if (!(sg->arrived = calloc(n, sizeof *sg->arrived)) || !(sg->step = calloc(n, sizeof *sg->step)) ||
             !(sg->agg = calloc(n, sizeof *sg->agg)) || !(sg->lent = calloc(n, sizeof *sg->lent)) ||
-            !(sg->slices_left = calloc(n, sizeof *sg->slices_left)) || !(sg->span = calloc(n, sizeof *sg->span)))
+            !(sg->slices_left = calloc(n, sizeof *sg->slices_left)) || !(sg->span = calloc(n, sizeof *sg->span)) ||
+            !(sg->open = calloc((size_t)rt->nslices, sizeof *sg->open)))
             goto oom;
     }
     if (rt->c->compress.kind != SINGA_COMPRESS_NONE && rt_compress_buffers(rt, &s->unpacked, &s->packed) < 0)
@@ -90,6 +91,7 @@ void rt_stub_free(rt_stub *s)
         free(s->groups[g].agg);
         free(s->groups[g].lent);
         free(s->groups[g].slices_left);
+        free(s->groups[g].open);
         free(s->groups[g].span);
     }
     free(s->unpacked);
@@ -155,6 +157,8 @@ void stub_route(rt_stub *s, const msg *m, const void *payload, size_t nbytes)
 
 msg_addr stub_server_addr(const rt_ctx *rt, int group, int id)
 {
+    if (id < rt->c->nservers_per_group) /* its holder now: its primary, or after a loss a backup */
+        id = rt_holder_id(rt, id);
     return (msg_addr){ENT_SERVER, (uint16_t)group, (uint16_t)id, (uint16_t)rt_server_proc(rt, group, id)};
 }
 
@@ -185,9 +189,9 @@ void stub_bound_note(rt_stub *s, int g, int step)
 void stub_to_servers(rt_stub *s, msg m, const void *payload, size_t nbytes)
 {
     for (int g = 0; g < s->rt->c->nserver_groups; g++)
-        for (int j = 0; j < s->rt->c->nservers_per_group; j++)
+        for (int j = 0; j < s->rt->c->nservers_per_group * s->rt->c->replicas; j++) /* backups too */
             if (rt_server_proc(s->rt, g, j) == s->rt->rank) {
-                m.dst = stub_server_addr(s->rt, g, j);
+                m.dst = (msg_addr){ENT_SERVER, (uint16_t)g, (uint16_t)j, (uint16_t)s->rt->rank};
                 stub_route(s, &m, payload, nbytes);
             }
 }
@@ -236,15 +240,16 @@ static bool is_lead(const msg_addr *a)
     return a->kind == ENT_WORKER && a->group == 0 && a->id == 0;
 }
 
+/* A server or a backup of one (cluster.replicas: a backup holds it after a loss), where it lives. */
 static bool server_exists(const rt_ctx *rt, const msg_addr *a)
 {
-    return a->group < rt->c->nserver_groups && a->id < rt->c->nservers_per_group &&
+    return a->group < rt->c->nserver_groups && a->id < rt->c->nservers_per_group * rt->c->replicas &&
            a->proc == rt_server_proc(rt, a->group, a->id);
 }
 
 static int server_index(const rt_ctx *rt, const msg_addr *a)
 {
-    return a->group * rt->c->nservers_per_group + a->id;
+    return a->group * rt->c->nservers_per_group + a->id % rt->c->nservers_per_group;
 }
 
 static bool server_here(const rt_stub *s, const msg *m)
@@ -530,7 +535,7 @@ static void handle(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
     if (remote)
         singa_stats_link(s->rt->stats, m->src.proc, false, MSG_HEADER_BYTES + zmq_msg_size(payload));
     const stub_leg *leg = leg_of(s, m, remote);
-    if (!leg || (leg->check && !leg->check(s, m))) {
+    if (!leg || (leg->check && !leg->check(s, m)) || (remote && rt_shrunk(s->rt, m->src.proc))) { /* gone on without */
         singa_stats_drop(s->rt->stats);
         return;
     }

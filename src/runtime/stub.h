@@ -23,6 +23,7 @@ typedef struct stub_group {
     msg_loan *lent;        /* per param: agg's slices lent to ZeroMQ on their way to other processes */
     size_t (*span)[2];     /* per param: the elements its workers here compute (all, unless cut) */
     int *slices_left;      /* per param: slices whose update is not yet answered */
+    bool *open;            /* per slice: its update left, its answer is not in */
     int gets_left;         /* slices to fetch before the group may train */
     stub_fetch fetch;      /* what they are for */
 } stub_group;
@@ -81,6 +82,13 @@ float *stub_replica_at(rt_ctx *rt, int g, const rt_slice *sl);
 void stub_get_all(rt_stub *s, int g, stub_fetch why);
 void stub_start(rt_stub *s);
 void stub_on_worker_update(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote);
+/* Group g's update of slice idx (its sum of this step here), to the slice's holder (stub_params.c). */
+void stub_send_update(rt_stub *s, int g, int idx);
+/* Whether the job goes on without lost process r (cluster.replicas, a synchronous group), and
+ * then how: the holders, the threads told, the updates and checkpoint requests sent again
+ * (membership.c). */
+bool stub_may_shrink(const rt_stub *s, int r);
+void stub_shrink(rt_stub *s, int r, const char *why);
 void stub_on_update_reply(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote);
 void stub_on_get_reply(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote);
 

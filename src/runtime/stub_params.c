@@ -151,18 +151,25 @@ void stub_on_worker_update(rt_stub *s, const msg *m, zmq_msg_t *payload, bool re
         stub_replica_send(s, g, k, sg->agg[k], sg->step[k], step_flags(s, g, sg->step[k]));
         return;
     }
-    for (int i = 0; i < rt->params[k].nslices; i++) {
-        int idx = rt->params[k].first_slice + i;
-        const rt_slice *sl = &rt->slices[idx];
-        size_t a = sl->offset > sg->span[k][0] ? sl->offset : sg->span[k][0];
-        size_t b = sl->offset + sl->len < sg->span[k][1] ? sl->offset + sl->len : sg->span[k][1];
-        if (b < a)
-            a = b = sl->offset;
-        msg u = {.type = MSG_UPDATE, .flags = step_flags(s, g, sg->step[k]),
-                 .src = stub_addr(s, g), .dst = stub_server_addr(rt, sg->server_group, sl->server), .slice = idx,
-                 .step = sg->step[k], .count = (uint32_t)sg->nlocal, .offset = a - sl->offset, .len = b - a};
-        send_slice(s, &u, sg->agg[k] + a, b - a, &sg->lent[k]);
-    }
+    for (int i = 0; i < rt->params[k].nslices; i++)
+        stub_send_update(s, g, rt->params[k].first_slice + i);
+}
+
+void stub_send_update(rt_stub *s, int g, int idx)
+{
+    rt_ctx *rt = s->rt;
+    stub_group *sg = &s->groups[g];
+    const rt_slice *sl = &rt->slices[idx];
+    int k = sl->param;
+    size_t a = sl->offset > sg->span[k][0] ? sl->offset : sg->span[k][0];
+    size_t b = sl->offset + sl->len < sg->span[k][1] ? sl->offset + sl->len : sg->span[k][1];
+    if (b < a)
+        a = b = sl->offset;
+    msg u = {.type = MSG_UPDATE, .flags = step_flags(s, g, sg->step[k]),
+             .src = stub_addr(s, g), .dst = stub_server_addr(rt, sg->server_group, sl->server), .slice = idx,
+             .step = sg->step[k], .count = (uint32_t)sg->nlocal, .offset = a - sl->offset, .len = b - a};
+    sg->open[idx] = true;
+    send_slice(s, &u, sg->agg[k] + a, b - a, &sg->lent[k]);
 }
 
 void stub_on_update_reply(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
@@ -171,7 +178,7 @@ void stub_on_update_reply(rt_stub *s, const msg *m, zmq_msg_t *payload, bool rem
     int g = m->dst.group;
     const rt_slice *sl = &rt->slices[m->slice];
     stub_group *sg = &s->groups[g];
-    int taken = sg->slices_left[sl->param] <= 0                  ? -1
+    int taken = sg->slices_left[sl->param] <= 0 || (rt->holder && !sg->open[m->slice]) ? -1 /* twice: lost, asked again */
                 : (m->flags & MSG_F_APPLY) && rt->self_update ? stub_replica_reply(s, g, m, payload)
                 : take_values(s, g, m, payload) < 0           ? -1
                                                               : 1;
@@ -185,6 +192,7 @@ void stub_on_update_reply(rt_stub *s, const msg *m, zmq_msg_t *payload, bool rem
         rt_stop_before(rt, g, m->step);
     if (m->flags & MSG_F_CKPT) /* or checkpoints before the next */
         rt_ckpt_at(rt, m->step);
+    sg->open[m->slice] = false;
     if (--sg->slices_left[sl->param] > 0)
         return;
     /* Every slice's answer is in, so each server had the last byte of its update: the frames

@@ -67,7 +67,18 @@ int rt_sender_of(const rt_ctx *rt, int group, int id)
 
 int rt_server_proc(const rt_ctx *rt, int group, int id)
 {
-    return singa_cluster_server_proc(rt->c, group, id, rt->nprocs);
+    int per = rt->c->nservers_per_group, r = id / per; /* replica r of server id % per: the processes after its primary's */
+    return (singa_cluster_server_proc(rt->c, group, id % per, rt->nprocs) + r) % rt->nprocs;
+}
+
+int rt_holder_id(const rt_ctx *rt, int j)
+{
+    return rt->holder ? atomic_load(&rt->holder[j]) * rt->c->nservers_per_group + j : j;
+}
+
+bool rt_shrunk(const rt_ctx *rt, int r)
+{
+    return r < 64 && (atomic_load(&rt->shrunk) >> r & 1);
 }
 
 void rt_identity(char *buf, size_t len, int kind, int group, int id)
@@ -97,10 +108,24 @@ static size_t role_part(const rt_ctx *rt, int rank, bool workers, char *buf, siz
     return at < len ? at : len - 1;
 }
 
+/* Appends "; backups of servers 0.2" (cluster.replicas) for the backups in process `rank`. */
+static void role_backups(const rt_ctx *rt, int rank, char *buf, size_t len, size_t at)
+{
+    int per = rt->c->nservers_per_group;
+    bool listed = false;
+    for (int id = per; id < per * rt->c->replicas && at < len; id++)
+        if (rt_server_proc(rt, 0, id) == rank) {
+            at += (size_t)snprintf(buf + at, len - at, "%s0.%d", listed ? ", " : at ? "; backups of servers " :
+                                   "backups of servers ", id % per);
+            listed = true;
+        }
+}
+
 void rt_role(const rt_ctx *rt, int rank, char *buf, size_t len)
 {
     buf[0] = 0;
-    role_part(rt, rank, false, buf, len, role_part(rt, rank, true, buf, len, 0));
+    size_t at = role_part(rt, rank, false, buf, len, role_part(rt, rank, true, buf, len, 0));
+    role_backups(rt, rank, buf, len, at);
 }
 
 void rt_announce(rt_ctx *rt, const char *endpoint)
@@ -119,6 +144,9 @@ bool rt_loss_ends_job(const rt_ctx *rt, int r)
     const singa_cluster *c = rt->c;
     if (r == 0 || c->nworker_groups == 1 || c->outer) /* cluster.outer's rounds wait for every group */
         return true;
+    for (int j = c->nservers_per_group; j < c->nservers_per_group * c->replicas; j++)
+        if (rt_server_proc(rt, 0, j) == r) /* a backup: its primary's answers wait for its acks */
+            return true;
     for (int g = 0; g < c->nworker_groups; g++) {
         bool there = false, elsewhere = false, served_there = false;
         for (int j = 0; j < c->nworkers_per_group; j++) {

@@ -26,9 +26,15 @@ typedef struct rt_launch {
 
 int rt_launch_read(rt_launch *l, const singa_cluster *c, singa_err *err);
 
-/* Where the runtime's threads live. */
+/* Where the runtime's threads live.  Server ids from nservers_per_group on are backups
+ * (cluster.replicas): id r * nservers_per_group + j is replica r of server j, r processes after
+ * its primary's. */
 int rt_worker_proc(const rt_ctx *rt, int group, int id);
 int rt_server_proc(const rt_ctx *rt, int group, int id);
+/* The id of the replica that holds server j of group 0 now: j itself but after a loss
+ * (cluster.replicas, membership.c); whether process r is one a synchronous group went on without. */
+int rt_holder_id(const rt_ctx *rt, int j);
+bool rt_shrunk(const rt_ctx *rt, int r);
 /* Whether worker (group, id) trains a job of its own and sends gradients: every worker, or, when
  * the net is cut among a group's workers, the first of the group in each process (its job computes
  * the parts of the others there, and its gradients are the process's part of the group's, which

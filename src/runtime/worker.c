@@ -91,13 +91,44 @@ static void take_metrics(rt_worker *w, const msg *m, zmq_msg_t *payload)
         singa_stats_drop(w->rt->stats);
         return;
     }
+    uint64_t bit = m->src.id < 64 ? 1ULL << m->src.id : 0;
     if (now) {
         singa_job_merge_metrics(w->job, &got);
         w->metrics_due--;
+        w->metrics_from |= bit;
     } else {
         singa_metrics_merge(&w->early, &got);
         w->nearly++;
+        w->early_from |= bit;
     }
+}
+
+/* The workers of w's group whose process the group went on without (membership.c). */
+static int workers_gone(const rt_worker *w, uint64_t *ids)
+{
+    const rt_ctx *rt = w->rt;
+    int n = 0;
+    *ids = 0;
+    for (int j = 1; j < rt->c->nworkers_per_group && j < 64; j++)
+        if (rt_shrunk(rt, rt_worker_proc(rt, w->group, j))) {
+            *ids |= 1ULL << j;
+            n++;
+        }
+    return n;
+}
+
+/* The leader of a group that shrank waits no more for the metrics of the workers lost. */
+static int on_shrink(rt_worker *w, const msg *m, zmq_msg_t *payload, singa_err *err)
+{
+    uint64_t gone;
+    workers_gone(w, &gone);
+    if (m->src.proc != w->rt->rank || w->id != 0 || !reports_to_leader(w) || !w->collecting)
+        return 0;
+    w->metrics_due -= __builtin_popcountll(gone & ~w->metrics_from & ~w->counted_gone);
+    w->counted_gone |= gone;
+    if (w->metrics_due < 0)
+        w->metrics_due = 0;
+    return 0;
 }
 
 /* How a worker reacts to a message: 0 when it is taken here, 1 when it is for the code waiting
@@ -146,6 +177,7 @@ static worker_handler *const on_message[MSG_NTYPES] = {
     [MSG_STOP] = on_stop,
     [MSG_GROUP_STEP] = on_floor,    /* cluster.staleness: every live group finished this step */
     [MSG_WORKER_METRICS] = on_metrics, /* the leader: another worker's rows of the batch */
+    [MSG_SHRINK] = on_shrink,       /* the group goes on without a lost process */
 };
 
 /* Receives one message for this worker: 0, or -1 at a stop (the reason in err) or a failure;
@@ -228,7 +260,13 @@ static void exchange_metrics(rt_worker *w, int step)
         return;
     }
     singa_job_merge_metrics(w->job, &w->early);
-    w->metrics_due = rt->c->nworkers_per_group - 1 - w->nearly;
+    uint64_t gone;
+    int lost = workers_gone(w, &gone);
+    int early = lost ? __builtin_popcountll(w->early_from & ~gone) : w->nearly;
+    w->metrics_due = rt->c->nworkers_per_group - 1 - lost - early;
+    w->metrics_from = w->early_from;
+    w->counted_gone = gone;
+    w->early_from = 0;
     w->nearly = 0;
     singa_metrics_reset(&w->early);
     w->collecting = true;
@@ -429,8 +467,9 @@ static int save_servers(rt_worker *w, int step, bool *complete, singa_err *err)
         return singa_err_set(err, "out of memory");
     for (int i = 0; i < n; i++) {
         int g = i / per, j = i % per;
+        int id = g == 0 ? rt_holder_id(rt, j) : j; /* a backup, once it holds the server's slices */
         msg m = {.type = MSG_CKPT, .src = self(w),
-                 .dst = {ENT_SERVER, (uint16_t)g, (uint16_t)j, (uint16_t)rt_server_proc(rt, g, j)}, .step = step};
+                 .dst = {ENT_SERVER, (uint16_t)g, (uint16_t)id, (uint16_t)rt_server_proc(rt, g, id)}, .step = step};
         rt_send(w->sock, &m, NULL, 0);
     }
     *complete = true;

@@ -23,6 +23,7 @@ const singa_field singa_cluster_fields[] = {
     {"monitor", SINGA_FIELD_TABLE},          {"staleness", SINGA_FIELD_INT},
     {"compress", SINGA_FIELD_STR_OR_TABLE},  {"momentum_compensation", SINGA_FIELD_BOOL},
     {"outer", SINGA_FIELD_TABLE},             {"plan", SINGA_FIELD_STR},
+    {"replicas", SINGA_FIELD_INT},
     {NULL, 0},
 };
 
@@ -351,6 +352,24 @@ static int fit_launched(singa_cluster *c, singa_err *err)
     return 0;
 }
 
+/* cluster.replicas, once the processes are known: each holder of a slice in a process of its own. */
+static int read_replicas(singa_cluster *c, const singa_conf *conf, singa_err *err)
+{
+    c->replicas = singa_conf_int(conf, "replicas", 1);
+    if (c->replicas < 1 || c->replicas > c->nprocs)
+        return singa_err_set(err, "cluster: field 'replicas' must be from 1 to the job's %d process%s (each holder of a "
+                                  "slice in a process of its own), got %d", c->nprocs, c->nprocs == 1 ? "" : "es",
+                             c->replicas);
+    const char *with = c->nserver_groups > 1 ? "several server groups (Hogwild)"
+                       : c->outer          ? "cluster.outer"
+                       : c->compress.kind == SINGA_COMPRESS_POWERSGD ? "cluster.compress.powersgd"
+                                                                     : NULL;
+    if (c->replicas > 1 && with)
+        return singa_err_set(err, "cluster: field 'replicas' = %d does not go with %s: the backups apply the "
+                                  "servers' updates, and those change the values otherwise too", c->replicas, with);
+    return 0;
+}
+
 int singa_cluster_read(singa_cluster *c, const singa_conf *conf, singa_err *err)
 {
     const singa_field *const schemas[] = {singa_cluster_fields, NULL};
@@ -393,7 +412,9 @@ int singa_cluster_read(singa_cluster *c, const singa_conf *conf, singa_err *err)
         return -1;
     if (place(c, err) < 0 || read_elastic(c, singa_conf_get(conf, "elastic"), err) < 0)
         return -1;
-    return c->elastic_min ? fit_launched(c, err) : 0;
+    if (c->elastic_min && fit_launched(c, err) < 0)
+        return -1;
+    return read_replicas(c, conf, err);
 }
 
 bool singa_cluster_distributed(const singa_cluster *c)

@@ -38,8 +38,9 @@ ROOT = os.geteuid() == 0 and bool(shutil.which("ip")) and bool(shutil.which("tc"
 # --- layouts -------------------------------------------------------------------------------
 class Layout:
     """A job: job.lua's cluster JOB in PROCS processes; LOSS(rank) says what losing that rank
-    does today: "ends" (every survivor ends naming it), "goes_on" (asynchronous: the others
-    finish), "restarts" (--elastic: the job starts again on the survivors).  EXACT: harmless
+    does today: "ends" (every survivor ends naming it), "goes_on" (asynchronous, or synchronous
+    with cluster.replicas: the others finish), "restarts" (--elastic: the job starts again on the
+    survivors).  EXACT: harmless
     faults leave the fault-free run's params (to 1e-5; BITWISE: bit for bit, as
     docs/05-checkpoints.md promises for a synchronous job of 2 workers)."""
 
@@ -64,6 +65,8 @@ LAYOUTS = {
     "downpour3": Layout("downpour3", 3, lambda r: "goes_on" if r == 1 else "ends", rejoin=(1,)),
     # asynchronous, a server group per process: rank 1 can be lost and rejoin
     "hogwild2": Layout("hogwild2", 2, lambda r: "goes_on" if r == 1 else "ends", rejoin=(1,)),
+    # synchronous with cluster.replicas = 2: the group goes on without a lost rank but rank 0
+    "allreduce3-replicas": Layout("allreduce3r", 3, lambda r: "ends" if r == 0 else "goes_on", exact=True),
     # ranks 0 and 1 in one network namespace, rank 2 (the servers) in another, a veth between
     "sandblaster3-netns": Layout("sandblaster3", 3, ends, exact=True, bitwise=True, netns=True, ref="sandblaster3"),
 }
@@ -613,6 +616,29 @@ def inv_resume(run):
     return f"resumed step {at}; step {max(before)} was written before the loss"
 
 
+def inv_replicas(run):
+    """cluster.replicas: every replica of a server that ended with the job (its digest of values and
+    updater state in its process's log) holds bitwise the same, at the last step when the job
+    trained every step."""
+    ws = os.path.join(run.dir, "ws")
+    if not os.path.isdir(ws):
+        return None
+    held, n = {}, 0
+    for name in sorted(os.listdir(ws)):
+        with open(os.path.join(ws, name)) as f:
+            for server, version, digest in re.findall(
+                    r"replica \d+ of server ([\d.]+) \(rank \d+\): \d+ slices? at version (\d+), digest (\w+)", f.read()):
+                held.setdefault(server, set()).add((int(version), digest))
+                n += 1
+    for server, got in sorted(held.items()):
+        if len(got) > 1:
+            return f"server {server}'s replicas differ: {sorted(got)}"
+        if finished(run) and next(iter(got))[0] != STEPS:
+            return f"server {server}'s replicas end at version {next(iter(got))[0]}, not {STEPS}"
+    run.notes.append(f"{n} replicas of {len(held)} servers agree")
+    return None
+
+
 def inv_steps(run):
     """No committed step lost or trained twice: each worker group's records (every 10 steps) go on
     without a gap or a repeat, but from the checkpoint an elastic restart resumes (the steps
@@ -645,6 +671,7 @@ INVARIANTS = [
     ("no .tmp left behind", inv_no_tmp),
     ("a restart loses no committed step", inv_resume),
     ("no step lost or trained twice", inv_steps),
+    ("every replica of a server bitwise the same", inv_replicas),
 ]
 
 
@@ -813,12 +840,14 @@ TMP = "t/faults.tmp"
 
 # The short fixed set of make check (t/8800-faults.sh, --fixed), none needing root: stops and
 # garbage that change nothing, a loss that ends a job, one that restarts an elastic job (rank 0),
+# one a job with replicas goes on without,
 # a Hogwild rank lost and rejoined, a rejoin refused.  Explicit, so new table entries leave it be.
 FIXED = [
     ("sandblaster3", [(100, "stop", {"rank": 2, "secs": 0.6}),
                       (200, "garbage", {"rank": 0, "bytes": 64, "conns": 5, "seed": 1})]),
     ("sandblaster3", [(120, "kill", {"rank": 1})]),
     ("allreduce3-elastic", [(120, "kill", {"rank": 0})]),
+    ("allreduce3-replicas", [(120, "kill", {"rank": 2})]),
     ("hogwild2", [(150, "rejoin", {"rank": 1})]),
     ("downpour3", [(80, "rejoin", {"rank": 0}), (160, "stop", {"rank": 1, "secs": 0.3})]),
     # the two launcher bugs the suite found: a stalled rank that comes back, two losses at once

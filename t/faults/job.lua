@@ -10,12 +10,14 @@ local ckdir = arg[4] or dir .. "/ckpt"
 local layouts = {
   allreduce3 = function() return singa.cluster.allreduce{ workers = 3, procs = 3 } end,
   allreduce4 = function() return singa.cluster.allreduce{ workers = 4, procs = 4 } end,
+  allreduce3r = function() return singa.cluster.allreduce{ workers = 3, procs = 3, replicas = 2 } end,
   sandblaster3 = function() return singa.cluster.sandblaster{ workers = 2, servers = 2, procs = 3 } end,
   downpour3 = function() return singa.cluster.downpour{ groups = 2, procs = 3 } end,
   hogwild2 = function() return singa.cluster.hogwild{ groups = 2, procs = 2, sync_freq = 20 } end,
 }
 local cluster = assert(layouts[layout], "unknown layout " .. tostring(layout))()
 cluster.heartbeat_timeout = tonumber(os.getenv("FAULT_HEARTBEAT")) or 2
+if cluster.replicas then cluster.workspace = dir .. "/ws" end -- each replica's digest at the end
 cluster.join_timeout = 30
 singa.load_plugin(os.getenv("SLOW_SO"))
 local net = td.mlp(dir .. "/../data/images-idx3-ubyte", dir .. "/../data/labels-idx1-ubyte")
