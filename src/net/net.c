@@ -560,7 +560,7 @@ int singa_net_create_pipeline(singa_net **out, const singa_graph *g, int m, cons
                               singa_err *err)
 {
     *out = NULL;
-    int n = g->nworkers, rc = m > 1 ? singa_pipeline_check(g, m, err) : 0;
+    int n = g->nworkers, rc = m > 1 ? singa_pipeline_check(g, m, split ? split->count : 1, err) : 0;
     singa_net **nets = rc == 0 ? calloc((size_t)n * (size_t)m, sizeof *nets) : NULL;
     if (rc == 0 && !nets)
         rc = singa_err_set(err, "out of memory");
