@@ -238,15 +238,50 @@ static int parse(const char *path, char *text, size_t len, char sep, int skip, f
     return 0;
 }
 
-int singa_csv_read(const char *path, char sep, int skip, float **vals, size_t *rows, int *ncols, size_t **lines,
-                   singa_err *err)
+/* The file's text up to the end of its first line that is not blank (or the whole file). */
+static int first_line(const char *path, uint8_t **out, size_t *len, singa_err *err)
 {
-    uint8_t *bytes;
-    size_t len;
+    errno = 0;
+    gzFile gz = gzopen(path, "rb");
+    if (!gz)
+        return singa_err_set(err, "file '%s': %s", path, strerror(errno ? errno : ENOENT));
+    size_t n = 0, cap = 0;
+    uint8_t *buf = NULL;
+    bool text = false; /* a character that is not blank seen */
+    for (int got = 1; got > 0;) {
+        if (n + 65536 > cap) {
+            uint8_t *g = realloc(buf, cap = 2 * cap + 65536);
+            if (!g) {
+                free(buf);
+                gzclose(gz);
+                return singa_err_set(err, "file '%s': out of memory", path);
+            }
+            buf = g;
+        }
+        got = gzread(gz, buf + n, 65536);
+        for (int i = 0; i < got; i++, n++) {
+            if (buf[n] == '\n' && text) {
+                got = 0;
+                break;
+            }
+            text |= !strchr(" \t\r\n", buf[n]);
+        }
+    }
+    gzclose(gz);
+    *out = buf;
+    *len = n;
+    return 0;
+}
+
+static int csv_read(const char *path, char sep, int skip, bool first, float **vals, size_t *rows, int *ncols,
+                    size_t **lines, singa_err *err)
+{
+    uint8_t *bytes = NULL;
+    size_t len = 0;
     *vals = NULL;
     if (lines)
         *lines = NULL;
-    if (singa_file_read(path, &bytes, &len, err) < 0)
+    if ((first ? first_line(path, &bytes, &len, err) : singa_file_read(path, &bytes, &len, err)) < 0)
         return -1;
     char *text = realloc(bytes, len + 1); /* room for the terminating NUL */
     if (!text) {
@@ -270,4 +305,16 @@ int singa_csv_read(const char *path, char sep, int skip, float **vals, size_t *r
         *lines = NULL;
     }
     return rc;
+}
+
+int singa_csv_read(const char *path, char sep, int skip, float **vals, size_t *rows, int *ncols, size_t **lines,
+                   singa_err *err)
+{
+    return csv_read(path, sep, skip, false, vals, rows, ncols, lines, err);
+}
+
+int singa_csv_read_first(const char *path, char sep, float **vals, int *ncols, size_t **lines, singa_err *err)
+{
+    size_t rows;
+    return csv_read(path, sep, 0, true, vals, &rows, ncols, lines, err);
 }
