@@ -134,6 +134,10 @@ refused() {
 }
 refused bad-divide 2 5 "micro_batches = 5 does not divide the batch: layer 'data' reads batchsize 24 (micro_batches may be one of 1, 2, 3, 4, 6, 8, 12, 24)"
 report $? "micro_batches = 5 with batchsize 24: refused, naming the field, the batch and the allowed values" "$tmp/bad-divide.out"
+# The hybrid cut's data layer splits its batch over the 2 workers: each micro-batch of 24 / 8 rows
+# would split again, so 8 is refused and the allowed values are those of 12.
+refused bad-split 2hybrid 8 "micro_batches = 8 does not divide the batch: layer 'data' reads batchsize 24 split over 2 workers (micro_batches may be one of 1, 2, 3, 4, 6, 12)"
+report $? "micro_batches = 8 with batchsize 24 split over 2 workers: refused before the data layer, with the allowed values" "$tmp/bad-split.out"
 refused bad-zero 2 0 "field 'micro_batches' must be a positive integer"
 report $? "micro_batches = 0: refused, naming the field" "$tmp/bad-zero.out"
 refused bad-text 2 two "field 'micro_batches' must be a positive integer"

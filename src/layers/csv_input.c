@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "layers/ctx.h"
 #include "layers/datafile.h"
 #include "layers/layers.h"
 #include "layers/records.h"
@@ -83,15 +84,19 @@ static void normalise(singa_layer *l, size_t rows)
         s->feat[i] = (s->feat[i] - mean) / sd;
 }
 
-/* The file parsed, its labels split off and its features normalised; *rows records. */
+/* The file parsed, its labels split off and its features normalised; *rows records (the first
+ * only in a net built for its shapes). */
 static int load(singa_layer *l, const char *path, const char *sep, size_t *nrows, singa_err *err)
 {
     csv_state *s = l->state;
     float *vals;
     size_t rows, *lines;
     int ncols;
-    if (singa_csv_read(path, sep[0], 0, &vals, &rows, &ncols, s->has_label ? &lines : NULL, err) < 0)
+    size_t **want = s->has_label ? &lines : NULL;
+    if ((l->ctx->shapes_only ? singa_csv_read_first(path, sep[0], &vals, &ncols, want, err)
+                             : singa_csv_read(path, sep[0], 0, &vals, &rows, &ncols, want, err)) < 0)
         return singa_layer_err(l, err, "%s", err->msg);
+    rows = l->ctx->shapes_only ? 1 : rows; /* a net for its shapes needs no more */
     s->nfeat = ncols - (s->has_label ? 1 : 0);
     if (s->nfeat < 1) {
         free(vals);

@@ -26,6 +26,9 @@ struct singa_layer_ctx {
     int cd_step;            /* kCD: 0, or k in the k-th negative (Gibbs) phase */
     int nlayers;            /* the net's layers: a bound for walks back through sources */
     bool defer_params;      /* a pipeline's micro-batch copy: params' gradients later (deferred.h) */
+    /* A net built only for its layers' shapes (a graph, a plan): input layers take their shapes
+     * from their data's header or first record and load no records; it never runs a pass. */
+    bool shapes_only;
     /* In a pipeline's micro-batch copy other than the first: l's layer in copy 0 at the same
      * location (set up already, freed with l's copy), whose data set l's input layer reads instead
      * of loading it again (records.h); NULL in copy 0 and in a net not pipelined. */

@@ -4,6 +4,7 @@
  * tensors, so a file means the same to a job and to singa.predict. */
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -71,66 +72,61 @@ static int read_full(gzFile f, void *buf, size_t n)
     return got == n ? 0 : -1;
 }
 
+/* The header of an IDX file open as gz: its dims, count and record size, checked. */
+static int idx_header(gzFile gz, singa_idx *f, const char *path, singa_err *err)
+{
+    uint8_t head[4], dimb[16];
+    if (read_full(gz, head, 4) < 0 || head[0] || head[1])
+        return singa_err_set(err, "file '%s': not an IDX file (bad magic)", path);
+    if (head[2] != 0x08 || head[3] < 1 || head[3] > 4)
+        return singa_err_set(err, "file '%s': unsupported IDX element type 0x%02x or %d dimensions (unsigned bytes, 1 to 4 dimensions supported)",
+                             path, head[2], head[3]);
+    f->ndim = head[3];
+    if (read_full(gz, dimb, 4u * (unsigned)f->ndim) < 0)
+        return singa_err_set(err, "file '%s': truncated header", path);
+    f->record = 1;
+    for (int i = 0; i < f->ndim; i++) {
+        uint32_t d = (uint32_t)dimb[4 * i] << 24 | (uint32_t)dimb[4 * i + 1] << 16 |
+                     (uint32_t)dimb[4 * i + 2] << 8 | dimb[4 * i + 3];
+        if (d == 0 || d > (1u << 30))
+            return singa_err_set(err, "file '%s': dimension %d is %u", path, i, d);
+        f->dims[i] = (int)d;
+        if (i && (f->record *= d) > (1u << 24)) /* checked each time, so it cannot wrap */
+            break;
+    }
+    f->count = (size_t)f->dims[0];
+    if (f->record > (1u << 24) || f->count * f->record > ((size_t)1 << 36))
+        return singa_err_set(err, "file '%s': implausible size", path);
+    return 0;
+}
+
 /* Streams the records straight into their buffer (no second copy of a large set). */
-int singa_idx_read(singa_idx *f, const char *path, singa_err *err)
+static int idx_read(singa_idx *f, const char *path, bool header_only, singa_err *err)
 {
     memset(f, 0, sizeof *f);
     errno = 0;
     gzFile gz = gzopen(path, "rb");
     if (!gz)
         return singa_err_set(err, "file '%s': %s", path, strerror(errno ? errno : ENOENT));
-    uint8_t head[4], dimb[16];
-    int rc = -1;
-    if (read_full(gz, head, 4) < 0 || head[0] || head[1]) {
-        singa_err_set(err, "file '%s': not an IDX file (bad magic)", path);
-        goto out;
-    }
-    if (head[2] != 0x08 || head[3] < 1 || head[3] > 4) {
-        singa_err_set(err, "file '%s': unsupported IDX element type 0x%02x or %d dimensions (unsigned bytes, 1 to 4 dimensions supported)",
-                      path, head[2], head[3]);
-        goto out;
-    }
-    f->ndim = head[3];
-    if (read_full(gz, dimb, 4u * (unsigned)f->ndim) < 0) {
-        singa_err_set(err, "file '%s': truncated header", path);
-        goto out;
-    }
-    f->record = 1;
-    for (int i = 0; i < f->ndim; i++) {
-        uint32_t d = (uint32_t)dimb[4 * i] << 24 | (uint32_t)dimb[4 * i + 1] << 16 |
-                     (uint32_t)dimb[4 * i + 2] << 8 | dimb[4 * i + 3];
-        if (d == 0 || d > (1u << 30)) {
-            singa_err_set(err, "file '%s': dimension %d is %u", path, i, d);
-            goto out;
-        }
-        f->dims[i] = (int)d;
-        if (i && (f->record *= d) > (1u << 24)) /* checked each time, so it cannot wrap */
-            break;
-    }
-    f->count = (size_t)f->dims[0];
-    if (f->record > (1u << 24) || f->count * f->record > ((size_t)1 << 36)) {
-        singa_err_set(err, "file '%s': implausible size", path);
-        goto out;
-    }
+    int rc = idx_header(gz, f, path, err);
     size_t bytes = f->count * f->record;
-    if (!(f->bytes = malloc(bytes ? bytes : 1))) {
-        singa_err_set(err, "file '%s': out of memory for %zu bytes", path, bytes);
-        goto out;
-    }
-    if (read_full(gz, f->bytes, bytes) < 0) {
+    if (rc == 0 && !header_only && !(f->bytes = malloc(bytes ? bytes : 1)))
+        rc = singa_err_set(err, "file '%s': out of memory for %zu bytes", path, bytes);
+    if (rc == 0 && !header_only && read_full(gz, f->bytes, bytes) < 0) {
         int zerr;
         const char *zmsg = gzerror(gz, &zerr);
-        singa_err_set(err, "file '%s': %s (expected %zu records of %zu bytes)", path, zerr < 0 ? zmsg : "truncated",
-                      f->count, f->record);
-        goto out;
+        rc = singa_err_set(err, "file '%s': %s (expected %zu records of %zu bytes)", path, zerr < 0 ? zmsg : "truncated",
+                           f->count, f->record);
     }
-    rc = 0;
-out:
     gzclose(gz);
     if (rc < 0)
         singa_idx_free(f);
     return rc;
 }
+
+int singa_idx_read(singa_idx *f, const char *path, singa_err *err) { return idx_read(f, path, false, err); }
+
+int singa_idx_read_header(singa_idx *f, const char *path, singa_err *err) { return idx_read(f, path, true, err); }
 
 void singa_idx_free(singa_idx *f)
 {
@@ -242,15 +238,50 @@ static int parse(const char *path, char *text, size_t len, char sep, int skip, f
     return 0;
 }
 
-int singa_csv_read(const char *path, char sep, int skip, float **vals, size_t *rows, int *ncols, size_t **lines,
-                   singa_err *err)
+/* The file's text up to the end of its first line that is not blank (or the whole file). */
+static int first_line(const char *path, uint8_t **out, size_t *len, singa_err *err)
 {
-    uint8_t *bytes;
-    size_t len;
+    errno = 0;
+    gzFile gz = gzopen(path, "rb");
+    if (!gz)
+        return singa_err_set(err, "file '%s': %s", path, strerror(errno ? errno : ENOENT));
+    size_t n = 0, cap = 0;
+    uint8_t *buf = NULL;
+    bool text = false; /* a character that is not blank seen */
+    for (int got = 1; got > 0;) {
+        if (n + 65536 > cap) {
+            uint8_t *g = realloc(buf, cap = 2 * cap + 65536);
+            if (!g) {
+                free(buf);
+                gzclose(gz);
+                return singa_err_set(err, "file '%s': out of memory", path);
+            }
+            buf = g;
+        }
+        got = gzread(gz, buf + n, 65536);
+        for (int i = 0; i < got; i++, n++) {
+            if (buf[n] == '\n' && text) {
+                got = 0;
+                break;
+            }
+            text |= !strchr(" \t\r\n", buf[n]);
+        }
+    }
+    gzclose(gz);
+    *out = buf;
+    *len = n;
+    return 0;
+}
+
+static int csv_read(const char *path, char sep, int skip, bool first, float **vals, size_t *rows, int *ncols,
+                    size_t **lines, singa_err *err)
+{
+    uint8_t *bytes = NULL;
+    size_t len = 0;
     *vals = NULL;
     if (lines)
         *lines = NULL;
-    if (singa_file_read(path, &bytes, &len, err) < 0)
+    if ((first ? first_line(path, &bytes, &len, err) : singa_file_read(path, &bytes, &len, err)) < 0)
         return -1;
     char *text = realloc(bytes, len + 1); /* room for the terminating NUL */
     if (!text) {
@@ -274,4 +305,16 @@ int singa_csv_read(const char *path, char sep, int skip, float **vals, size_t *r
         *lines = NULL;
     }
     return rc;
+}
+
+int singa_csv_read(const char *path, char sep, int skip, float **vals, size_t *rows, int *ncols, size_t **lines,
+                   singa_err *err)
+{
+    return csv_read(path, sep, skip, false, vals, rows, ncols, lines, err);
+}
+
+int singa_csv_read_first(const char *path, char sep, float **vals, int *ncols, size_t **lines, singa_err *err)
+{
+    size_t rows;
+    return csv_read(path, sep, 0, true, vals, &rows, ncols, lines, err);
 }

@@ -12,5 +12,9 @@
 
 /* Reads a whole file, plain or gzip-compressed, into *out (malloc'd; *len bytes). */
 int singa_file_read(const char *path, uint8_t **out, size_t *len, singa_err *err);
+/* singa_csv_read's first record only (one row, no header), for its columns. */
+int singa_csv_read_first(const char *path, char sep, float **vals, int *ncols, size_t **lines, singa_err *err);
+/* singa_idx_read's header only: dims, count and record, no bytes (f->bytes NULL). */
+int singa_idx_read_header(singa_idx *f, const char *path, singa_err *err);
 
 #endif

@@ -3,6 +3,7 @@
  * out, so a data set costs its file size, not four times it.  Which record comes next
  * (shuffling, random_skip, the checkpointed cursor) is records.c's.  A pipeline's micro-batch
  * copies read the set their first copy loaded (records.h singa_records_twin). */
+#include "layers/ctx.h"
 #include "layers/datafile.h"
 #include "layers/layers.h"
 #include "layers/records.h"
@@ -22,10 +23,11 @@ static const singa_field fields[] = {
 
 static int idx_load(singa_layer *l, singa_idx *f, const char *field, const char *path, singa_err *err)
 {
-    return singa_idx_read(f, path, err) < 0 ? singa_layer_err(l, err, "%s %s", field, err->msg) : 0;
+    int rc = l->ctx->shapes_only ? singa_idx_read_header(f, path, err) : singa_idx_read(f, path, err);
+    return rc < 0 ? singa_layer_err(l, err, "%s %s", field, err->msg) : 0;
 }
 
-/* The images and labels files, checked. */
+/* The images and labels files, checked (only their headers in a net built for its shapes). */
 static int load(singa_layer *l, const char *images, const char *labels, singa_err *err)
 {
     idx_state *s = l->state;
@@ -39,7 +41,7 @@ static int load(singa_layer *l, const char *images, const char *labels, singa_er
                                    labels, s->labels.count, images, s->images.count);
         if (s->labels.record != 1)
             return singa_layer_err(l, err, "labels file '%s' must hold one byte per record", labels);
-        for (size_t i = 0; i < s->labels.count; i++)
+        for (size_t i = 0; s->labels.bytes && i < s->labels.count; i++)
             if (singa_records_label(&s->rec, l, s->labels.bytes[i], labels, "record", i + 1, err) < 0)
                 return -1;
     }
@@ -71,7 +73,7 @@ static int setup(singa_layer *l, singa_err *err)
     }
     if (singa_layer_shape(l, nd, shape, err) < 0)
         return -1;
-    if (s->labels.bytes && singa_tensor_init(&l->aux, 1, shape, err) < 0)
+    if (s->labels.count && singa_tensor_init(&l->aux, 1, shape, err) < 0)
         return singa_layer_err(l, err, "%s", err->msg);
     return singa_records_start(&s->rec, l, s->images.count, err);
 }

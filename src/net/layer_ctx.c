@@ -40,13 +40,15 @@ static singa_layer *twin(const singa_layer *l)
 
 void singa_net_ctx_sync(singa_net *net)
 {
-    bool defer = net->layer_ctx->defer_params; /* the pipeline's, no member of the net */
+    bool defer = net->layer_ctx->defer_params, shapes = net->layer_ctx->shapes_only; /* no members of the net */
     *net->layer_ctx = (singa_layer_ctx){.phase = net->phase, .rng = net->rng, .seed = net->seed, .pool = net->pool,
                                         .params = net->params, .split = net->split, .metrics = &net->metrics,
                                         .cd_step = net->cd_step, .nlayers = net->nlayers, .dsts = dsts,
-                                        .defer_params = defer, .twin = twin};
+                                        .defer_params = defer, .shapes_only = shapes, .twin = twin};
 }
 
 void singa_net_ctx_defer_params(singa_net *net, bool on) { net->layer_ctx->defer_params = on; }
+
+void singa_net_ctx_shapes_only(singa_net *net) { net->layer_ctx->shapes_only = true; }
 
 void singa_net_ctx_first(singa_net *net, singa_net *first) { ((net_block *)net)->first = first != net ? first : NULL; }

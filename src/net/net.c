@@ -395,9 +395,9 @@ static int setup_layers(singa_net *net, singa_err *err)
     return 0;
 }
 
-int singa_net_create(singa_net **out, const singa_conf *netconf, singa_phase phase,
-                     const singa_registry *reg, singa_params *params, singa_rng *rng,
-                     uint64_t seed, const singa_net_split *split, singa_err *err)
+static int create(singa_net **out, const singa_conf *netconf, singa_phase phase, const singa_registry *reg,
+                  singa_params *params, singa_rng *rng, uint64_t seed, const singa_net_split *split, bool shapes,
+                  singa_err *err)
 {
     *out = NULL;
     const singa_field *const schemas[] = {net_fields, NULL};
@@ -415,6 +415,8 @@ int singa_net_create(singa_net **out, const singa_conf *netconf, singa_phase pha
     net->seed = seed;
     net->split = split ? *split : (singa_net_split){0, 1, 0, 1};
     net->location = -1;
+    if (shapes)
+        singa_net_ctx_shapes_only(net);
     if (add_layers(net, netconf, list, reg, err) < 0 || connect(net, list, err) < 0 ||
         toposort(net, err) < 0 || setup_layers(net, err) < 0) {
         singa_net_free(net);
@@ -422,6 +424,19 @@ int singa_net_create(singa_net **out, const singa_conf *netconf, singa_phase pha
     }
     *out = net;
     return 0;
+}
+
+int singa_net_create(singa_net **out, const singa_conf *netconf, singa_phase phase,
+                     const singa_registry *reg, singa_params *params, singa_rng *rng,
+                     uint64_t seed, const singa_net_split *split, singa_err *err)
+{
+    return create(out, netconf, phase, reg, params, rng, seed, split, false, err);
+}
+
+int singa_net_create_shapes(singa_net **out, const singa_conf *netconf, singa_phase phase, const singa_registry *reg,
+                            singa_params *params, singa_rng *rng, singa_err *err)
+{
+    return create(out, netconf, phase, reg, params, rng, 1, NULL, true, err);
 }
 
 /* Adds v under key (NULL in a list), freeing it when it cannot. */
@@ -560,7 +575,7 @@ int singa_net_create_pipeline(singa_net **out, const singa_graph *g, int m, cons
                               singa_err *err)
 {
     *out = NULL;
-    int n = g->nworkers, rc = m > 1 ? singa_pipeline_check(g, m, err) : 0;
+    int n = g->nworkers, rc = m > 1 ? singa_pipeline_check(g, m, split ? split->count : 1, err) : 0;
     singa_net **nets = rc == 0 ? calloc((size_t)n * (size_t)m, sizeof *nets) : NULL;
     if (rc == 0 && !nets)
         rc = singa_err_set(err, "out of memory");

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "net/layer_ctx.h"
 #include "singa/net.h"
 #include "singa/partition.h"
 
@@ -390,7 +391,7 @@ int singa_graph_build(singa_graph *g, const singa_conf *netconf, singa_phase pha
     singa_net *net;
     singa_params_init(&params);
     singa_rng_seed(&rng, 1, 0);
-    if (singa_net_create(&net, netconf, phase, reg, &params, &rng, 1, NULL, err) < 0) {
+    if (singa_net_create_shapes(&net, netconf, phase, reg, &params, &rng, err) < 0) {
         singa_params_free(&params);
         return -1;
     }

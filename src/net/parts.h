@@ -48,9 +48,9 @@ int singa_parts_micro_batches(const singa_parts *pp);
 double singa_parts_stage_seconds(const singa_parts *pp, int location);
 /* bp.c's step: singa_net_forward then singa_net_backward, as one pass when pipelined. */
 int singa_net_forward_backward(singa_net *net, singa_err *err);
-/* Checks that the graph can be trained in m micro-batches (singa_net_create_pipeline does);
- * errors name the field and the culprit. */
-int singa_pipeline_check(const singa_graph *g, int m, singa_err *err);
+/* Checks that the graph can be trained in m micro-batches by `workers` groups' workers that
+ * split the batch (singa_net_create_pipeline does); errors name the field and the culprit. */
+int singa_pipeline_check(const singa_graph *g, int m, int workers, singa_err *err);
 /* Within a pass: before layer i of net computes, waits for what it needs from other locations
  * (-1 when another location failed); after, tells the locations waiting for it. */
 int singa_parts_wait(singa_parts *pp, const singa_net *net, int i, bool backward, singa_err *err);

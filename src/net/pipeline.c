@@ -34,17 +34,21 @@ static int conf_batch(const singa_conf *c)
     return bs && bs->kind == SINGA_CONF_NUM && bs->num >= 1 && bs->num < 1e9 ? (int)bs->num : 0;
 }
 
-static int refuse_batch(const singa_graph_layer *gl, int m, int batch, singa_err *err)
+/* The batch of input layer gl does not split into m micro-batches of each of its `split` parts
+ * (a worker's share when the layer is cut on the batch): the allowed m divide batch / split. */
+static int refuse_batch(const singa_graph_layer *gl, int m, int batch, int split, singa_err *err)
 {
-    char allowed[200] = "";
-    for (int d = 1; d <= batch; d++)
-        if (batch % d == 0 && strlen(allowed) < sizeof allowed - 16)
+    char allowed[200] = "", over[64] = "";
+    for (int d = 1; d <= batch / split; d++)
+        if (batch % (d * split) == 0 && strlen(allowed) < sizeof allowed - 16)
             singa_appendf(allowed, sizeof allowed, "%s%d", *allowed ? ", " : "", d);
-    return singa_err_set(err, "neuralnet: micro_batches = %d does not divide the batch: layer '%s' reads batchsize %d "
-                              "(micro_batches may be one of %s)", m, gl->name, batch, allowed);
+    if (split > 1)
+        snprintf(over, sizeof over, " split over %d workers", split);
+    return singa_err_set(err, "neuralnet: micro_batches = %d does not divide the batch: layer '%s' reads batchsize %d%s "
+                              "(micro_batches may be one of %s)", m, gl->name, batch, over, *allowed ? allowed : "none");
 }
 
-int singa_pipeline_check(const singa_graph *g, int m, singa_err *err)
+int singa_pipeline_check(const singa_graph *g, int m, int workers, singa_err *err)
 {
     bool off = false;
     for (int i = 0; i < g->nnodes; i++)
@@ -55,7 +59,7 @@ int singa_pipeline_check(const singa_graph *g, int m, singa_err *err)
                                   "the group's workers are 0 to %d)", m, g->nworkers - 1);
     for (int i = 0; i < g->nlayers; i++) {
         const singa_graph_layer *gl = &g->layers[i];
-        int batch = conf_batch(gl->conf);
+        int batch = conf_batch(gl->conf), split = workers * (gl->dim == 0 && gl->nparts > 1 ? gl->nparts : 1);
         if (gl->flags & SINGA_LAYER_WHOLE_BATCH)
             return singa_err_set(err, "neuralnet: micro_batches = %d: layer '%s' (%s) works on the whole batch, so "
                                       "micro-batches would change its result (remove micro_batches or the layer)",
@@ -63,8 +67,9 @@ int singa_pipeline_check(const singa_graph *g, int m, singa_err *err)
         if ((gl->flags & SINGA_LAYER_INPUT) && !(gl->flags & SINGA_LAYER_SPLITS))
             return singa_err_set(err, "neuralnet: micro_batches = %d: input layer '%s' (%s) reads whole batches, so it "
                                       "cannot hand out micro-batches", m, gl->name, gl->type);
-        if ((gl->flags & SINGA_LAYER_INPUT) && batch > 0 && batch % m != 0)
-            return refuse_batch(gl, m, batch, err);
+        /* records.c splits the batch over every copy's part: m times the layer's split */
+        if ((gl->flags & SINGA_LAYER_INPUT) && batch > 0 && batch % (m * split) != 0)
+            return refuse_batch(gl, m, batch, split, err);
     }
     return 0;
 }
