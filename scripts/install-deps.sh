@@ -7,7 +7,7 @@ SUDO=
 PKGS="build-essential autoconf automake libtool pkg-config
       liblua5.4-dev libopenblas-dev libzmq3-dev libncurses-dev zlib1g-dev
       dataset-fashion-mnist fortunes tmux openmpi-bin mpich python3 iproute2 graphviz groff-base
-      slurmctld slurmd slurm-client python3-onnx"
+      slurmctld slurmd slurm-client python3-onnx strace"
 # node and npm for onnxruntime-node (below), from Debian when the machine has none.
 command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || PKGS="$PKGS nodejs npm"
 [ "${1:-}" = "--bench" ] && PKGS="$PKGS python3-torch python3-numpy time"
