@@ -86,21 +86,28 @@ int main(void)
     /* Feature cut: two bridges (fc1 gathers the data's 100 floats, the loss fc1's), each half
      * out and half in both ways, a latency each way. */
     check("feature cut", cfg(SINGA_PLAN_FEATURE, SINGA_COMPRESS_NONE), 0.01, 800 / 1e6 + 4e-4, 0, 0, 1600, 10);
-    /* Pipeline, the loss alone on stage 1, m = 2: stage 0 holds 0.011 s of layers and the whole
-     * update (0.007); slots of 0.009 s, one of them the bubble; fc1's 400 bytes cross per
-     * step, 200 a micro-batch (0.0002 s + 100 us a hop), the first micro-batch's hops exposed. */
+    /* Pipeline, the loss alone on stage 1, m = 2: stage 0 holds 0.011 s of layers, a slot of
+     * 0.0055 s a micro-batch, one slot the bubble, then the whole update (0.007) once; fc1's 400
+     * bytes cross per step, 200 a micro-batch (0.0002 s + 100 us a hop), the first micro-batch's
+     * hops exposed. */
     singa_plan_config pipe = cfg(SINGA_PLAN_PIPELINE, SINGA_COMPRESS_NONE);
     pipe.micro_batches = 2;
     pipe.stage_start[1] = 2;
-    check("pipeline m=2", pipe, 0.018, 2 * 0.0003, 0.009, 0, 800, 10);
+    check("pipeline m=2", pipe, 2 * 0.0055 + 0.007, 2 * 0.0003, 0.0055, 0, 800, 10);
+    /* fc1 deferring its params' gradients: a micro-batch's backward is its data gradient (as its
+     * forward, 0.002 s), the weight gradient once over the whole batch (as the forward, 0.004 s):
+     * slots of 0.0005 + 2 x 0.002 s, then 0.004 + 0.007 s once. */
+    layers[1].defers = true;
+    check("pipeline m=2, fc1 deferred", pipe, 2 * 0.0045 + 0.004 + 0.007, 2 * 0.0003, 0.0045, 0, 800, 10);
+    layers[1].defers = false;
     /* Hogwild with an outer optimizer, sync every 50 steps: each process the whole step and batch;
      * the change out and the values back amortised. */
     singa_plan_config hog = cfg(SINGA_PLAN_HOGWILD, SINGA_COMPRESS_NONE);
     hog.sync_freq = 50;
     check("hogwild outer", hog, 0.02, (4040 / 1e6 + 2e-4) / 50, 0, 0, 2 * 4040 / 50.0, 20);
     /* Profiled at a process's half of the batch (5 rows run slower than half of 10's time): its
-     * layers' 0.009 s replace 0.013 / 2; the micro-batches' likewise in the pipeline (2 x 0.009
-     * s in stage 0, plus its update). */
+     * layers' 0.009 s replace 0.013 / 2; the micro-batches' likewise in the pipeline (2 x 0.008
+     * s in stage 0, plus its update once). */
     singa_plan_layer half[3];
     memcpy(half, layers, sizeof half);
     half[1].fwd = 0.003, half[1].bwd = 0.004, half[2].fwd = half[2].bwd = 0.0005;
@@ -109,7 +116,7 @@ int main(void)
     prof.share = prof.micro = &share;
     check("allreduce at half the batch", cfg(SINGA_PLAN_ALLREDUCE, SINGA_COMPRESS_NONE), 0.009 + 0.0035,
           0.5 * 8080 / 1e6 + 2e-4, 0, 0, 8080, 10);
-    check("pipeline m=2 at micro-batches", pipe, 2 * 0.008 + 0.007, 2 * 0.0003, 0.0115, 0, 800, 10);
+    check("pipeline m=2 at micro-batches", pipe, 2 * 0.008 + 0.007, 2 * 0.0003, 0.008, 0, 800, 10);
     prof.share = prof.micro = NULL;
     /* A net whose loss has params too: over a network the backward below the loss (fc1's, halved
      * over the 2 processes) hides part of the rounds; on one host the transfers are the CPU's

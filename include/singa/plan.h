@@ -27,6 +27,7 @@ typedef struct singa_plan_layer {
     double out_floats;      /* its feature blob, the whole batch */
     int src;                /* its first source's index, or -1 */
     int dim;                /* in the feature cut over the processes ranked: -1 whole, 0 batch, 1 features */
+    bool defers;            /* in a pipeline its params' gradients wait for the whole batch (deferred.h) */
 } singa_plan_layer;
 
 typedef struct singa_plan_profile {

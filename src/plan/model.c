@@ -133,28 +133,43 @@ static int stage_of(const singa_plan_config *cfg, int i)
     return s;
 }
 
-/* Layers placed in n stages, m micro-batches in 1F1B: a slot is the slowest stage's share of a
- * micro-batch or a micro-batch's crossing, whichever is longer; m + S - 1 slots a step, S - 1 of
- * them the bubble, and the first micro-batch's crossings out and back exposed. */
+/* One micro-batch of layer a (mb: a profiled at the micro-batch's rows, else NULL) of m.  A layer
+ * that defers its params' gradients (net/pipeline.c) computes per micro-batch only its sources'
+ * gradient, an inner product's one product as large as its forward, and once a step over the
+ * whole batch its params' gradient, a product as large as the whole batch's forward (*once). */
+static double micro_cost(const singa_plan_layer *a, const singa_plan_layer *mb, int m, double *once)
+{
+    double fwd = mb ? mb->fwd : a->fwd / m, bwd = mb ? mb->bwd : a->bwd / m;
+    if (!a->defers)
+        return fwd + bwd;
+    *once += a->fwd;
+    return 2 * fwd;
+}
+
+/* Layers placed in n stages, m micro-batches in 1F1B: a slot is the slowest stage's micro-batch
+ * or a micro-batch's crossing, whichever is longer; m + S - 1 slots a step, S - 1 of them the
+ * bubble, and the first micro-batch's crossings out and back exposed; then each stage's deferred
+ * params' gradients and its update, once (the slowest stage's). */
 static void pipeline(const singa_plan_profile *p, const singa_plan_link *l, const singa_plan_config *cfg,
                      const sums *s, singa_plan_prediction *o)
 {
     int n = cfg->nprocs, m = cfg->micro_batches;
-    double stage[SINGA_PLAN_MAX_STAGES] = {0}, params[SINGA_PLAN_MAX_STAGES] = {0}, feats[SINGA_PLAN_MAX_STAGES] = {0};
-    double cross = 0, slowest = 0, memory = 0;
+    double stage[SINGA_PLAN_MAX_STAGES] = {0}, once[SINGA_PLAN_MAX_STAGES] = {0};
+    double params[SINGA_PLAN_MAX_STAGES] = {0}, feats[SINGA_PLAN_MAX_STAGES] = {0};
+    double cross = 0, tau = 0, last = 0, memory = 0;
     for (int i = 0; i < p->nlayers; i++) {
         const singa_plan_layer *a = &p->layers[i], *mb = p->micro ? &p->micro->layers[i] : NULL;
         int at = stage_of(cfg, i);
-        /* m micro-batches of this layer, profiled at the micro-batch's rows where they were */
-        stage[at] += (mb ? m * (mb->fwd + mb->bwd) : a->fwd + a->bwd) + (s->P > 0 ? p->update * a->param_floats / s->P : 0);
+        stage[at] += micro_cost(a, mb, m, &once[at]);
+        once[at] += s->P > 0 ? p->update * a->param_floats / s->P : 0;
         params[at] += a->param_floats, feats[at] += a->out_floats;
         if (a->src >= 0 && stage_of(cfg, a->src) != at)
             cross = fmax(cross, 4 * p->layers[a->src].out_floats), o->wire_bytes += 2 * 4 * p->layers[a->src].out_floats;
     }
     for (int k = 0; k < n; k++)
-        slowest = fmax(slowest, stage[k]), memory = fmax(memory, 4 * (3 * params[k] + 2 * feats[k]));
-    double tau = slowest / m, hop = cross / m / l->bandwidth + l->latency, slot = fmax(tau, hop);
-    o->compute = m * tau;
+        tau = fmax(tau, stage[k]), last = fmax(last, once[k]), memory = fmax(memory, 4 * (3 * params[k] + 2 * feats[k]));
+    double hop = cross / m / l->bandwidth + l->latency, slot = fmax(tau, hop);
+    o->compute = m * tau + last;
     o->transfer = m * (slot - tau) + 2 * (n - 1) * hop;
     o->bubble = (n - 1) * slot;
     o->memory_bytes = memory;

@@ -6,7 +6,7 @@
 #include "plan/conf_edit.h"
 #include "plan/plan.h"
 
-enum { PROFILE_STEPS = 5 };
+enum { PROFILE_STEPS = 10 };
 
 static void free_rows(singa_plan *plan)
 {

@@ -2,13 +2,18 @@
  * on its own data, every layer timed (the net's `profile`); the first step (allocations, the
  * data's first reads) is left out by subtracting what it had accumulated.  The layers' times are
  * wall-clock; when the job computes in this one thread (one BLAS thread), they are scaled by the
- * share of the timed steps the thread ran, so that other processes' load does not count. */
+ * share of the timed steps the thread ran, so that other processes' load does not count.  The
+ * step is the fastest timed one, not their mean: the steps after the first still warm up (at
+ * batch / 2 LeNet's first three timed steps took 1.3-2x the later ones) and other processes only
+ * ever slow a step down (even its CPU time, through the caches they share), which made the mean
+ * 10-30% slower than a long run's steady step; the layers keep their shares of it. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "layers/deferred.h"
 #include "plan/conf_edit.h"
 #include "train/train.h"
 #include "singa/job.h"
@@ -20,6 +25,8 @@ typedef struct watch {
     int seen;
     double t0, t1;           /* the clock after the first step and after the last */
     double cpu0, cpu1;       /* this thread's CPU time then */
+    double *wall, *cpu;      /* each timed step's seconds, wall and this thread's CPU */
+    int cap;                 /* room in wall and cpu */
     double *first;           /* each layer's seconds after the first step: fwd, bwd */
     long passes;
 } watch;
@@ -35,7 +42,10 @@ static void on_step(void *ud, const singa_record *r)
 {
     (void)r;
     watch *w = ud;
-    w->t1 = now(CLOCK_MONOTONIC), w->cpu1 = now(CLOCK_THREAD_CPUTIME_ID);
+    double t = now(CLOCK_MONOTONIC), cpu = now(CLOCK_THREAD_CPUTIME_ID);
+    if (w->seen > 0 && w->seen <= w->cap)
+        w->wall[w->seen - 1] = t - w->t1, w->cpu[w->seen - 1] = cpu - w->cpu1;
+    w->t1 = t, w->cpu1 = cpu;
     if (w->seen++ != 0 || !w->first)
         return;
     const singa_net *net = singa_job_train_net(w->job);
@@ -100,6 +110,7 @@ static void fill_layer(singa_plan_layer *pl, const singa_net *net, int i, const 
     pl->fwd = scale * (l->forward_seconds - w->first[2 * i]) / steps;
     pl->bwd = scale * (l->backward_seconds - w->first[2 * i + 1]) / steps;
     pl->out_floats = floats(&l->data);
+    pl->defers = singa_layer_can_defer(l);
     pl->src = -1;
     for (int k = 0; l->nsrc > 0 && k < net->nlayers; k++)
         if (net->layers[k] == l->src[0])
@@ -116,6 +127,15 @@ static void fill_layer(singa_plan_layer *pl, const singa_net *net, int i, const 
     }
 }
 
+/* The smallest of v[0..n), 0 for none. */
+static double fastest(const double *v, int n)
+{
+    double f = n > 0 ? v[0] : 0;
+    for (int k = 1; k < n; k++)
+        f = fmin(f, v[k]);
+    return f;
+}
+
 static int collect(singa_plan_profile *p, const singa_job *job, const watch *w, bool one_thread, singa_err *err)
 {
     const singa_net *net = singa_job_train_net(job);
@@ -128,6 +148,10 @@ static int collect(singa_plan_profile *p, const singa_job *job, const watch *w, 
     p->batch = singa_net_batchsize(net);
     double layers = 0, wall = w->t1 - w->t0, scale = one_thread && wall > 0 ? (w->cpu1 - w->cpu0) / wall : 1;
     scale = scale > 0 && scale < 1 ? scale : 1;
+    /* the fastest step, as this thread's CPU when it alone computes; the layers scaled to it */
+    double typical = fastest(one_thread ? w->cpu : w->wall, timed < w->cap ? timed : w->cap), mean = scale * wall / timed;
+    if (typical > 0 && mean > 0)
+        scale *= typical / mean;
     for (int i = 0; i < net->nlayers; i++) {
         fill_layer(&p->layers[i], net, i, w, timed, scale);
         layers += p->layers[i].fwd + p->layers[i].bwd;
@@ -156,7 +180,8 @@ int singa_plan_profile_run(singa_plan_profile *p, const singa_conf *conf, const 
     if (rc == 0) {
         const singa_net *net = singa_job_train_net(job);
         w.job = job;
-        if (!(w.first = calloc(2 * (size_t)net->nlayers, sizeof *w.first)))
+        w.cap = steps, w.wall = calloc((size_t)steps, sizeof *w.wall), w.cpu = calloc((size_t)steps, sizeof *w.cpu);
+        if (!(w.first = calloc(2 * (size_t)net->nlayers, sizeof *w.first)) || !w.wall || !w.cpu)
             rc = singa_err_set(err, "out of memory");
     }
     if (rc == 0) { /* trained here alone, whatever the launcher started (singa_job_run would refuse) */
@@ -165,7 +190,7 @@ int singa_plan_profile_run(singa_plan_profile *p, const singa_conf *conf, const 
     }
     if (rc == 0)
         rc = collect(p, job, &w, singa_job_blas_threads(job) <= 1, err);
-    free(w.first);
+    free(w.first), free(w.wall), free(w.cpu);
     singa_job_free(job);
     singa_conf_free(c);
     return rc < 0 ? -1 : 0;
