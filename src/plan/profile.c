@@ -3,10 +3,11 @@
  * data's first reads) is left out by subtracting what it had accumulated.  The layers' times are
  * wall-clock; when the job computes in this one thread (one BLAS thread), they are scaled by the
  * share of the timed steps the thread ran, so that other processes' load does not count.  The
- * step is the fastest timed one, not their mean: the steps after the first still warm up (at
- * batch / 2 LeNet's first three timed steps took 1.3-2x the later ones) and other processes only
- * ever slow a step down (even its CPU time, through the caches they share), which made the mean
- * 10-30% slower than a long run's steady step; the layers keep their shares of it. */
+ * step is the timed steps' median, not their mean: the steps after the first still warm up (at
+ * batch / 2 LeNet's first three timed steps took 1.3-2x the later ones), which made the mean
+ * 10-30% slower than a long run's steady step; nor their fastest, which a long run's mean step
+ * does not reach (it predicted one process of the big MLP 1.34x what bench-net measured); the
+ * layers keep their shares of it. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,13 +128,22 @@ static void fill_layer(singa_plan_layer *pl, const singa_net *net, int i, const 
     }
 }
 
-/* The smallest of v[0..n), 0 for none. */
-static double fastest(const double *v, int n)
+static int by_value(const void *a, const void *b)
 {
-    double f = n > 0 ? v[0] : 0;
-    for (int k = 1; k < n; k++)
-        f = fmin(f, v[k]);
-    return f;
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median of v[0..n) (at most 64), 0 for none. */
+static double median(const double *v, int n)
+{
+    double s[64];
+    n = n < 64 ? n : 64;
+    if (n <= 0)
+        return 0;
+    memcpy(s, v, (size_t)n * sizeof *s);
+    qsort(s, (size_t)n, sizeof *s, by_value);
+    return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 }
 
 static int collect(singa_plan_profile *p, const singa_job *job, const watch *w, bool one_thread, singa_err *err)
@@ -148,8 +158,8 @@ static int collect(singa_plan_profile *p, const singa_job *job, const watch *w, 
     p->batch = singa_net_batchsize(net);
     double layers = 0, wall = w->t1 - w->t0, scale = one_thread && wall > 0 ? (w->cpu1 - w->cpu0) / wall : 1;
     scale = scale > 0 && scale < 1 ? scale : 1;
-    /* the fastest step, as this thread's CPU when it alone computes; the layers scaled to it */
-    double typical = fastest(one_thread ? w->cpu : w->wall, timed < w->cap ? timed : w->cap), mean = scale * wall / timed;
+    /* the median step, as this thread's CPU when it alone computes; the layers scaled to it */
+    double typical = median(one_thread ? w->cpu : w->wall, timed < w->cap ? timed : w->cap), mean = scale * wall / timed;
     if (typical > 0 && mean > 0)
         scale *= typical / mean;
     for (int i = 0; i < net->nlayers; i++) {
