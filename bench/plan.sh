@@ -69,7 +69,7 @@ for m in models:
         best_measured = None
         top = next((r for r in recs if r["processes"] == 2), None)  # ranked: what plan = "auto" runs
         c = names.get(top["name"]) if top else None
-        pick = (c, measured.get((m, link, c))) if c else None
+        pick = measured.get((m, link, c)) if c else None  # None too for a row bench/net.sh does not run
         for r in recs:
             c = names.get(r["name"])
             got = measured.get((m, "-" if c == "one" else link, c))
@@ -82,9 +82,9 @@ for m in models:
             if r["processes"] == 2 and (best_measured is None or got > best_measured[1]):
                 best_measured = (c, got)
         auto = measured.get((m, link, "plan-auto"))
-        if pick and best_measured:
+        if top and best_measured:
             print("# %s over %s: the plan picks %s%s; plan-auto measured %s images/s, the best hand-written %s %.0f%s"
-                  % (m, link, top["name"], " (%.0f images/s measured)" % pick[1] if pick[1] else "",
+                  % (m, link, top["name"], " (%.0f images/s measured)" % pick if pick else "",
                      "%.0f" % auto if auto else "-", best_measured[0], best_measured[1],
                      ": %.2fx" % (auto / best_measured[1]) if auto else ""))
 print("# %d of %d predictions within 15%% of measured" % (within, total))
