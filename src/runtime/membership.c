@@ -78,7 +78,7 @@ static void log_group(rt_stub *s, int r, const char *why)
             live++;
         }
     if (live < all)
-        singa_appendf(line, sizeof line, " (%d of %d: the global batch shrinks by their share)", live, all);
+        singa_appendf(line, sizeof line, " (%d of %d: the lost workers' rows of each batch are left out)", live, all);
     singa_appendf(line, sizeof line, "; servers");
     for (int j = 0; j < rt->c->nservers_per_group; j++) {
         int id = rt_holder_id(rt, j);
