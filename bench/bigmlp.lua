@@ -10,18 +10,7 @@
 local bench = dofile((arg[0]:match("^(.*)/") or ".") .. "/common.lua")
 
 local batch = 64
-local function layers()
-  local l = bench.data_layers(batch)
-  local prev = "image"
-  for i, n in ipairs { 2500, 2000, 1500, 1000, 500 } do
-    l[#l + 1] = { name = "fc" .. i, type = "kInnerProduct", srclayer = prev, num_output = n }
-    l[#l + 1] = { name = "tanh" .. i, type = "kTanh", srclayer = "fc" .. i }
-    prev = "tanh" .. i
-  end
-  l[#l + 1] = { name = "fc6", type = "kInnerProduct", srclayer = prev, num_output = 10 }
-  l[#l + 1] = { name = "loss", type = "kSoftmaxLoss", srclayer = { "fc6", "label" } }
-  return l
-end
+local function layers() return bench.bigmlp_layers(batch) end
 
 bench.run { name = "bench-bigmlp", batch = batch, base_lr = 0.001, layers = layers, default_steps = 200,
             default_warmup = 5 }

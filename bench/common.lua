@@ -1,4 +1,4 @@
--- Shared by the benchmark jobs bench/smallmlp.lua and bench/bigmlp.lua.
+-- Shared by the benchmark jobs bench/smallmlp.lua, bench/bigmlp.lua and bench/replicas.lua.
 local singa = require "singa"
 
 local M = {}
@@ -14,6 +14,20 @@ function M.data_layers(batch)
     { name = "image", type = "kMnist", srclayer = "data", norm_a = 255, norm_b = 0 },
     { name = "label", type = "kLabel", srclayer = "data" },
   }
+end
+
+-- SINGA's big MLP, 784-2500-2000-1500-1000-500-10 tanh, on data_layers(batch).
+function M.bigmlp_layers(batch)
+  local l = M.data_layers(batch)
+  local prev = "image"
+  for i, n in ipairs { 2500, 2000, 1500, 1000, 500 } do
+    l[#l + 1] = { name = "fc" .. i, type = "kInnerProduct", srclayer = prev, num_output = n }
+    l[#l + 1] = { name = "tanh" .. i, type = "kTanh", srclayer = "fc" .. i }
+    prev = "tanh" .. i
+  end
+  l[#l + 1] = { name = "fc6", type = "kInnerProduct", srclayer = prev, num_output = 10 }
+  l[#l + 1] = { name = "loss", type = "kSoftmaxLoss", srclayer = { "fc6", "label" } }
+  return l
 end
 
 local function job(o, threads, steps)

@@ -21,15 +21,7 @@ local disp = opt(3, steps - 1) or error(usage, 0)
 local threads = opt(4, 1) or error(usage, 0)
 
 local batch = 66
-local layers = common.data_layers(batch)
-local prev = "image"
-for i, n in ipairs { 2500, 2000, 1500, 1000, 500 } do
-  layers[#layers + 1] = { name = "fc" .. i, type = "kInnerProduct", srclayer = prev, num_output = n }
-  layers[#layers + 1] = { name = "tanh" .. i, type = "kTanh", srclayer = "fc" .. i }
-  prev = "tanh" .. i
-end
-layers[#layers + 1] = { name = "fc6", type = "kInnerProduct", srclayer = prev, num_output = 10 }
-layers[#layers + 1] = { name = "loss", type = "kSoftmaxLoss", srclayer = { "fc6", "label" } }
+local layers = common.bigmlp_layers(batch)
 
 local r = singa.train {
   name = "bench-replicas", seed = 1, train_steps = steps, disp_freq = disp, test_steps = 0,
