@@ -51,28 +51,7 @@ if singa.rank() == 0 and r.params then
 end
 EOF
 
-# run NAME PROCS COMPRESS STEPS [CKDIR FREQ fresh|resume]: NAME.txt, NAME.csv, NAME.out
-run() {
-    r_name=$1 r_procs=$2
-    shift 2
-    p=
-    [ "$r_procs" -gt 1 ] && p="--procs $r_procs"
-    timeout 120 "$SINGA_TUI" $p --metrics "$tmp/$r_name.csv" -e "$tmp/job.lua" "$r_procs" "$1" "$tmp/$r_name.txt" \
-        "$2" ${3:+"$3" "$4" "$5"} >"$tmp/$r_name.out" 2>&1
-}
-field() { awk -v k="$2" '$1 == k { print $2 }' "$tmp/$1.txt.bytes"; }
-# falls NAME: the last step's train loss below the first's.
-falls() {
-    awk -F, '$2 == "train" { if (!n++) first = $4; last = $4 } END {
-        printf "# train loss %.4g -> %.4g\n", first, last; exit !(n > 1 && last < first) }' "$tmp/$1.csv"
-}
-# fewer_back NAME RATIO: the values NAME's processes got back per step, at most RATIO of the
-# uncompressed run's.
-fewer_back() {
-    a=$(field "$1" bytes_reply) b=$(field off bytes_reply)
-    echo "# values back per step: $1 $a bytes, uncompressed $b"
-    awk -v a="$a" -v b="$b" -v r="$2" 'BEGIN { exit !(a > 0 && a <= r * b) }'
-}
+. "$top_srcdir/t/compress-runs.sh"
 # losses_close NAME REF TOL: every step's train loss within TOL (relative) of REF's.
 losses_close() {
     awk -F, -v tol="$3" 'FNR == 1 { f++ } $2 == "train" { if (f == 1) a[$1] = $4; else if ($1 in a) { n++
@@ -80,13 +59,6 @@ losses_close() {
         END { printf "# %d steps, worst relative difference %.3g\n", n, worst; exit !(n >= 9 && worst <= tol) }' \
         "$tmp/$1.csv" "$tmp/$2.csv"
 }
-# fewer NAME REF RATIO: NAME's update bytes per step at most RATIO of REF's.
-fewer() {
-    a=$(field "$1" bytes_update) b=$(field "$2" bytes_update)
-    echo "# $1: $a bytes of updates per step to the other process, $2: $b"
-    awk -v a="$a" -v b="$b" -v r="$3" 'BEGIN { exit !(a > 0 && b > 0 && a <= r * b) }'
-}
-
 gen_data
 
 run one 1 none 10
@@ -98,20 +70,20 @@ report $? "2 processes, uncompressed: the params of the one-process run" "$tmp/o
 
 run all 2 all 10 && params_close "$tmp/all.txt" "$tmp/off.txt"
 report $? "2 processes, top-k of every value (frames larger than the values'): the uncompressed params" "$tmp/all.out"
-run fp16 2 fp16 10 && falls fp16 && fewer fp16 off 0.55
+run fp16 2 fp16 10 && falls fp16 && fewer fp16 bytes_update 0.55
 report $? "2 processes, fp16: trains with half the update bytes" "$tmp/fp16.out"
-fewer_back fp16 0.55
+fewer fp16 bytes_reply 0.55
 report $? "fp16: the values sent back take half the bytes too"
-run bf16 2 bf16 10 && falls bf16 && fewer bf16 off 0.55
+run bf16 2 bf16 10 && falls bf16 && fewer bf16 bytes_update 0.55
 report $? "2 processes, bf16: trains with half the update bytes" "$tmp/bf16.out"
-run topk 2 topk 10 && falls topk && fewer topk off 0.1
+run topk 2 topk 10 && falls topk && fewer topk bytes_update 0.1
 report $? "2 processes, top-k 1% + error feedback: trains with a tenth of the update bytes" "$tmp/topk.out"
 
 run topk32 2 topk32 10
 report $? "top-k with float32 values back" "$tmp/topk32.out"
 run topk8 2 topk8 10 && falls topk8 && losses_close topk8 topk32 0.001
 report $? "top-k with the values back as int8 changes: the losses of float32 values (0.1%)" "$tmp/topk8.out"
-fewer_back topk8 0.27
+fewer topk8 bytes_reply 0.27
 report $? "int8 changes: the values back take about a quarter of the bytes"
 
 # A checkpoint of step 5 resumed to step 10, against the run that went on.
