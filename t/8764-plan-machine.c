@@ -72,7 +72,8 @@ int main(void)
 
     /* Cores: 2 cores for 2 processes of 3 busy threads: the stub's messages and a network's copies
      * come out of the worker's time, and no round hides behind the backward pass. */
-    double msgs = 4 * (2 + 4 * 2), bytes = 0.5 * 2 * 4 * P;
+    /* each of the 4 params: its slice to the other process and back, and the other's to this one */
+    double msgs = 4 * 1 * 4, bytes = 0.5 * 2 * 4 * P;
     ok(near(shared.stub, msgs * 1e-5 + bytes * 1e-9) && near(ar.stub, 0),
        "one core per process: the stub's %g messages and %g bytes' copies, %g s (want %g); with cores to spare 0 (%g)",
        msgs, bytes, shared.stub, msgs * 1e-5 + bytes * 1e-9, ar.stub);
@@ -87,14 +88,13 @@ int main(void)
     ok(near(local.stub, msgs * 1e-5), "on one host the copies are the transfer's, the stub charged its messages only "
        "(%g)", local.stub);
 
-    /* The feature cut: each bridge's 2 messages out and 2 in through both stubs, each param's rows to
-     * its server and back, the bridges' bytes copied on both sides; its rows of the params contend. */
+    /* The feature cut: each bridge's part out and the other's in, forward and backward, the bridges'
+     * bytes copied on both sides; its rows of the params contend. */
     singa_plan_prediction fc = predict(two_cores, net, SINGA_PLAN_FEATURE, SINGA_COMPRESS_NONE),
                           fc_roomy = predict(roomy, net, SINGA_PLAN_FEATURE, SINGA_COMPRESS_NONE);
     double bridge_bytes = 0.5 * 2 * 4 * (100 + 100); /* fc1 gathers the data, the loss reduces fc1's */
-    ok(near(fc.stub, (8 * 2 + 4 * 4) * 1e-5 + 2 * bridge_bytes * 1e-9) && near(fc_roomy.stub, 0),
-       "feature cut: its bridges' messages and copies %g (want %g)", fc.stub,
-       (8 * 2 + 4 * 4) * 1e-5 + 2 * bridge_bytes * 1e-9);
+    ok(near(fc.stub, 4 * 2 * 1e-5 + 2 * bridge_bytes * 1e-9) && near(fc_roomy.stub, 0),
+       "feature cut: its bridges' messages and copies %g (want %g)", fc.stub, 4 * 2 * 1e-5 + 2 * bridge_bytes * 1e-9);
     ok(near(fc.compute - fc_roomy.compute, 4 * 4 * P / 2 / B), "feature cut: half the params each, contending (%g)",
        fc.compute - fc_roomy.compute);
 

@@ -65,8 +65,8 @@ static bool serial(const singa_plan_profile *p, const singa_plan_link *l, int n)
     return p->machine.cores > 0 && p->machine.cores < BUSY_THREADS * sharing(l, n);
 }
 
-/* The CPU of a process's stub and server when serial: each message's, and over a network each
- * byte's copies (on one host the transfer already counts them). */
+/* The CPU of a process's stub and server when serial: each message it sends or gets from another
+ * process, and over a network each byte's copies (on one host the transfer already counts them). */
 static double stub_cpu(const singa_plan_profile *p, const singa_plan_link *l, int n, double messages, double bytes)
 {
     return serial(p, l, n) ? messages * p->machine.message + (l->copies ? 0 : bytes * l->copy) : 0;
@@ -153,9 +153,9 @@ static void data_parallel(const singa_plan_profile *p, const singa_plan_link *l,
      * cores the compute needs. */
     double t = share * (g + v) / l->bandwidth + 2 * rounds * l->latency;
     o->transfer = l->copies || serial(p, l, n) ? t : fmax(t - (at.bwd - at.first_bwd), t * s->first_P / s->P);
-    /* each param to the stub and back, each of its n slices to a server and back, and this
-     * process's server's n of each, per round */
-    o->stub = stub_cpu(p, l, n, s->params * (2 + 4 * n * rounds), share * (g + v));
+    /* between processes, per round: each param's n - 1 slices to other processes' servers and
+     * back, and as many from the others to this process's server and back */
+    o->stub = stub_cpu(p, l, n, 4.0 * (n - 1) * s->params * rounds, share * (g + v));
     o->wire_bytes = 2 * share * (g + v);
     o->memory_bytes = 4 * (2 + 1.0 / n) * s->P + 4 * 2 * s->A / n + residual_bytes(&cfg->compress, n, s->P);
 }
@@ -180,8 +180,9 @@ static void feature(const singa_plan_profile *p, const singa_plan_link *l, const
     }
     o->compute = s->C / n + p->update / n + contention(p, l, n, s->P / n, PARAM_PASSES * s->P / n);
     o->transfer = bytes / l->bandwidth + 2 * bridges * l->latency;
-    /* a bridge's 2 messages out and 2 in, 2 hops each; each param's rows to its server and back */
-    o->stub = stub_cpu(p, l, n, 8.0 * bridges + 4 * s->params, 2 * bytes);
+    /* a bridge's part out and the others' in, forward and backward (each param's rows go to a
+     * server in this process) */
+    o->stub = stub_cpu(p, l, n, 4.0 * bridges, 2 * bytes);
     o->wire_bytes = 2 * bytes;
     o->memory_bytes = 4 * (2 + 1.0 / n) * s->P + 4 * 2 * s->A / n;
 }
@@ -247,7 +248,7 @@ static void hogwild(const singa_plan_profile *p, const singa_plan_link *l, const
     double share = (double)(n - 1) / n, bytes = share * s->P * (half ? 2 : 4) * 2, h = cfg->sync_freq;
     o->compute = s->C + p->update + contention(p, l, n, s->P, PARAM_PASSES * s->P);
     o->transfer = (bytes / l->bandwidth + 2 * l->latency) / h;
-    o->stub = stub_cpu(p, l, n, s->params * (2 + 4 * n) / h, bytes / h);
+    o->stub = stub_cpu(p, l, n, 4.0 * (n - 1) * s->params / h, bytes / h);
     o->codec = half ? 2 * c->fp16 * s->P / h : 0;
     o->wire_bytes = 2 * bytes / h;
     o->memory_bytes = 4 * (5 * s->P + 2 * s->A);
