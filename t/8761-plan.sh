@@ -69,7 +69,7 @@ report $(( rc != 0 || $? )) "--plan-out writes a ranked JSON record per configur
 timeout 120 "$SINGA_TUI" --plan --simulate 8 "$tmp/job.lua" "$tmp/data" >"$tmp/sim.out" 2>&1
 rc=$?
 grep -q '^plan for 8 processes' "$tmp/sim.out" && grep -q 'workers = 8, procs = 8' "$tmp/sim.out" &&
-    [ "$(grep -cE '^[0-9]+ .* (compute|transfer|bubble|codec)$' "$tmp/sim.out")" -ge 8 ]
+    [ "$(grep -cE '^[0-9]+ .* (compute|transfer|bubble|codec|stub)$' "$tmp/sim.out")" -ge 8 ]
 report $(( rc != 0 || $? )) "--simulate 8 ranks 8-process configurations, each with the term that dominates it" "$tmp/sim.out"
 
 # cluster.plan = "auto": one process, then two processes agreeing on rank 0's choice.

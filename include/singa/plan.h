@@ -22,6 +22,7 @@ typedef struct singa_plan_layer {
     char type[32];
     double fwd, bwd;        /* seconds */
     double param_floats;    /* values of the params it owns */
+    int params;             /* how many params it owns (a message each way per step) */
     double matrix_floats;   /* of which in 2-D (or more) params */
     double factor_floats;   /* rows + cols summed over its 2-D params: PowerSGD's floats per rank */
     double out_floats;      /* its feature blob, the whole batch */
@@ -29,6 +30,15 @@ typedef struct singa_plan_layer {
     int dim;                /* in the feature cut over the processes ranked: -1 whole, 0 batch, 1 features */
     bool defers;            /* in a pipeline its params' gradients wait for the whole batch (deferred.h) */
 } singa_plan_layer;
+
+/* What a process's threads share on this machine, measured with the profile (machine.c); all 0
+ * charges none of the terms below (a machine with a core for every thread and memory to spare). */
+typedef struct singa_plan_machine {
+    int cores;              /* online CPUs */
+    double memory;          /* bytes per second its memory streams (read and written, all cores) */
+    double cache;           /* bytes of a core's L2: params within it do not stream from memory */
+    double message;         /* seconds a message costs its stub and server threads on a core a worker keeps busy */
+} singa_plan_machine;
 
 typedef struct singa_plan_profile {
     singa_plan_layer *layers;
@@ -43,6 +53,7 @@ typedef struct singa_plan_profile {
      * data-parallel process's (batch / nprocs) and a pipeline's micro-batch; NULL when not
      * profiled (the model then divides the whole batch's times). */
     const struct singa_plan_profile *share, *micro;
+    singa_plan_machine machine;
 } singa_plan_profile;
 
 typedef struct singa_plan_link {
@@ -53,6 +64,10 @@ typedef struct singa_plan_link {
     /* The transfers are the CPU's own copies (processes of one host, a core each): no compute
      * hides them.  Over a network the NIC moves the bytes while the worker computes. */
     bool copies;
+    /* CPU seconds per byte the copies of a message take in the processes (sender, stubs, socket,
+     * receiver): over a network too, where no one-core process hides them. */
+    double copy;
+    int per_host;           /* processes on one machine, sharing its cores and memory (0: one) */
 } singa_plan_link;
 
 /* CPU seconds per float encoded and decoded once (PowerSGD: per element of a 2-D gradient). */
@@ -85,11 +100,12 @@ typedef struct singa_plan_config {
 typedef struct singa_plan_prediction {
     double step, images_per_sec;
     /* The step's terms: compute (the slowest process's layers and updates), the transfers not
-     * hidden behind compute, the pipeline's bubble, the codecs' CPU. */
-    double compute, transfer, bubble, codec;
+     * hidden behind compute, the pipeline's bubble, the codecs' CPU, the stub's and server's CPU
+     * that a process with fewer cores than busy threads takes from its worker. */
+    double compute, transfer, bubble, codec, stub;
     double wire_bytes;      /* per step, sent and received by one process (its links) */
     double memory_bytes;    /* per process: values, gradients, updater state, features */
-    const char *bound;      /* the largest term: "compute", "transfer", "bubble" or "codec" */
+    const char *bound;      /* the largest term: "compute", "transfer", "bubble", "codec" or "stub" */
 } singa_plan_prediction;
 
 /* Runs the job `conf` in this process without its cluster for 1 + steps steps (the first not
@@ -100,6 +116,8 @@ int singa_plan_profile_run(singa_plan_profile *p, const singa_conf *conf, const 
 void singa_plan_profile_free(singa_plan_profile *p);
 /* Measures the codecs on a buffer. */
 void singa_plan_codec_measure(singa_plan_codec *c);
+/* Measures this machine: its cores, memory bandwidth, L2 and a message's cost on a busy core. */
+void singa_plan_machine_measure(singa_plan_machine *m);
 /* spec: "local" (measured over a Unix socket pair), "1gbit", "10gbit", "<N>mbit" or "<N>gbit",
  * optionally ",<latency>us". */
 int singa_plan_link_parse(singa_plan_link *l, const char *spec, singa_err *err);

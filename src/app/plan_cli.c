@@ -72,6 +72,7 @@ void singa_tui_mode_plan(lua_State *L, const char *arg)
     singa_plan plan = {0};
     singa_err err = {{0}};
     int rc = singa_plan_link_parse(&link, a->link ? a->link : a->hosts ? "1gbit" : "local", &err);
+    link.per_host = a->hosts ? 1 : n; /* --procs: all on this machine */
     pthread_mutex_t *lock = singa_lua_get_opts(L)->lock; /* the profile is a job: a kLua updater takes it */
     if (lock)
         pthread_mutex_unlock(lock);

@@ -87,6 +87,17 @@ static int measure_local(singa_plan_link *l)
     return 0;
 }
 
+/* The local link: measured, or the documented default when the socket pair fails. */
+static singa_plan_link local(void)
+{
+    singa_plan_link l = {0};
+    if (measure_local(&l) < 0)
+        l = (singa_plan_link){.bandwidth = 1.5e9, .latency = 30e-6};
+    l.copies = true;
+    l.copy = 1 / l.bandwidth;
+    return l;
+}
+
 int singa_plan_link_parse(singa_plan_link *l, const char *spec, singa_err *err)
 {
     *l = (singa_plan_link){.latency = 100e-6};
@@ -94,9 +105,7 @@ int singa_plan_link_parse(singa_plan_link *l, const char *spec, singa_err *err)
     double v = strtod(spec, &end);
     if (strncmp(spec, "local", 5) == 0) {
         end = (char *)spec + 5;
-        if (measure_local(l) < 0) /* the documented default when the socket pair fails */
-            *l = (singa_plan_link){.bandwidth = 1.5e9, .latency = 30e-6};
-        l->copies = true;
+        *l = local();
     } else if (end != spec && v > 0 && strncmp(end, "gbit", 4) == 0) {
         l->bandwidth = v * 118e6, end += 4;
     } else if (end != spec && v > 0 && strncmp(end, "mbit", 4) == 0) {
@@ -112,6 +121,8 @@ int singa_plan_link_parse(singa_plan_link *l, const char *spec, singa_err *err)
         l->latency = lat * 1e-6;
     } else if (*end)
         return singa_err_set(err, "--plan-link '%s': unknown unit '%s' (local, gbit, mbit)", spec, end);
+    if (!l->copies) /* the processes copy a message's bytes as on one host */
+        l->copy = local().copy;
     snprintf(l->name, sizeof l->name, "%.*s", (int)(strchr(spec, ',') ? strchr(spec, ',') - spec : (long)strlen(spec)), spec);
     return 0;
 }

@@ -1,14 +1,27 @@
 /* The planner's cost model: a configuration's step from the profile's measured costs.  Each
  * term is one line of docs/03-clusters.md's "Planning": compute split by the framework's
  * partitioning (a process of one core each), transfers as bytes / bandwidth + a latency per
- * message each way of each round, the codecs' CPU per float, the pipeline's bubble. */
+ * message each way of each round, the codecs' CPU per float, the pipeline's bubble; and what the
+ * processes on one machine share (machine.c): its memory bandwidth, which params larger than a
+ * core's L2 and the codecs' passes over them stream through at once, and its cores, which a
+ * process with fewer of them than busy threads (worker, stub, server) shares with its stub and
+ * server: their messages and copies come out of the worker's time, and no round hides behind its
+ * compute. */
 #include <math.h>
 #include <stddef.h>
 
 #include "singa/plan.h"
 
+/* Passes over a param's floats a step streams from memory: the forward's, the data gradient's and
+ * the weight gradient's products and the update; a codec's per float it codes (fp16, bf16, top-k,
+ * int8: read, residual or half-width written, read back, written), PowerSGD's per float of M (the
+ * gradient in, M read and written, Q' read, the update expanded, the server's shard and the
+ * feedback: about 8, BENCHMARKS' count). */
+enum { PARAM_PASSES = 4, CODEC_PASSES = 3, POWERSGD_PASSES = 8, BUSY_THREADS = 3 };
+
 typedef struct sums {
     double C, bwd, P, M, F, A; /* layers' seconds, of which backward; params, 2-D, factors; features */
+    double params;             /* how many */
     double first_bwd, first_P; /* the first layer with params: its gradient is ready last */
 } sums;
 
@@ -18,6 +31,7 @@ static sums sum(const singa_plan_profile *p)
     for (int i = 0; i < p->nlayers; i++) {
         const singa_plan_layer *l = &p->layers[i];
         s.C += l->fwd + l->bwd, s.bwd += l->bwd;
+        s.params += l->params;
         s.P += l->param_floats, s.M += l->matrix_floats, s.F += l->factor_floats, s.A += l->out_floats;
         if (s.first_P == 0 && l->param_floats > 0)
             s.first_P = l->param_floats, s.first_bwd = l->bwd;
@@ -25,10 +39,44 @@ static sums sum(const singa_plan_profile *p)
     return s;
 }
 
+/* The processes of n that run at once on one machine (its cores and memory shared). */
+static int sharing(const singa_plan_link *l, int n)
+{
+    int k = l->per_host < n ? l->per_host : n;
+    k = k < 1 ? 1 : k;
+    return k;
+}
+
+/* Seconds more a process's passes over arrays of `size` floats (`streamed` floats in all) take
+ * when the processes on its machine stream theirs at once: k of them share the memory bandwidth
+ * (none when the arrays fit in a core's L2). */
+static double contention(const singa_plan_profile *p, const singa_plan_link *l, int n, double size, double streamed)
+{
+    const singa_plan_machine *m = &p->machine;
+    int k = sharing(l, n) < m->cores ? sharing(l, n) : m->cores;
+    if (k < 2 || m->memory <= 0 || 4 * size <= m->cache)
+        return 0;
+    return (k - 1) * 4 * streamed / m->memory;
+}
+
+/* A process has fewer cores than busy threads: its stub and server run on its worker's. */
+static bool serial(const singa_plan_profile *p, const singa_plan_link *l, int n)
+{
+    return p->machine.cores > 0 && p->machine.cores < BUSY_THREADS * sharing(l, n);
+}
+
+/* The CPU of a process's stub and server when serial: each message it sends or gets from another
+ * process, and over a network each byte's copies (on one host the transfer already counts them). */
+static double stub_cpu(const singa_plan_profile *p, const singa_plan_link *l, int n, double messages, double bytes)
+{
+    return serial(p, l, n) ? messages * p->machine.message + (l->copies ? 0 : bytes * l->copy) : 0;
+}
+
 /* Bytes of one process's whole gradient on the wire (*g), of the answer back (*v), the rounds a
- * step takes and the codecs' seconds per process. */
+ * step takes, the codecs' seconds per process and the floats they stream from memory (*streamed,
+ * passes counted). */
 static void dense_wire(const singa_plan_config *cfg, const singa_plan_codec *c, const sums *s, double *g, double *v,
-                       int *rounds, double *codec)
+                       int *rounds, double *codec, double *streamed)
 {
     int n = cfg->nprocs;
     double share = (double)(n - 1) / n, k = ceil(cfg->compress.topk * s->P);
@@ -38,14 +86,18 @@ static void dense_wire(const singa_plan_config *cfg, const singa_plan_codec *c, 
     case SINGA_COMPRESS_BF16:
         *g = *v = 2 * s->P;
         *codec = (cfg->compress.kind == SINGA_COMPRESS_FP16 ? c->fp16 : c->bf16) * s->P * (1 + share);
+        *streamed = CODEC_PASSES * s->P * (1 + share);
         return;
     case SINGA_COMPRESS_TOPK: /* only the slices of other processes' servers go as top-k (with
                                * error feedback, as measured), except with values = "update" */
         *g = 8 * k;
+        *streamed = CODEC_PASSES * share * s->P;
         switch (cfg->compress.values) {
         case SINGA_COMPRESS_NONE: *v = 4 * s->P, *codec = c->topk * share * s->P; break;
         case SINGA_COMPRESS_INT8: *v = s->P + s->P / 64, *codec = (c->topk + c->int8) * share * s->P; break;
-        case SINGA_COMPRESS_UPDATE: *v = fmin(8 * k * n, 8 * s->P), *codec = c->topk * s->P; break;
+        case SINGA_COMPRESS_UPDATE:
+            *v = fmin(8 * k * n, 8 * s->P), *codec = c->topk * s->P, *streamed = CODEC_PASSES * s->P;
+            break;
         default: *v = 2 * s->P, *codec = (c->topk + c->fp16) * share * s->P; break;
         }
         return;
@@ -53,10 +105,11 @@ static void dense_wire(const singa_plan_config *cfg, const singa_plan_codec *c, 
         *g = *v = 4 * cfg->powersgd * s->F + 2 * (s->P - s->M);
         *rounds = 2;
         *codec = c->powersgd * s->M + c->fp16 * (s->P - s->M);
+        *streamed = POWERSGD_PASSES * s->M;
         return;
     default:
         *g = *v = 4 * s->P;
-        *codec = 0;
+        *codec = *streamed = 0;
     }
 }
 
@@ -79,8 +132,8 @@ static void data_parallel(const singa_plan_profile *p, const singa_plan_link *l,
                           const singa_plan_config *cfg, const sums *s, singa_plan_prediction *o)
 {
     int n = cfg->nprocs, rounds;
-    double g, v, share = (double)(n - 1) / n;
-    dense_wire(cfg, c, s, &g, &v, &rounds, &o->codec);
+    double g, v, streamed, share = (double)(n - 1) / n;
+    dense_wire(cfg, c, s, &g, &v, &rounds, &o->codec, &streamed);
     if (cfg->scheme == SINGA_PLAN_SANDBLASTER) { /* workers in n - 1 processes, the servers' in the last */
         o->compute = s->C / (n - 1) + p->update;
         double t = (n - 1) * fmax(g, v) / l->bandwidth + 2 * rounds * l->latency;
@@ -92,19 +145,26 @@ static void data_parallel(const singa_plan_profile *p, const singa_plan_link *l,
     /* A process's rows: the net profiled at batch / n where it was, else the whole batch's / n. */
     sums at = p->share ? sum(p->share) : (sums){.C = s->C / n, .bwd = s->bwd / n, .first_bwd = s->first_bwd / n};
     /* every replica applies the summed update itself, and the servers their shards' too */
-    o->compute = at.C + (replicas_update(&cfg->compress) ? p->update + p->update / n : p->update / n);
+    o->compute = at.C + (replicas_update(&cfg->compress) ? p->update + p->update / n : p->update / n) +
+                 contention(p, l, n, s->P, PARAM_PASSES * s->P + streamed);
     /* Over a network gradients leave as the backward pass makes them, and values come back before
      * the forward needs them: all but the first layer's round hide behind the backward of the
-     * layers below.  On one host the copies take the cores the compute needs. */
+     * layers below, when the process has a core for its stub.  On one host the copies take the
+     * cores the compute needs. */
     double t = share * (g + v) / l->bandwidth + 2 * rounds * l->latency;
-    o->transfer = l->copies ? t : fmax(t - (at.bwd - at.first_bwd), t * s->first_P / s->P);
+    o->transfer = l->copies || serial(p, l, n) ? t : fmax(t - (at.bwd - at.first_bwd), t * s->first_P / s->P);
+    /* between processes, per round: each param's n - 1 slices to other processes' servers and
+     * back, and as many from the others to this process's server and back */
+    o->stub = stub_cpu(p, l, n, 4.0 * (n - 1) * s->params * rounds, share * (g + v));
     o->wire_bytes = 2 * share * (g + v);
     o->memory_bytes = 4 * (2 + 1.0 / n) * s->P + 4 * 2 * s->A / n + residual_bytes(&cfg->compress, n, s->P);
 }
 
 /* The feature cut: every layer's work split n ways, a bridge round (gather forward, reduce
  * backward) wherever a layer on the features reads a whole input or a layer on the batch reads
- * features; nothing hides them, each layer waits on its bridge. */
+ * features; nothing hides them, each layer waits on its bridge: its latencies, its bytes and, in a
+ * process whose stub shares the worker's core, its messages through both stubs and its copies on
+ * both sides.  Each process streams its rows of the weights. */
 static void feature(const singa_plan_profile *p, const singa_plan_link *l, const singa_plan_config *cfg,
                     const sums *s, singa_plan_prediction *o)
 {
@@ -118,8 +178,11 @@ static void feature(const singa_plan_profile *p, const singa_plan_link *l, const
         if ((a->dim == 1 && a->param_floats > 0) || (a->dim == 0 && src->dim == 1))
             bytes += 2 * share * 4 * src->out_floats, bridges++;
     }
-    o->compute = s->C / n + p->update / n;
+    o->compute = s->C / n + p->update / n + contention(p, l, n, s->P / n, PARAM_PASSES * s->P / n);
     o->transfer = bytes / l->bandwidth + 2 * bridges * l->latency;
+    /* a bridge's part out and the others' in, forward and backward (each param's rows go to a
+     * server in this process) */
+    o->stub = stub_cpu(p, l, n, 4.0 * bridges, 2 * bytes);
     o->wire_bytes = 2 * bytes;
     o->memory_bytes = 4 * (2 + 1.0 / n) * s->P + 4 * 2 * s->A / n;
 }
@@ -183,8 +246,9 @@ static void hogwild(const singa_plan_profile *p, const singa_plan_link *l, const
     int n = cfg->nprocs;
     bool half = cfg->compress.kind == SINGA_COMPRESS_FP16 || cfg->compress.kind == SINGA_COMPRESS_BF16;
     double share = (double)(n - 1) / n, bytes = share * s->P * (half ? 2 : 4) * 2, h = cfg->sync_freq;
-    o->compute = s->C + p->update;
+    o->compute = s->C + p->update + contention(p, l, n, s->P, PARAM_PASSES * s->P);
     o->transfer = (bytes / l->bandwidth + 2 * l->latency) / h;
+    o->stub = stub_cpu(p, l, n, 4.0 * (n - 1) * s->params / h, bytes / h);
     o->codec = half ? 2 * c->fp16 * s->P / h : 0;
     o->wire_bytes = 2 * bytes / h;
     o->memory_bytes = 4 * (5 * s->P + 2 * s->A);
@@ -207,13 +271,13 @@ void singa_plan_predict(const singa_plan_profile *p, const singa_plan_link *l, c
     case SINGA_PLAN_HOGWILD: hogwild(p, l, c, cfg, &s, out); break;
     }
     out->transfer = fmax(0, out->transfer);
-    out->step = out->compute + out->transfer + out->bubble + out->codec;
+    out->step = out->compute + out->transfer + out->bubble + out->codec + out->stub;
     double images = cfg->scheme == SINGA_PLAN_HOGWILD ? (double)cfg->nprocs * p->batch : p->batch;
     out->images_per_sec = out->step > 0 ? images / out->step : 0;
-    const double terms[] = {out->compute, out->transfer, out->bubble, out->codec};
-    static const char *const names[] = {"compute", "transfer", "bubble", "codec"};
+    const double terms[] = {out->compute, out->transfer, out->bubble, out->codec, out->stub};
+    static const char *const names[] = {"compute", "transfer", "bubble", "codec", "stub"};
     int big = 0;
-    for (int k = 1; k < 4; k++)
+    for (int k = 1; k < 5; k++)
         if (terms[k] > terms[big])
             big = k;
     out->bound = names[big];

@@ -68,6 +68,7 @@ int singa_plan_make(singa_plan *plan, const singa_conf *conf, const singa_regist
     if (singa_plan_profile_run(&plan->profile, conf, reg, PROFILE_STEPS, 1, err) < 0)
         return -1;
     singa_plan_codec_measure(&plan->codec);
+    singa_plan_machine_measure(&plan->profile.machine);
     return singa_plan_rank(plan, conf, reg, nprocs, err);
 }
 

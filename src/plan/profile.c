@@ -121,6 +121,7 @@ static void fill_layer(singa_plan_layer *pl, const singa_net *net, int i, const 
         if (p->owner)
             continue;
         pl->param_floats += floats(&p->data);
+        pl->params++;
         if (p->data.ndim >= 2) {
             pl->matrix_floats += floats(&p->data);
             pl->factor_floats += p->data.shape[0] + floats(&p->data) / p->data.shape[0];

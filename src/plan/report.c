@@ -52,8 +52,9 @@ int singa_plan_write_jsonl(const singa_plan *plan, FILE *f)
         json_string(f, r->lua);
         fprintf(f, ",\"images_per_sec\":%.6g,\"step_seconds\":%.6g,\"wire_bytes\":%.0f,\"memory_bytes\":%.0f,"
                 "\"compute_seconds\":%.6g,\"transfer_seconds\":%.6g,\"bubble_seconds\":%.6g,\"codec_seconds\":%.6g,"
-                "\"bound\":\"%s\",\"link\":", r->pred.images_per_sec, r->pred.step, r->pred.wire_bytes,
-                r->pred.memory_bytes, r->pred.compute, r->pred.transfer, r->pred.bubble, r->pred.codec, r->pred.bound);
+                "\"stub_seconds\":%.6g,\"bound\":\"%s\",\"link\":", r->pred.images_per_sec, r->pred.step,
+                r->pred.wire_bytes, r->pred.memory_bytes, r->pred.compute, r->pred.transfer, r->pred.bubble,
+                r->pred.codec, r->pred.stub, r->pred.bound);
         json_string(f, plan->link.name);
         fputs("}\n", f);
     }
