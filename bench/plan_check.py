@@ -7,7 +7,7 @@ configuration's cost relative to one process right.
 
     singa-tui --plan --procs 2 --plan-link local --plan-out DIR/bigmlp.loopback.jsonl \\
         -e bench/dist_net.lua bigmlp 0 1 10 0        # and lenet, and --plan-link 1gbit
-    python3 bench/plan_check.py DIR [t/plan-measured.txt]
+    python3 bench/plan_check.py DIR [bench/plan-measured.txt]
 """
 import json
 import sys
@@ -20,7 +20,7 @@ NAMES = {"one process": "one", "allreduce": "allreduce", "allreduce fp16": "allr
 
 def main():
     pred_dir = sys.argv[1]
-    fixture = sys.argv[2] if len(sys.argv) > 2 else "t/plan-measured.txt"
+    fixture = sys.argv[2] if len(sys.argv) > 2 else "bench/plan-measured.txt"
     measured = {}
     for line in open(fixture):
         f = line.split()
