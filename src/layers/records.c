@@ -170,7 +170,7 @@ static void rewind_batch(singa_records *r, const singa_layer *l)
 
 int singa_records_share(singa_layer *l, int share)
 {
-    singa_records *r = (singa_records *)singa_records_of(l);
+    singa_records *r = singa_records_of(l) ? l->state : NULL;
     if (!r || r->in_batch != 0 || share < 0 || share >= l->ctx->split.count)
         return -1;
     int own = l->ctx->split.index;

@@ -10,7 +10,8 @@
  * the k-th lost worker (by id) goes to the k-th live one, round the live ones again when fewer
  * live than lost.  So a survivor's net keeps its size and buffers (no reshape mid-run), and a
  * step takes as long as its busiest survivor's passes.  A worker decides at the start of each
- * step from what its process knows then: the step in flight at the loss is applied as
+ * step from what its process knew at the start of the step before (rt_reshare_step): the step
+ * in flight at the loss, and the next when the news comes during it, are applied as
  * membership.c says (the live contributions, averaged over them). */
 #include <stdio.h>
 
@@ -46,15 +47,27 @@ static int taker(const rt_ctx *rt, int g, int j)
     return -1;
 }
 
-uint64_t rt_reshare_takes(const rt_ctx *rt, int g, int id)
+/* The lost workers whose rows worker id of group g trains, by what this process knows now. */
+static uint64_t assigned(const rt_ctx *rt, int g, int id)
 {
     if (!atomic_load(&rt->shrunk) || !can_share(rt))
         return 0;
-    uint64_t takes = 0;
+    uint64_t mine = 0;
     for (int j = 0; j < rt->c->nworkers_per_group && j < 64; j++)
         if (taker(rt, g, j) == id)
-            takes |= 1ULL << j;
-    return takes;
+            mine |= 1ULL << j;
+    return mine;
+}
+
+/* Only rows given to w at the step before too: a worker first known lost at this step may have
+ * sent its gradient of it (it needed only the step before to be complete) before it died, and
+ * the servers would count its rows twice and wait for ever; a worker known lost before this step
+ * began could not, as the step before waited for this worker's gradient, sent after the news. */
+void rt_reshare_step(rt_worker *w)
+{
+    uint64_t now = assigned(w->rt, w->group, w->id);
+    w->takes = now & w->assigned;
+    w->assigned = now;
 }
 
 int rt_reshare_run(rt_worker *w, singa_err *err)

@@ -5,9 +5,9 @@
 
 #include "runtime/runtime.h"
 
-/* The lost workers (bit id) whose rows worker `id` of group g trains too, from what this
- * process knows of the losses now; 0 under cluster.shrink = "batch". */
-uint64_t rt_reshare_takes(const rt_ctx *rt, int g, int id);
+/* Before w's step: the lost workers (bit id) whose rows it trains too, in w->takes; none under
+ * cluster.shrink = "batch". */
+void rt_reshare_step(rt_worker *w);
 /* After w's own pass of the step: a pass over the rows of each worker of w->takes, their
  * params' gradients added to the step's. */
 int rt_reshare_run(rt_worker *w, singa_err *err);

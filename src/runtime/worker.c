@@ -420,7 +420,7 @@ static int before_backward(void *ud, int step, singa_err *err)
     }
     w->step_began = rt_now();
     w->sending = 0;
-    w->takes = rt_reshare_takes(w->rt, w->group, w->id);
+    rt_reshare_step(w);
     return 0;
 }
 
