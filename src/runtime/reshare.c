@@ -15,17 +15,23 @@
  * membership.c says (the live contributions, averaged over them). */
 #include <stdio.h>
 
+#include "layers/records.h"
 #include "runtime/reshare.h"
 
 /* Whether a group that shrinks here can train the lost rows: data parallelism (not a cut net),
- * every gradient summed by the servers (not into a shared history, nor applied by each replica). */
+ * every gradient summed by the servers (not into a shared history, nor applied by each replica),
+ * input layers that can read another worker's rows (a plugin's may not). */
 static bool can_share(const rt_ctx *rt)
 {
     const singa_cluster *c = rt->c;
-    if (c->shrink != SINGA_SHRINK_SHARE || rt->cut || c->nworker_groups != 1 || rt->self_update)
+    const singa_net *net = rt->job ? singa_job_train_net(rt->job) : NULL;
+    if (c->shrink != SINGA_SHRINK_SHARE || rt->cut || c->nworker_groups != 1 || rt->self_update || !net)
         return false;
     for (int k = 0; k < rt->nparams; k++)
         if (rt->params[k].hist)
+            return false;
+    for (int i = 0; i < net->nlayers; i++)
+        if ((net->layers[i]->type->flags & SINGA_LAYER_INPUT) && !singa_records_of(net->layers[i]))
             return false;
     return true;
 }
