@@ -72,7 +72,7 @@ for victim in 2 1; do
     other=$((3 - victim))
     [ $rc -eq 137 ] && grep -q "^singa-tui: rank $victim (pid [0-9]*) was killed by signal 9" "$out" &&
         grep -q "^rank 0 of 3: $STEPS steps$" "$out" && grep -q "^rank $other of 3: $STEPS steps$" "$out" &&
-        grep -q "^rank $victim (workers 0.$victim; servers 0.$victim; backups of servers 0.$(( (victim + 2) % 3 ))) at tcp://.* died: its connection closed and it does not answer; the job goes on without it (cluster.replicas): from step [0-9]* the group is workers 0.0, 0.$other (2 of 3: the lost workers' rows of each batch are left out); servers .*0.$victim in rank $(( (victim + 1) % 3 )) (its backup)" "$out" &&
+        grep -q "^rank $victim (workers 0.$victim; servers 0.$victim; backups of servers 0.$(( (victim + 2) % 3 ))) at tcp://.* died: its connection closed and it does not answer; the job goes on without it (cluster.replicas): from step [0-9]* the group is workers 0.0, 0.$other (2 of 3: the lost workers' rows of each batch are shared out, the global batch whole: 0.0 trains 0.$victim's too); servers .*0.$victim in rank $(( (victim + 1) % 3 )) (its backup)" "$out" &&
         grep -q "replica 1 of server 0.$victim (rank $(( (victim + 1) % 3 ))) holds its slices now, at version" \
             "$tmp/ws-$name/rank$(( (victim + 1) % 3 )).log"
     report $? "rank $victim killed: the 2 left go on without a restart, each training all $STEPS steps; the log says who was lost and what the group is" "$out"

@@ -30,6 +30,10 @@ typedef struct singa_compress {
     singa_compress_kind values; /* how the servers' values travel back: NONE (float32), FP16, BF16, INT8 or UPDATE */
 } singa_compress;
 
+/* cluster.shrink: SHARE (the default), the survivors also train the lost workers' rows, so the
+ * global batch stays whole (runtime's reshare.c); BATCH, those rows are left out. */
+typedef enum { SINGA_SHRINK_SHARE, SINGA_SHRINK_BATCH } singa_shrink;
+
 typedef struct singa_cluster {
     int nworker_groups, nserver_groups;
     int nworkers_per_group, nservers_per_group;
@@ -70,6 +74,8 @@ typedef struct singa_cluster {
     /* cluster.replicas (default 1): every server's slices and their updater state are held by
      * so many servers in different processes, the primary and its backups (runtime's replicas.c). */
     int replicas;
+    /* cluster.shrink: what a synchronous group that outlives a lost worker trains (replicas >= 2). */
+    singa_shrink shrink;
 } singa_cluster;
 
 /* Reads and checks `cluster` (NULL: one worker, one server); an impossible topology is refused

@@ -155,6 +155,34 @@ size_t singa_records_next(singa_records *r, const singa_layer *l)
     return i;
 }
 
+/* Back one whole batch (every worker's rows), between batches. */
+static void rewind_batch(singa_records *r, const singa_layer *l)
+{
+    int64_t back = r->before + r->batch + r->after, epoch = r->epoch;
+    r->pos -= back;
+    while (r->pos < 0) {
+        r->pos += (int64_t)r->count;
+        r->epoch--;
+    }
+    if (r->perm && r->epoch != epoch)
+        make_perm(r, l);
+}
+
+int singa_records_share(singa_layer *l, int share)
+{
+    singa_records *r = singa_records_of(l) ? l->state : NULL;
+    if (!r || r->in_batch != 0 || share < 0 || share >= l->ctx->split.count)
+        return -1;
+    int own = l->ctx->split.index;
+    int parts = l->part.dim == 0 && l->part.count > 1 ? l->part.count : 1;
+    int total = r->before + r->batch + r->after;
+    if (share != own)
+        rewind_batch(r, l);
+    r->before = (share * parts + (parts > 1 ? l->part.index : 0)) * r->batch;
+    r->after = total - r->before - r->batch;
+    return 0;
+}
+
 void singa_records_free(singa_records *r)
 {
     free(r->perm);

@@ -44,6 +44,11 @@ const void *singa_records_twin(singa_records *r, const singa_layer *l);
 int singa_records_start(singa_records *r, singa_layer *l, size_t count, singa_err *err);
 /* The index of the next record; advances, wrapping (and reshuffling) at the end. */
 size_t singa_records_next(singa_records *r, const singa_layer *l);
+/* Between batches: the next batch l reads is worker `share`'s rows (of l->ctx->split) of the
+ * batch it read last, then the cursor is where it was, past that batch (cluster.shrink =
+ * "share": a survivor trains a lost worker's rows too); share = its own index only restores its
+ * rows, the cursor left alone.  -1 when l is not one of the layers above, or is mid-batch. */
+int singa_records_share(singa_layer *l, int share);
 void singa_records_free(singa_records *r);
 /* Takes one label as the layer reads its data set: a class index (a whole number >= 0), else an
  * error naming `file` and where in it: `unit` ("line", "record") n, counting from 1. */

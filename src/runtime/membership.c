@@ -11,12 +11,14 @@
  *   reached before it died, without it in the others, the same in every survivor;
  * - rank 0 asks the new holders for the shards of a checkpoint the lost holders had not written,
  *   and counts the lost process done.
- * The lost worker's rows of each batch are not trained any more: the global batch shrinks by its
- * share, the survivors' data cursors unchanged.  Losses of rank 0, of every replica of a server,
- * or of a process of a cut net or of several groups still end the job (stub_loss.c). */
+ * The lost worker's rows of each batch are trained by a survivor too (cluster.shrink = "share",
+ * reshare.c), or, with "batch", not any more: the global batch shrinks by its share.  Losses of
+ * rank 0, of every replica of a server, or of a process of a cut net or of several groups still
+ * end the job (stub_loss.c). */
 #include <stdio.h>
 #include <string.h>
 
+#include "runtime/reshare.h"
 #include "runtime/stub.h"
 
 bool stub_may_shrink(const rt_stub *s, int r)
@@ -77,8 +79,10 @@ static void log_group(rt_stub *s, int r, const char *why)
             n += snprintf(line + n, sizeof line - (size_t)n, "%s 0.%d", live ? "," : "", j);
             live++;
         }
+    char rows[256];
+    rt_reshare_describe(rt, 0, rows, sizeof rows);
     if (live < all)
-        singa_appendf(line, sizeof line, " (%d of %d: the lost workers' rows of each batch are left out)", live, all);
+        singa_appendf(line, sizeof line, " (%d of %d: %s)", live, all, rows);
     singa_appendf(line, sizeof line, "; servers");
     for (int j = 0; j < rt->c->nservers_per_group; j++) {
         int id = rt_holder_id(rt, j);

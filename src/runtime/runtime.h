@@ -100,6 +100,8 @@ typedef struct rt_worker {
     double step_began, sending;
     singa_trace_buf *trace; /* this thread's, or NULL */
     int floor;            /* cluster.staleness: every live group finished this step (staleness.c) */
+    uint64_t takes;       /* the lost workers whose rows this step trains too (reshare.c) ... */
+    uint64_t assigned;    /* ... of those the losses known at the step before gave it */
 } rt_worker;
 
 typedef struct rt_server rt_server;

@@ -43,7 +43,7 @@ int rt_stub_create(rt_ctx *rt, singa_err *err)
         if (!(sg->arrived = calloc(n, sizeof *sg->arrived)) || !(sg->step = calloc(n, sizeof *sg->step)) ||
             !(sg->agg = calloc(n, sizeof *sg->agg)) || !(sg->lent = calloc(n, sizeof *sg->lent)) ||
             !(sg->slices_left = calloc(n, sizeof *sg->slices_left)) || !(sg->span = calloc(n, sizeof *sg->span)) ||
-            !(sg->open = calloc((size_t)rt->nslices, sizeof *sg->open)))
+            !(sg->open = calloc((size_t)rt->nslices, sizeof *sg->open)) || !(sg->shares = calloc(n, sizeof *sg->shares)))
             goto oom;
     }
     if (rt->c->compress.kind != SINGA_COMPRESS_NONE && rt_compress_buffers(rt, &s->unpacked, &s->packed) < 0)
@@ -87,6 +87,7 @@ void rt_stub_free(rt_stub *s)
         return;
     for (int g = 0; g < s->rt->c->nworker_groups; g++) {
         free(s->groups[g].arrived);
+        free(s->groups[g].shares);
         free(s->groups[g].step);
         free(s->groups[g].agg);
         free(s->groups[g].lent);

@@ -18,6 +18,7 @@ typedef struct stub_group {
     int nlocal;            /* its workers here; 0 for a group elsewhere */
     int server_group;      /* the server group that updates its params */
     int *arrived;          /* per param: local gradients summed this step */
+    int *shares;           /* per param: the workers' rows they hold (a survivor's with a lost one's, reshare.c) */
     int *step;
     float **agg;           /* per param: the gradient the others are summed into */
     msg_loan *lent;        /* per param: agg's slices lent to ZeroMQ on their way to other processes */

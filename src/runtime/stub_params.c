@@ -137,6 +137,7 @@ void stub_on_worker_update(rt_stub *s, const msg *m, zmq_msg_t *payload, bool re
     stub_group *sg = &s->groups[g];
     float *grad = (float *)(uintptr_t)m->ptr;
     size_t n = rt->params[k].size;
+    sg->shares[k] = (sg->arrived[k] ? sg->shares[k] : 0) + (int)m->count;
     if (sg->arrived[k]++ == 0) {
         sg->agg[k] = grad;
         sg->step[k] = m->step;
@@ -167,7 +168,7 @@ void stub_send_update(rt_stub *s, int g, int idx)
         a = b = sl->offset;
     msg u = {.type = MSG_UPDATE, .flags = step_flags(s, g, sg->step[k]),
              .src = stub_addr(s, g), .dst = stub_server_addr(rt, sg->server_group, sl->server), .slice = idx,
-             .step = sg->step[k], .count = (uint32_t)sg->nlocal, .offset = a - sl->offset, .len = b - a};
+             .step = sg->step[k], .count = (uint32_t)sg->shares[k], .offset = a - sl->offset, .len = b - a};
     sg->open[idx] = true;
     send_slice(s, &u, sg->agg[k] + a, b - a, &sg->lent[k]);
 }

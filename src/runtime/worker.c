@@ -14,6 +14,7 @@
 #include "layers/param_state.h"
 #include "runtime/bridge.h"
 #include "runtime/replica_update.h"
+#include "runtime/reshare.h"
 #include "singa/tensor.h"
 
 static msg_addr self(const rt_worker *w)
@@ -26,7 +27,7 @@ static void send_update(rt_worker *w, int k)
     singa_param *p = w->params[k];
     msg m = {.type = MSG_UPDATE, .flags = MSG_F_PTR, .src = self(w),
              .dst = {ENT_STUB, (uint16_t)w->group, 0, (uint16_t)w->rt->rank}, .param = k, .step = w->step_sent,
-             .count = 1, .ptr = (uint64_t)(uintptr_t)p->grad.data};
+             .count = 1 + (uint32_t)__builtin_popcountll(w->takes), .ptr = (uint64_t)(uintptr_t)p->grad.data};
     double t = rt_now(), sent;
     w->stale[k] = true;
     w->nstale++;
@@ -49,7 +50,7 @@ static void grad_ready(void *ud, singa_param *p, size_t begin, size_t end)
 {
     rt_worker *w = ud;
     int k = param_index(w, p);
-    if (begin != 0 || end != p->data.size || k < 0 || w->sent[k])
+    if (begin != 0 || end != p->data.size || k < 0 || w->sent[k] || w->takes) /* lost rows' passes add to it */
         return;
     send_update(w, k);
 }
@@ -280,6 +281,8 @@ static int after_backward(void *ud, int step, singa_err *err)
 {
     rt_worker *w = ud;
     singa_params *ps = singa_job_params(w->job);
+    if (w->takes && rt_reshare_run(w, err) < 0)
+        return -1;
     /* Neither the sends during backward nor the waits during forward are compute. */
     double passes = rt_now() - w->step_began - w->sending - w->waited;
     exchange_metrics(w, step);
@@ -417,6 +420,7 @@ static int before_backward(void *ud, int step, singa_err *err)
     }
     w->step_began = rt_now();
     w->sending = 0;
+    rt_reshare_step(w);
     return 0;
 }
 

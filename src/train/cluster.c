@@ -23,7 +23,7 @@ const singa_field singa_cluster_fields[] = {
     {"monitor", SINGA_FIELD_TABLE},          {"staleness", SINGA_FIELD_INT},
     {"compress", SINGA_FIELD_STR_OR_TABLE},  {"momentum_compensation", SINGA_FIELD_BOOL},
     {"outer", SINGA_FIELD_TABLE},             {"plan", SINGA_FIELD_STR},
-    {"replicas", SINGA_FIELD_INT},
+    {"replicas", SINGA_FIELD_INT},           {"shrink", SINGA_FIELD_STR},
     {NULL, 0},
 };
 
@@ -352,6 +352,24 @@ static int fit_launched(singa_cluster *c, singa_err *err)
     return 0;
 }
 
+/* cluster.shrink: only where a group can shrink, a synchronous one that outlives a loss. */
+static int read_shrink(singa_cluster *c, const singa_conf *conf, singa_err *err)
+{
+    const char *v = singa_conf_str(conf, "shrink", NULL);
+    c->shrink = SINGA_SHRINK_SHARE;
+    if (!v)
+        return 0;
+    if (strcmp(v, "share") != 0 && strcmp(v, "batch") != 0)
+        return singa_err_set(err, "cluster: field 'shrink' must be \"share\" (the survivors train a lost worker's rows "
+                                  "too) or \"batch\" (they are left out), got \"%s\"", v);
+    if (c->replicas < 2 || c->nworker_groups > 1)
+        return singa_err_set(err, "cluster: field 'shrink' = \"%s\" is for a synchronous group that goes on without a "
+                                  "lost process: it needs replicas >= 2 and one worker group (this job has %s)", v,
+                             c->replicas < 2 ? "replicas = 1" : "several worker groups");
+    c->shrink = strcmp(v, "batch") == 0 ? SINGA_SHRINK_BATCH : SINGA_SHRINK_SHARE;
+    return 0;
+}
+
 /* cluster.replicas, once the processes are known: each holder of a slice in a process of its own. */
 static int read_replicas(singa_cluster *c, const singa_conf *conf, singa_err *err)
 {
@@ -367,7 +385,7 @@ static int read_replicas(singa_cluster *c, const singa_conf *conf, singa_err *er
     if (c->replicas > 1 && with)
         return singa_err_set(err, "cluster: field 'replicas' = %d does not go with %s: the backups apply the "
                                   "servers' updates, and those change the values otherwise too", c->replicas, with);
-    return 0;
+    return read_shrink(c, conf, err);
 }
 
 int singa_cluster_read(singa_cluster *c, const singa_conf *conf, singa_err *err)

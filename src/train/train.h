@@ -96,6 +96,10 @@ bool singa_job_cut(const singa_job *job);
  * which the step's record reports: a group's leader reports the whole group's. */
 void singa_job_merge_metrics(singa_job *job, const singa_metrics *m);
 int singa_job_step(const singa_job *job);
+/* After the step's pass: trains worker `share`'s rows (of the group's batch split, this job's
+ * net) of the same batch too, its params' gradients added to the step's and its metrics to the
+ * train net's (train/share.c). */
+int singa_job_train_share(singa_job *job, int share, singa_err *err);
 /* Every net of the job (every location of a cut one) counts its layers' passes in *progress. */
 void singa_job_count_progress(singa_job *job, atomic_uint *progress);
 
