@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/rejoin_sync.h"
 #include "runtime/stub.h"
 
 /* Rank 0: answers worker 0.0 for server i (group * per + id), lost before it wrote its shard. */
@@ -76,6 +77,10 @@ void stub_on_rejoin(rt_stub *s)
     rt_role(rt, r, role, sizeof role);
     if (s->end != END_TRAINING) {
         rt_peers_refuse(s->peers, "the job is ending: every other process is done");
+        return;
+    }
+    if (rt->c->nworker_groups == 1) { /* a synchronous group that shrank (rejoin_sync.c) */
+        rt_rejoin_sync_refuse(s->peers, r);
         return;
     }
     singa_err e;
