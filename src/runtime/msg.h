@@ -104,6 +104,8 @@ typedef enum {
     MSG_BACKUP,         /* cluster.replicas: a primary server to a backup, what it applies (replicas.c) */
     MSG_BACKUP_ACK,     /* the backup applied it */
     MSG_SHRINK,         /* stub to its threads: the group goes on without a lost process (membership.c) */
+    MSG_GROW,           /* rank 0 to every stub: process `count` rejoins from `step`; the holders (rejoin_sync.c) */
+    MSG_WORKER_STATE,   /* rank 0's worker 0.0 to a rejoined worker: its state of `step` (a checkpoint file) */
     MSG_NTYPES
 } msg_type;
 

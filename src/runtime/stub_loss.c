@@ -79,12 +79,12 @@ void stub_on_rejoin(rt_stub *s)
         rt_peers_refuse(s->peers, "the job is ending: every other process is done");
         return;
     }
-    if (rt->c->nworker_groups == 1) { /* a synchronous group that shrank (rejoin_sync.c) */
-        rt_rejoin_sync_refuse(s->peers, r);
-        return;
-    }
     singa_err e;
-    if (rt_peers_admit(s->peers, &e) < 0) {
+    bool sync = rt->c->nworker_groups == 1; /* a synchronous group that shrank grows (rejoin_sync.c) */
+    int rc = sync ? rt_rejoin_sync_admit(s, r, &e) : rt_peers_admit(s->peers, &e);
+    if (rc > 0) /* refused, naming why */
+        return;
+    if (rc < 0) {
         rt_log(rt, "rank %d (%s) asked to rejoin, but: %s", r, role, e.msg);
         return;
     }
@@ -92,5 +92,6 @@ void stub_on_rejoin(rt_stub *s)
         s->proc_done[r] = false;
         s->procs_done--;
     }
-    rt_log(rt, "rank %d (%s) rejoined at step %d", r, role, step);
+    if (!sync) /* else the group's line says from which step */
+        rt_log(rt, "rank %d (%s) rejoined at step %d", r, role, step);
 }
