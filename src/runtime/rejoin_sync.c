@@ -25,6 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "runtime/peers.h"
 #include "runtime/rejoin_sync.h"
 #include "runtime/server.h"
 #include "runtime/stub.h"
@@ -59,6 +60,9 @@ static const char *refusal(const rt_stub *s, int r, int *S, char *buf, size_t le
     int last = singa_conf_int(rt->conf, "train_steps", 0) - 1;
     if (!rt_shrunk(rt, r))
         return "the synchronous group did not go on without it";
+    if (atomic_load(&rt->shrunk) != 1ULL << r) /* its backups must not take over for another lost one */
+        return "another process is lost too: the synchronous group takes back one lost process only when it is the "
+               "only one";
     if (!sg->nlocal || rt->c->compress.kind != SINGA_COMPRESS_NONE || rt->self_update || rt->history)
         return "the synchronous group takes a lost process back only when rank 0 has a worker, and without "
                "cluster.compress";
@@ -93,6 +97,7 @@ int rt_rejoin_sync_admit(rt_stub *s, int r, singa_err *err)
         rt_peers_refuse(s->peers, buf);
         return 1;
     }
+    s->peers->joining_step = S; /* what the Topology panel says it rejoined at */
     if (rt_peers_admit(s->peers, err) < 0)
         return -1;
     int per = rt->c->nservers_per_group;
@@ -269,8 +274,10 @@ int rt_rejoin_sync_step(rt_worker *w, int step, singa_err *err)
     if (step == S && rt->rank == 0 && w->group == 0 && w->id == 0)
         return send_worker_state(w, step, err);
     if (step == S + 1 && rt->rank == atomic_load(&rt->grow_rank) && rt->grow_began > 0) {
-        rt_log(rt, "rejoined the synchronous group at step %d: healed in %.3f s (from its admission to its first "
-                   "step trained)", S, rt_now() - rt->grow_began);
+        char line[200];
+        snprintf(line, sizeof line, "rejoined the synchronous group at step %d: healed in %.3f s (from its admission "
+                                    "to its first step trained)", S, rt_now() - rt->grow_began);
+        rt_log_line(rt, line, true, true);
         rt->grow_began = 0;
     }
     return 0;
