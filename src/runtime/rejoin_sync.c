@@ -6,9 +6,11 @@
  * state, so a process of such a job is refused before it meets (rt_rejoin_check).  With
  * replicas it reads no checkpoint: it meets rank 0, whose peers.c checks that it runs the same
  * job (the configuration's digest, its net included, and the plugins), as for any rejoin.  Then:
- * - rank 0 picks the step S it trains from, two after the newest its own workers sent: no holder
- *   can have applied step S - 1 yet, as that waits for rank 0's gradients, which leave after its
- *   word (MSG_GROW: the rank, S, the holder map) on every connection;
+ * - rank 0 picks the step S it trains from, three after the newest its stub took from its
+ *   worker 0.0 (which may be a step further, waiting for that step's values, but not at S: its
+ *   state of S is still to come): no holder can have applied step S - 1 yet, as that waits for
+ *   rank 0's gradients, which leave after its word (MSG_GROW: the rank, S, the holder map) on
+ *   every connection;
  * - every process clears the rank's shrunk bit at the word, but counts it absent for the steps
  *   before S (rt_absent): a step before S neither waits for its gradients or metrics nor is sent
  *   to its replicas; S and later do;
@@ -19,7 +21,7 @@
  *   stays bitwise its holder's;
  * - rank 0's worker 0.0 sends its state of step S (data cursor, RNG, step: a group's workers read
  *   the same batches) to the rejoined workers before it trains S; they take it, and train S.
- * The process logs its heal time, from its admission to its first step trained. */
+ * The process logs its heal time, from its meeting to its first step trained. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,11 +68,11 @@ static const char *refusal(const rt_stub *s, int r, int *S, char *buf, size_t le
     if (!sg->nlocal || rt->c->compress.kind != SINGA_COMPRESS_NONE || rt->self_update || rt->history)
         return "the synchronous group takes a lost process back only when rank 0 has a worker, and without "
                "cluster.compress";
-    *S = 0;
+    *S = 0; /* its worker may be past the newest step it sent that this stub took, but not by two */
     for (int k = 0; k < rt->nparams; k++)
-        *S = sg->step[k] + 2 > *S ? sg->step[k] + 2 : *S;
+        *S = sg->step[k] + 3 > *S ? sg->step[k] + 3 : *S;
     if (*S >= last) {
-        snprintf(buf, len, "the job is too near its end (step %d of %d) to take it back", *S - 2, last + 1);
+        snprintf(buf, len, "the job is too near its end (step %d of %d) to take it back", *S - 3, last + 1);
         return buf;
     }
     return NULL;
@@ -170,16 +172,19 @@ void stub_on_grow(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
     }
     atomic_store(&rt->grow_step, m->step);
     atomic_store(&rt->grow_rank, r);
-    if (rt->rank == r) {
-        rt->grow_began = rt_now();
-        if (s->groups[0].nlocal) { /* the holders send the values of step S unasked */
-            s->groups[0].gets_left = rt->nslices;
-            s->groups[0].fetch = FETCH_START;
-        }
-    } else {
+    if (rt->rank != r)
         atomic_fetch_and(&rt->shrunk, ~(1ULL << r));
-    }
     log_grown(rt, r, m->step);
+}
+
+void stub_rejoin_start(rt_stub *s)
+{
+    rt_ctx *rt = s->rt;
+    rt->grow_began = rt_now();
+    if (s->groups[0].nlocal) { /* a holder's values may come before rank 0's word: another connection */
+        s->groups[0].gets_left = rt->nslices;
+        s->groups[0].fetch = FETCH_START;
+    }
 }
 
 /* Sends replica `id` (in the rejoined process) slice x's values (count 0) or updater slot k (k + 1), whole. */
@@ -273,9 +278,9 @@ int rt_rejoin_sync_step(rt_worker *w, int step, singa_err *err)
         return 0;
     if (step == S && rt->rank == 0 && w->group == 0 && w->id == 0)
         return send_worker_state(w, step, err);
-    if (step == S + 1 && rt->rank == atomic_load(&rt->grow_rank) && rt->grow_began > 0) {
+    if (step == S + 1 && rt_rejoin_sync(rt) && rt->grow_began > 0) {
         char line[200];
-        snprintf(line, sizeof line, "rejoined the synchronous group at step %d: healed in %.3f s (from its admission "
+        snprintf(line, sizeof line, "rejoined the synchronous group at step %d: healed in %.3f s (from its meeting "
                                     "to its first step trained)", S, rt_now() - rt->grow_began);
         rt_log_line(rt, line, true, true);
         rt->grow_began = 0;
@@ -286,8 +291,7 @@ int rt_rejoin_sync_step(rt_worker *w, int step, singa_err *err)
 int rt_rejoin_sync_take_state(rt_worker *w, const msg *m, zmq_msg_t *payload, singa_err *err)
 {
     rt_ctx *rt = w->rt;
-    if (!rt_rejoin_sync(rt) || m->src.proc != 0 || m->step != atomic_load(&rt->grow_step) ||
-        singa_job_step(w->job) == m->step)
+    if (!rt_rejoin_sync(rt) || m->src.proc != 0 || m->step < 1 || singa_job_step(w->job) != 0) /* taken already */
         return 0;
     char path[] = "/tmp/singa-rejoin-XXXXXX";
     int fd = mkstemp(path);

@@ -15,6 +15,9 @@ int rt_rejoin_sync_check(const rt_ctx *rt, singa_err *err);
 /* Rank 0: the rank whose rejoin peers.c let through (the same job, net and plugins) is refused,
  * naming why (1), or admitted, every process told the step it trains from (0); -1 on failure. */
 int rt_rejoin_sync_admit(rt_stub *s, int r, singa_err *err);
+/* The rejoined process's stub, once every thread here said hello (it hears the others from then
+ * on): its group's values are awaited from the holders, unasked. */
+void stub_rejoin_start(rt_stub *s);
 /* Every stub: rank 0's word that a process rejoins from a step (MSG_GROW). */
 void stub_on_grow(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote);
 /* A holder applied group g's `step` of slice x: before the rejoin's step, it sends the rejoined

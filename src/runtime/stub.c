@@ -415,7 +415,9 @@ static void on_hello(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
         stub_stop_all(s, s->rt->err.msg);
         return;
     }
-    if (!rt_rejoin_sync(s->rt)) /* else the holders send its values at its step (rejoin_sync.c) */
+    if (rt_rejoin_sync(s->rt)) /* the holders send its values at its step, unasked (rejoin_sync.c) */
+        stub_rejoin_start(s);
+    else
         stub_start(s);
     if (s->rt->nworkers == 0)
         stub_local_done(s);

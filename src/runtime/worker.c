@@ -615,11 +615,12 @@ static int checkpoint_asked(void *ud, int step, singa_err *err)
 
 static bool checkpoint_due(void *ud, int step) { return host_ckpt_owed(ud, step) >= 0; }
 
-/* A rejoined worker of a synchronous group trains from rank 0's worker 0.0's state (rejoin_sync.c). */
+/* A rejoined worker of a synchronous group trains from rank 0's worker 0.0's state, which may have
+ * come already (rejoin_sync.c; it started from step 0, read no checkpoint). */
 static int wait_state(rt_worker *w)
 {
     int one = 1;
-    if (!rt_rejoin_sync(w->rt) || singa_job_step(w->job) >= atomic_load(&w->rt->grow_step))
+    if (!rt_rejoin_sync(w->rt) || singa_job_step(w->job) > 0)
         return 0;
     return wait_for(w, MSG_WORKER_STATE, &one, &w->err);
 }
