@@ -78,15 +78,6 @@ static const char *refusal(const rt_stub *s, int r, int *S, char *buf, size_t le
     return NULL;
 }
 
-/* The word every process takes (MSG_GROW): the holder of each server, then the processes shrunk. */
-static size_t grow_word(const rt_ctx *rt, int r, int32_t *holders, uint64_t *shrunk)
-{
-    int per = rt->c->nservers_per_group;
-    for (int j = 0; j < per; j++)
-        holders[j] = rt_holder_id(rt, j);
-    *shrunk = atomic_load(&rt->shrunk) & ~(1ULL << r);
-    return (size_t)per * sizeof *holders + sizeof *shrunk;
-}
 
 int rt_rejoin_sync_admit(rt_stub *s, int r, singa_err *err)
 {
@@ -103,12 +94,14 @@ int rt_rejoin_sync_admit(rt_stub *s, int r, singa_err *err)
     if (rt_peers_admit(s->peers, err) < 0)
         return -1;
     int per = rt->c->nservers_per_group;
-    uint8_t *word = malloc((size_t)per * sizeof(int32_t) + sizeof(uint64_t));
+    size_t n = (size_t)per * sizeof(int32_t);
+    uint8_t *word = malloc(n); /* the word every process takes: each server's holder (its id) */
     if (!word)
         return singa_err_set(err, "out of memory");
-    uint64_t shrunk;
-    size_t n = grow_word(rt, r, (int32_t *)(void *)word, &shrunk);
-    memcpy(word + (size_t)per * sizeof(int32_t), &shrunk, sizeof shrunk);
+    for (int j = 0; j < per; j++) {
+        int32_t id = rt_holder_id(rt, j);
+        memcpy(word + (size_t)j * sizeof id, &id, sizeof id);
+    }
     msg m = {.type = MSG_GROW, .src = stub_addr(s, 0), .step = S, .count = (uint32_t)r};
     stub_to_peers(s, m, word, n);
     zmq_msg_t here;
@@ -139,9 +132,9 @@ static void log_grown(rt_ctx *rt, int r, int S)
     rt_log_line(rt, line, true, true);
 }
 
-/* The rejoined process takes the word: the holders the others went on with and the processes
- * still shrunk; false when it is malformed. */
-static bool take_word(rt_ctx *rt, int r, const uint8_t *word)
+/* The rejoined process takes the word: the holders the others went on with (no other process is
+ * lost: refusal); false when it is malformed. */
+static bool take_word(rt_ctx *rt, const uint8_t *word)
 {
     int per = rt->c->nservers_per_group;
     int32_t id;
@@ -154,9 +147,7 @@ static bool take_word(rt_ctx *rt, int r, const uint8_t *word)
         memcpy(&id, word + (size_t)j * sizeof id, sizeof id);
         atomic_store(&rt->holder[j], id / per);
     }
-    uint64_t shrunk;
-    memcpy(&shrunk, word + (size_t)per * sizeof id, sizeof shrunk);
-    atomic_store(&rt->shrunk, shrunk & ~(1ULL << r));
+    atomic_store(&rt->shrunk, 0);
     return true;
 }
 
@@ -164,9 +155,9 @@ void stub_on_grow(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
 {
     rt_ctx *rt = s->rt;
     int per = rt->c->nservers_per_group, r = (int)m->count;
-    size_t n = (size_t)per * sizeof(int32_t) + sizeof(uint64_t);
+    size_t n = (size_t)per * sizeof(int32_t);
     if (r < 1 || r >= rt->nprocs || r >= 64 || zmq_msg_size(payload) != n || m->step < 1 || !rt->holder ||
-        (rt->rank == r && !take_word(rt, r, zmq_msg_data(payload)))) {
+        (rt->rank == r && !take_word(rt, zmq_msg_data(payload)))) {
         singa_stats_drop(rt->stats);
         return;
     }
