@@ -128,5 +128,5 @@ SINGA_REJOIN=1 rank 2 "$tmp/none.out" -e "$tmp/job.lua" none 50
 [ $? -ne 0 ] && grep -q "SINGA_REJOIN: the job is synchronous (one worker group) without cluster.replicas: losing a process ended it, and no live process holds the lost one's state" "$tmp/none.out"
 report $? "a rejoin of a synchronous job without replicas is refused before it meets, naming why" "$tmp/none.out"
 
-[ "$failed" -eq 0 ] && [ -z "$KEEP" ] && rm -rf "$tmp"
+[ "$failed" -eq 0 ] && rm -rf "$tmp"
 done_testing
