@@ -55,6 +55,9 @@
  *   backup-ack       S => S (backup to primary) slice, count   - (applied: the primary may answer)
  *   shrink           stub -> W, S                count          - (the synchronous group goes on
  *                                                              without process `count`)
+ *   grow             0 => stub                   count          int32s: each server's holder id
+ *                                                              (process `count` rejoins from `step`)
+ *   worker-state     W0.0 => W                   -              a checkpoint file: its state of `step`
  *
  * Who may send each to the stub, and what it checks, is the stub's table (protocol.h). */
 #ifndef SINGA_RUNTIME_MSG_H
@@ -104,6 +107,8 @@ typedef enum {
     MSG_BACKUP,         /* cluster.replicas: a primary server to a backup, what it applies (replicas.c) */
     MSG_BACKUP_ACK,     /* the backup applied it */
     MSG_SHRINK,         /* stub to its threads: the group goes on without a lost process (membership.c) */
+    MSG_GROW,           /* rank 0 to every stub: process `count` rejoins from `step`; each server's holder (rejoin_sync.c) */
+    MSG_WORKER_STATE,   /* rank 0's worker 0.0 to a rejoined worker: its state of `step` (a checkpoint file) */
     MSG_NTYPES
 } msg_type;
 

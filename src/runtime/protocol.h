@@ -45,6 +45,7 @@ enum { RT_HERE = 1, RT_OUT = 2, RT_PEER = 4 };
     X(MSG_GROUP_STEP, RT_STUBS, RT_STUBS, RT_PEER, group_step_ok, on_group_step)                    \
     X(MSG_CKPT, RT_STUBS, RT_WORKERS, RT_HERE, ckpt_word_ok, on_ckpt_word)                          \
     X(MSG_CKPT, RT_STUBS, RT_STUBS, RT_PEER, ckpt_word_ok, on_ckpt_word)                            \
+    X(MSG_GROW, RT_STUBS, RT_STUBS, RT_PEER, from_rank0, stub_on_grow)                              \
     /* to a server here, passed on */                                                               \
     X(MSG_PUT, RT_SERVERS, RT_STUBS, RT_PEER, server_here, forward)                                 \
     X(MSG_GET, RT_SERVERS, RT_STUBS, RT_PEER, server_here, forward)                                 \
@@ -60,6 +61,7 @@ enum { RT_HERE = 1, RT_OUT = 2, RT_PEER = 4 };
     /* to a worker here */                                                                          \
     X(MSG_CKPT_REPLY, RT_WORKERS, RT_SERVERS, RT_HERE | RT_PEER, ckpt_reply_ok, on_ckpt_reply)      \
     X(MSG_WORKER_METRICS, RT_WORKERS, RT_WORKERS, RT_HERE | RT_PEER, worker_metrics_ok, forward)    \
+    X(MSG_WORKER_STATE, RT_WORKERS, RT_WORKERS, RT_PEER, worker_state_ok, forward)                  \
     X(MSG_BRIDGE, RT_WORKERS, RT_WORKERS, RT_PEER, bridge_ok, on_bridge)                            \
     X(MSG_BRIDGE_GRAD, RT_WORKERS, RT_WORKERS, RT_PEER, bridge_ok, on_bridge)                       \
     X(MSG_BRIDGE_METRICS, RT_WORKERS, RT_WORKERS, RT_PEER, bridge_ok, on_bridge)                    \

@@ -11,6 +11,7 @@
  * they are in (from the put, or the checkpoint resumed, which every holder loads alike). */
 #include <string.h>
 
+#include "runtime/rejoin_sync.h"
 #include "runtime/runtime.h"
 #include "runtime/server.h"
 
@@ -49,7 +50,7 @@ static uint32_t to_backups(rt_server *s, srv_slice *x, msg m, const float *data)
     m.flags |= MSG_F_VALUES;
     for (int r = 0; r < rt->c->replicas; r++) {
         m.dst = holder(s, r * per + j);
-        if (r * per + j == s->id || rt_shrunk(rt, m.dst.proc))
+        if (r * per + j == s->id || rt_absent(rt, m.dst.proc, m.step)) /* lost, or rejoins later */
             continue;
         rt_send(s->sock, &m, data, n * sizeof(float));
         sent |= 1u << r;

@@ -9,6 +9,7 @@
 #include "ckpt/resume.h"
 #include "layers/param_state.h"
 #include "runtime/bridge.h"
+#include "runtime/rejoin_sync.h"
 #include "singa/net.h"
 #include "singa/tensor.h"
 
@@ -24,7 +25,8 @@ void rt_resume_drop(rt_ctx *rt)
 static void log_refused(void *ud, const char *line) { rt_log(ud, "%s", line); }
 
 /* A process started again to rejoin an asynchronous job (SINGA_REJOIN) must be one the job goes
- * on without: neither rank 0 (topology.c) nor one whose loss ends the job.  Servers it holds serve
+ * on without: neither rank 0 (topology.c) nor one whose loss ends the job; one of a synchronous
+ * job, one whose group shrank (rejoin_sync.c).  Servers it holds serve
  * its own groups alone (Hogwild): they fetch the newest values before its workers start (server.c). */
 int rt_rejoin_check(rt_ctx *rt, singa_err *err)
 {
@@ -32,9 +34,8 @@ int rt_rejoin_check(rt_ctx *rt, singa_err *err)
     if (!rt->launch.rejoin)
         return 0;
     rt_role(rt, rt->rank, role, sizeof role);
-    if (rt->c->nworker_groups == 1)
-        return singa_err_set(err, "SINGA_REJOIN: the job is synchronous (one worker group): losing a process ends it, "
-                                  "so no process can rejoin it (resume it from its checkpoint instead)");
+    if (rt_rejoin_sync(rt)) /* whether the job went on without it: cluster.replicas (rejoin_sync.c) */
+        return rt_rejoin_sync_check(rt, err);
     if (rt_loss_ends_job(rt, rt->rank))
         return singa_err_set(err, "SINGA_REJOIN: rank %d (%s) holds what other processes need: its loss ended the job, "
                                   "so it cannot rejoin", rt->rank, role);
@@ -124,7 +125,7 @@ int rt_ckpt_setup(rt_ctx *rt, singa_job *job, singa_err *err)
 {
     singa_ckpt_file *files;
     size_t n;
-    if (!rt->ckpt_dir)
+    if (!rt->ckpt_dir || rt_rejoin_sync(rt)) /* its state is the live processes' (rejoin_sync.c) */
         return 0;
     if (singa_mkdirs(rt->ckpt_dir, err) < 0 || singa_ckpt_dir_files(rt->ckpt_dir, &files, &n, err) < 0)
         return singa_err_prefix(err, "job: checkpoint_path: ");

@@ -193,6 +193,10 @@ struct rt_ctx {
      * tells the threads (MSG_SHRINK). */
     atomic_int *holder;
     _Atomic uint64_t shrunk;
+    /* A lost process rejoins the synchronous group (rejoin_sync.c): its rank (0: none) and the
+     * step it trains from; in it, when it was admitted. */
+    atomic_int grow_rank, grow_step;
+    _Atomic double grow_began;
 };
 /* Sandblaster in one process with kSGD and momentum: the workers' backward passes write into the
  * servers' momentum history (history.c).  Setup decides and prepares it, after the servers. */

@@ -23,6 +23,7 @@
 
 #include "runtime/compress.h"
 #include "runtime/protocol.h"
+#include "runtime/rejoin_sync.h"
 #include "runtime/replica_update.h"
 #include "runtime/runtime.h"
 #include "runtime/server.h"
@@ -94,7 +95,7 @@ int rt_server_create(rt_ctx *rt, rt_server *s, int group, int id, singa_err *err
 {
     const singa_cluster *c = rt->c;
     *s = (rt_server){.rt = rt, .group = group, .id = id, .last_step = singa_conf_int(rt->conf, "train_steps", 0) - 1,
-                       .published = -1, .backup = id >= c->nservers_per_group};
+                       .published = -1, .backup = id >= c->nservers_per_group || rt_rejoin_sync(rt)};
     s->ngroups = c->nworker_groups / c->nserver_groups;
     s->first_group = group * s->ngroups;
     s->lend = c->nworker_groups == 1;
@@ -524,11 +525,11 @@ bool srv_step_complete(const rt_server *s, int g, const pending *p)
     const rt_ctx *rt = s->rt;
     if (p->count >= rt_senders(rt, g))
         return true;
-    if (!atomic_load(&rt->shrunk) || p->count == 0)
+    if ((!atomic_load(&rt->shrunk) && !atomic_load(&rt->grow_rank)) || p->count == 0)
         return false;
     for (int j = 0; j < rt->c->nworkers_per_group; j++) { /* every live process's in (a group that shrank) */
         int q = rt_worker_proc(rt, g, j);
-        if (rt_sends(rt, g, j) && !rt_shrunk(rt, q) && !(p->from >> q & 1))
+        if (rt_sends(rt, g, j) && !rt_absent(rt, q, p->step) && !(p->from >> q & 1))
             return false;
     }
     return true;
@@ -546,6 +547,7 @@ int srv_finish_step(rt_server *s, srv_slice *x, int g, singa_err *err)
     if (apply_step(s, x, g, got, err) < 0)
         return -1;
     x->version++;
+    srv_grow_push(s, x, g, p->step); /* a process rejoins at the next step (rejoin_sync.c) */
     if (g == x->shared_group && last_update(s, g, p->step))
         s->reader_done = true;
     if (s->outer) { /* the answer may wait for the round */

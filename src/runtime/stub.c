@@ -20,6 +20,7 @@
 #include "runtime/bridge.h"
 #include "runtime/compress.h"
 #include "runtime/protocol.h"
+#include "runtime/rejoin_sync.h"
 #include "runtime/runtime.h"
 #include "runtime/stub.h"
 
@@ -342,6 +343,14 @@ static bool ckpt_reply_ok(const rt_stub *s, const msg *m)
 }
 
 /* The metrics of a worker to the leader here of a group training whole copies. */
+/* Rank 0's worker 0.0's state, to a worker of group 0 here, which rejoined (rejoin_sync.c). */
+static bool worker_state_ok(const rt_stub *s, const msg *m)
+{
+    const rt_ctx *rt = s->rt;
+    return rt_rejoin_sync(rt) && m->src.proc == 0 && m->src.group == 0 && m->src.id == 0 && m->dst.group == 0 &&
+           m->dst.id < rt->c->nworkers_per_group && rt_worker_proc(rt, 0, m->dst.id) == rt->rank;
+}
+
 static bool worker_metrics_ok(const rt_stub *s, const msg *m)
 {
     const rt_ctx *rt = s->rt;
@@ -407,7 +416,10 @@ static void on_hello(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
         stub_stop_all(s, s->rt->err.msg);
         return;
     }
-    stub_start(s);
+    if (rt_rejoin_sync(s->rt)) /* the holders send its values at its step, unasked (rejoin_sync.c) */
+        stub_rejoin_start(s);
+    else
+        stub_start(s);
     if (s->rt->nworkers == 0)
         stub_local_done(s);
 }

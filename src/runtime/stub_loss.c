@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/rejoin_sync.h"
 #include "runtime/stub.h"
 
 /* Rank 0: answers worker 0.0 for server i (group * per + id), lost before it wrote its shard. */
@@ -79,7 +80,11 @@ void stub_on_rejoin(rt_stub *s)
         return;
     }
     singa_err e;
-    if (rt_peers_admit(s->peers, &e) < 0) {
+    bool sync = rt->c->nworker_groups == 1; /* a synchronous group that shrank grows (rejoin_sync.c) */
+    int rc = sync ? rt_rejoin_sync_admit(s, r, &e) : rt_peers_admit(s->peers, &e);
+    if (rc > 0) /* refused, naming why */
+        return;
+    if (rc < 0) {
         rt_log(rt, "rank %d (%s) asked to rejoin, but: %s", r, role, e.msg);
         return;
     }
@@ -87,5 +92,6 @@ void stub_on_rejoin(rt_stub *s)
         s->proc_done[r] = false;
         s->procs_done--;
     }
-    rt_log(rt, "rank %d (%s) rejoined at step %d", r, role, step);
+    if (!sync) /* else the group's line says from which step */
+        rt_log(rt, "rank %d (%s) rejoined at step %d", r, role, step);
 }

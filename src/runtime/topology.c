@@ -134,7 +134,9 @@ void rt_announce(rt_ctx *rt, const char *endpoint)
     int n = snprintf(line, sizeof line, "rank %d of %d (pid %d, %s)%s%s: ", rt->rank, rt->nprocs, (int)getpid(),
                      rt->launch.from, endpoint ? " at " : "", endpoint ? endpoint : "");
     rt_role(rt, rt->rank, line + n, sizeof line - (size_t)n);
-    if (rt->rejoined_at >= 0)
+    if (rt->rejoined_at >= 0 && rt->c->nworker_groups == 1) /* rank 0 says the step (rejoin_sync.c) */
+        singa_appendf(line, sizeof line, "; rejoined the job, its group taking it back at a step rank 0 picks");
+    else if (rt->rejoined_at >= 0)
         singa_appendf(line, sizeof line, "; rejoined the job, its groups going on from step %d", rt->rejoined_at);
     rt_log_line(rt, line, rt->nprocs > 1, true);
 }

@@ -13,6 +13,7 @@
 #include "runtime/runtime.h"
 #include "layers/param_state.h"
 #include "runtime/bridge.h"
+#include "runtime/rejoin_sync.h"
 #include "runtime/replica_update.h"
 #include "runtime/reshare.h"
 #include "singa/tensor.h"
@@ -104,14 +105,15 @@ static void take_metrics(rt_worker *w, const msg *m, zmq_msg_t *payload)
     }
 }
 
-/* The workers of w's group whose process the group went on without (membership.c). */
-static int workers_gone(const rt_worker *w, uint64_t *ids)
+/* The workers of w's group whose process the group goes on without at `step` (membership.c,
+ * rejoin_sync.c). */
+static int workers_gone(const rt_worker *w, int step, uint64_t *ids)
 {
     const rt_ctx *rt = w->rt;
     int n = 0;
     *ids = 0;
     for (int j = 1; j < rt->c->nworkers_per_group && j < 64; j++)
-        if (rt_shrunk(rt, rt_worker_proc(rt, w->group, j))) {
+        if (rt_absent(rt, rt_worker_proc(rt, w->group, j), step)) {
             *ids |= 1ULL << j;
             n++;
         }
@@ -122,7 +124,7 @@ static int workers_gone(const rt_worker *w, uint64_t *ids)
 static int on_shrink(rt_worker *w, const msg *m, zmq_msg_t *payload, singa_err *err)
 {
     uint64_t gone;
-    workers_gone(w, &gone);
+    workers_gone(w, w->step_sent, &gone);
     if (m->src.proc != w->rt->rank || w->id != 0 || !reports_to_leader(w) || !w->collecting)
         return 0;
     w->metrics_due -= __builtin_popcountll(gone & ~w->metrics_from & ~w->counted_gone);
@@ -179,6 +181,7 @@ static worker_handler *const on_message[MSG_NTYPES] = {
     [MSG_GROUP_STEP] = on_floor,    /* cluster.staleness: every live group finished this step */
     [MSG_WORKER_METRICS] = on_metrics, /* the leader: another worker's rows of the batch */
     [MSG_SHRINK] = on_shrink,       /* the group goes on without a lost process */
+    [MSG_WORKER_STATE] = rt_rejoin_sync_take_state, /* rejoined: rank 0's worker 0.0's state */
 };
 
 /* Receives one message for this worker: 0, or -1 at a stop (the reason in err) or a failure;
@@ -262,7 +265,7 @@ static void exchange_metrics(rt_worker *w, int step)
     }
     singa_job_merge_metrics(w->job, &w->early);
     uint64_t gone;
-    int lost = workers_gone(w, &gone);
+    int lost = workers_gone(w, step, &gone);
     int early = lost ? __builtin_popcountll(w->early_from & ~gone) : w->nearly;
     w->metrics_due = rt->c->nworkers_per_group - 1 - lost - early;
     w->metrics_from = w->early_from;
@@ -408,6 +411,8 @@ static int before_backward(void *ud, int step, singa_err *err)
 {
     rt_worker *w = ud;
     int s = w->rt->c->staleness;
+    if (rt_rejoin_sync_step(w, step, err) < 0) /* a process rejoins the group (rejoin_sync.c) */
+        return -1;
     if (s >= 0 && step > w->rt->resume_step)
         report_step(w, step - 1);
     while (s >= 0 && w->floor < step - s - 1) {
@@ -614,6 +619,16 @@ static int checkpoint_asked(void *ud, int step, singa_err *err)
 
 static bool checkpoint_due(void *ud, int step) { return host_ckpt_owed(ud, step) >= 0; }
 
+/* A rejoined worker of a synchronous group trains from rank 0's worker 0.0's state, which may have
+ * come already (rejoin_sync.c; it started from step 0, read no checkpoint). */
+static int wait_state(rt_worker *w)
+{
+    int one = 1;
+    if (!rt_rejoin_sync(w->rt) || singa_job_step(w->job) > 0)
+        return 0;
+    return wait_for(w, MSG_WORKER_STATE, &one, &w->err);
+}
+
 void *rt_worker_main(void *arg)
 {
     rt_worker *w = arg;
@@ -632,7 +647,7 @@ void *rt_worker_main(void *arg)
     w->step_sent = singa_job_step(w->job); /* the others' metrics of it may come before the READY */
     w->floor = -1; /* floors may come before the READY; resume_step is final only with it (a rejoin sets it) */
     w->ckpt_done = -1;
-    if (wait_for(w, MSG_READY, &one, &w->err) == 0) {
+    if (wait_for(w, MSG_READY, &one, &w->err) == 0 && wait_state(w) == 0) {
         w->floor = w->floor > rt->resume_step - 1 ? w->floor : rt->resume_step - 1;
         w->lazy = !rt->cut;
         for (int k = 0; k < rt->nparams; k++)
