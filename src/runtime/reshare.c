@@ -13,9 +13,11 @@
  * step from what its process knew at the start of the step before (rt_reshare_step): the step
  * in flight at the loss, and the next when the news comes during it, are applied as
  * membership.c says (the live contributions, averaged over them). */
+#include <limits.h>
 #include <stdio.h>
 
 #include "layers/records.h"
+#include "runtime/rejoin_sync.h"
 #include "runtime/reshare.h"
 
 /* Whether a group that shrinks here can train the lost rows: data parallelism (not a cut net),
@@ -36,31 +38,33 @@ static bool can_share(const rt_ctx *rt)
     return true;
 }
 
-/* The live worker that trains lost worker j's rows (-1: j is live, or none is). */
-static int taker(const rt_ctx *rt, int g, int j)
+/* The live worker that trains lost worker j's rows at `step` (-1: j trains them, or none can):
+ * absent at the step, as a process that rejoins is until the step it trains from. */
+static int taker(const rt_ctx *rt, int g, int j, int step)
 {
     int n = rt->c->nworkers_per_group, nlive = 0, k = 0;
-    if (j >= 64 || !rt_shrunk(rt, rt_worker_proc(rt, g, j)))
+    if (j >= 64 || !rt_absent(rt, rt_worker_proc(rt, g, j), step))
         return -1;
     for (int i = 0; i < n; i++) {
-        bool lost = rt_shrunk(rt, rt_worker_proc(rt, g, i));
+        bool lost = rt_absent(rt, rt_worker_proc(rt, g, i), step);
         nlive += !lost;
         k += lost && i < j; /* j is the k-th lost */
     }
     for (int i = 0, at = nlive ? k % nlive : -1; i < n && at >= 0; i++)
-        if (!rt_shrunk(rt, rt_worker_proc(rt, g, i)) && at-- == 0)
+        if (!rt_absent(rt, rt_worker_proc(rt, g, i), step) && at-- == 0)
             return i;
     return -1;
 }
 
-/* The lost workers whose rows worker id of group g trains, by what this process knows now. */
-static uint64_t assigned(const rt_ctx *rt, int g, int id)
+/* The lost workers whose rows worker id of group g trains at `step`, by what this process knows
+ * now. */
+static uint64_t assigned(const rt_ctx *rt, int g, int id, int step)
 {
-    if (!atomic_load(&rt->shrunk) || !can_share(rt))
+    if (!can_share(rt))
         return 0;
     uint64_t mine = 0;
     for (int j = 0; j < rt->c->nworkers_per_group && j < 64; j++)
-        if (taker(rt, g, j) == id)
+        if (taker(rt, g, j, step) == id)
             mine |= 1ULL << j;
     return mine;
 }
@@ -69,9 +73,9 @@ static uint64_t assigned(const rt_ctx *rt, int g, int id)
  * sent its gradient of it (it needed only the step before to be complete) before it died, and
  * the servers would count its rows twice and wait for ever; a worker known lost before this step
  * began could not, as the step before waited for this worker's gradient, sent after the news. */
-void rt_reshare_step(rt_worker *w)
+void rt_reshare_step(rt_worker *w, int step)
 {
-    uint64_t now = assigned(w->rt, w->group, w->id);
+    uint64_t now = assigned(w->rt, w->group, w->id, step);
     w->takes = now & w->assigned;
     w->assigned = now;
 }
@@ -94,7 +98,7 @@ void rt_reshare_describe(const rt_ctx *rt, int g, char *buf, size_t cap)
     }
     snprintf(buf, cap, "the lost workers' rows of each batch are shared out, the global batch whole:");
     for (int j = 0, n = 0; j < rt->c->nworkers_per_group && j < 64; j++) {
-        int t = taker(rt, g, j);
+        int t = taker(rt, g, j, INT_MAX); /* the membership now */
         if (t >= 0)
             singa_appendf(buf, cap, "%s %d.%d trains %d.%d's too", n++ ? "," : "", g, t, g, j);
     }

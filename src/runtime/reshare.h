@@ -5,9 +5,9 @@
 
 #include "runtime/runtime.h"
 
-/* Before w's step: the lost workers (bit id) whose rows it trains too, in w->takes; none under
+/* Before w's `step`: the lost workers (bit id) whose rows it trains too, in w->takes; none under
  * cluster.shrink = "batch". */
-void rt_reshare_step(rt_worker *w);
+void rt_reshare_step(rt_worker *w, int step);
 /* After w's own pass of the step: a pass over the rows of each worker of w->takes, their
  * params' gradients added to the step's. */
 int rt_reshare_run(rt_worker *w, singa_err *err);

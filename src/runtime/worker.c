@@ -425,7 +425,7 @@ static int before_backward(void *ud, int step, singa_err *err)
     }
     w->step_began = rt_now();
     w->sending = 0;
-    rt_reshare_step(w);
+    rt_reshare_step(w, step);
     return 0;
 }
 
