@@ -89,6 +89,8 @@ void stub_send_update(rt_stub *s, int g, int idx);
  * (membership.c). */
 bool stub_may_shrink(const rt_stub *s, int r);
 void stub_shrink(rt_stub *s, int r, const char *why);
+/* Whether the processes left after losing r (for `why`) may go on: else e says why not (takeover.c). */
+bool stub_majority_left(const rt_stub *s, int r, rt_loss why, singa_err *e);
 void stub_on_update_reply(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote);
 void stub_on_get_reply(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote);
 
