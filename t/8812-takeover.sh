@@ -33,6 +33,46 @@ start() {
     echo "# $1: at step $at"
 }
 
+# contiguous NAME: every step 0..STEPS-1 trained once in NAME.csv.
+contiguous() {
+    awk -F, -v steps=$STEPS '$2 == "train" { if (seen[$1]++) twice++; if (NR > 2 && $1 != last + 1) skipped++; last = $1 }
+        END { printf "# %d steps, %d twice, %d skipped\n", length(seen), twice, skipped
+              exit !(length(seen) == steps && !twice && !skipped && last == steps - 1) }' "$tmp/$1.csv"
+}
+# agree NAME: per server, the digests of its replicas in the survivors' logs are equal, at the last
+# step's version, and at least one server has two.
+agree() {
+    sed -n 's/.*replica \([0-9]*\) of server \([0-9.]*\) (rank \([0-9]*\)): [0-9]* slices* at version \([0-9]*\), digest \([0-9a-f]*\) .*/\2 \1 \3 \4 \5/p' \
+        "$tmp/ws-$1"/rank*.log | sort >"$tmp/$1.digests"
+    sed 's/^/# /' "$tmp/$1.digests"
+    awk -v version=$STEPS '{ n[$1]++; if ($4 != version) bad = 1; if ($1 in d && d[$1] != $5) bad = 1; d[$1] = $5 }
+        END { for (s in n) { k++; if (n[s] > 1) two++ }; exit bad || k != 3 || !two }' "$tmp/$1.digests"
+}
+
+# Rank 0, the coordinator, killed: rank 1 takes over.
+start lead two
+vpid=$(rank_pid 0)
+kill -9 $vpid
+wait $launcher
+rc=$?
+out=$tmp/lead.out
+echo "# killed rank 0 (pid $vpid); status $rc"
+grep -q "^rank 1 of 3: $STEPS steps$" "$out" && grep -q "^rank 2 of 3: $STEPS steps$" "$out" &&
+    ! grep -q "^singa-tui: rank [12] " "$out" &&
+    grep -q "^rank 0 (workers 0.0; servers 0.0; backups of servers 0.2) at tcp://.* died: its connection closed and it does not answer; the job goes on without it (cluster.replicas): from step [0-9]* the group is workers 0.1, 0.2 (2 of 3: .*); servers 0.0 in rank 1 (its backup), 0.1 in rank 1, 0.2 in rank 2$" "$out" &&
+    grep -q "^rank 0, the coordinator, was lost at step [0-9]*: rank 1 coordinates now (worker 0.1 leads the group: its metrics, checkpoints and the end of the job)$" "$out"
+report $? "rank 0 killed: ranks 1 and 2 train all $STEPS steps and end well, rank 1 coordinating; the log says so (launcher status $rc)" "$out"
+contiguous lead
+report $? "rank 0 killed: the metrics' steps are contiguous (none twice, none skipped)" "$tmp/lead.csv"
+agree lead
+report $? "rank 0 killed: the survivors' replicas of each server end bitwise equal" "$tmp/lead.digests"
+cmp -s "$tmp/lead.txt.1" "$tmp/lead.txt.2"
+report $? "rank 0 killed: both survivors return the same params" "$tmp/lead.txt.1"
+timeout 30 "$SINGA_TUI" --ckpt-info "$tmp/ck-lead" >"$tmp/lead.info" 2>&1 && grep -q "^step $STEPS$" "$tmp/lead.info" &&
+    timeout 30 "$SINGA_TUI" --ckpt-gather "$tmp/ck-lead" "$tmp/lead.ckpt" >>"$tmp/lead.info" 2>&1 &&
+    [ -z "$(find "$tmp/ck-lead" -name '*.tmp*')" ]
+report $? "rank 0 killed: the final checkpoint, written after the takeover, is whole and gathers into one model" "$tmp/lead.info"
+
 # A minority left after silences ends the job.
 start minority three
 p1=$(rank_pid 1) p2=$(rank_pid 2)

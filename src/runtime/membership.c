@@ -23,7 +23,7 @@ bool stub_may_shrink(const rt_stub *s, int r)
 {
     const rt_ctx *rt = s->rt;
     const singa_cluster *c = rt->c;
-    if (!rt->holder || r == 0 || r >= 64 || c->nworker_groups != 1 || rt->cut || c->shard_params ||
+    if (!rt->holder || r >= 64 || c->nworker_groups != 1 || rt->cut || c->shard_params ||
         s->end != END_TRAINING || rt_shrunk(rt, r) || (s->groups[0].nlocal && s->groups[0].fetch == FETCH_START))
         return false; /* before training, the backups may not hold the values yet */
     int per = c->nservers_per_group, live = 0;
@@ -115,7 +115,7 @@ static void ask_again(rt_stub *s, uint64_t moved)
     rt_ctx *rt = s->rt;
     for (int j = 0; j < rt->c->nservers_per_group && j < 64; j++)
         if (s->ckpt[j] == CKPT_ASKED && (moved >> j & 1)) {
-            msg m = {.type = MSG_CKPT, .src = {ENT_WORKER, 0, 0, 0}, .dst = stub_server_addr(rt, 0, j),
+            msg m = {.type = MSG_CKPT, .src = stub_lead_addr(rt), .dst = stub_server_addr(rt, 0, j),
                      .step = s->ckpt_step};
             stub_route(s, &m, NULL, 0);
         }
@@ -124,13 +124,16 @@ static void ask_again(rt_stub *s, uint64_t moved)
 void stub_shrink(rt_stub *s, int r, const char *why)
 {
     rt_ctx *rt = s->rt;
+    bool coordinated = rt_coordinator(rt) == r;
     atomic_fetch_or(&rt->shrunk, 1ULL << r);
     uint64_t moved = move_holders(rt);
     log_group(s, r, why);
     rt_peers_forget(s->peers, r); /* its frames lent, given back: the loans a step's end waits for */
     tell_threads(s, r);
     send_again(s, moved);
-    if (rt->rank == 0) {
+    if (coordinated) /* takeover.c */
+        stub_take_over(s, r);
+    if (rt->rank == rt_coordinator(rt)) {
         ask_again(s, moved);
         stub_proc_done(s, r);
     }

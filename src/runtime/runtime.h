@@ -92,6 +92,7 @@ typedef struct rt_worker {
      * those that came before it began to (of the step it will wait for next). */
     int metrics_due;
     bool collecting;
+    bool exchanged;       /* its metrics of step_sent went (or are awaited) already */
     singa_metrics early;
     int nearly;
     uint64_t metrics_from, early_from; /* the workers (bit id) whose metrics of step_sent, of the next, are in */
@@ -271,6 +272,8 @@ void *rt_worker_main(void *arg);
 /* A worker whose net is cut among a group living in several processes: the bridges between them
  * become messages (before the worker's thread starts). */
 int rt_worker_link(rt_worker *w, singa_err *err);
+/* The coordinator's result at the end: its leader's of group 0 (takeover.c). */
+singa_result rt_lead_result(const rt_ctx *rt);
 
 /* Writes c (entries added by the caller) as the file of thread (kind, group, id) of checkpoint
  * `step`, adding the topology, the number of files of the step ("files": those of the groups not

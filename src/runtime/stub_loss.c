@@ -15,7 +15,7 @@
 void stub_ckpt_lost(rt_stub *s, int i)
 {
     s->ckpt[i] = CKPT_IDLE;
-    msg m = {.type = MSG_CKPT_REPLY, .src = stub_addr(s, 0), .dst = {ENT_WORKER, 0, 0, 0}, .step = s->ckpt_step,
+    msg m = {.type = MSG_CKPT_REPLY, .src = stub_addr(s, 0), .dst = stub_lead_addr(s->rt), .step = s->ckpt_step,
              .server = i, .lost = true};
     stub_route(s, &m, NULL, 0);
 }

@@ -9,6 +9,7 @@
  * down: the survivors go on only as a majority of the membership they had, so two sides of a
  * split can never both go on; a minority ends the job, naming why. */
 #include <stdio.h>
+#include <string.h>
 
 #include "runtime/stub.h"
 
@@ -32,4 +33,66 @@ bool stub_majority_left(const rt_stub *s, int r, rt_loss why, singa_err *e)
                   "on (cluster.replicas: a new membership needs a majority of the last one)",
                   left, left == 1 ? "" : "es", left == 1 ? "is" : "are", last);
     return false;
+}
+
+int rt_lead_id(const rt_ctx *rt, int group)
+{
+    if (group != 0 || !atomic_load(&rt->shrunk)) /* only group 0 of a synchronous job shrinks */
+        return 0;
+    for (int j = 0; j < rt->c->nworkers_per_group; j++)
+        if (!rt_shrunk(rt, rt_worker_proc(rt, 0, j)))
+            return j;
+    return 0;
+}
+
+bool rt_leads(const rt_ctx *rt, int group, int id)
+{
+    return id == rt_lead_id(rt, group);
+}
+
+int rt_coordinator(const rt_ctx *rt)
+{
+    return rt_worker_proc(rt, 0, rt_lead_id(rt, 0));
+}
+
+/* The coordinator, rank `was`, is lost and the group goes on (membership.c): the new one counts
+ * the processes done, of which it knew nothing, and every survivor done says so again to it. */
+void stub_take_over(rt_stub *s, int was)
+{
+    rt_ctx *rt = s->rt;
+    int now = rt_coordinator(rt);
+    const stub_group *sg = &s->groups[0];
+    char line[320];
+    int n = snprintf(line, sizeof line, "rank %d, the coordinator, was lost", was);
+    if (sg->nlocal && sg->step)
+        n += snprintf(line + n, sizeof line - (size_t)n, " at step %d", sg->step[0]);
+    snprintf(line + n, sizeof line - (size_t)n, ": rank %d coordinates now (worker 0.%d leads the group: its "
+             "metrics, checkpoints and the end of the job)", now, rt_lead_id(rt, 0));
+    rt_log_line(rt, line, true, true);
+    for (int q = 0; rt->rank == now && q < rt->nprocs; q++)
+        if (rt_shrunk(rt, q))
+            stub_proc_done(s, q);
+    if (s->hellos == s->threads && s->done == rt->nworkers)
+        stub_local_done(s);
+}
+
+singa_result rt_lead_result(const rt_ctx *rt)
+{
+    for (int i = 0; i < rt->nworkers; i++)
+        if (rt->workers[i].group == 0 && rt_leads(rt, 0, rt->workers[i].id))
+            return rt->workers[i].res;
+    return rt->final;
+}
+
+/* The script of a process that took over holds no worker's job (worker 0.0's was rank 0's): the
+ * final values its leader read go to the script's params too, as the other processes get them. */
+void stub_final_here(rt_stub *s)
+{
+    rt_ctx *rt = s->rt;
+    for (int k = 0; !rt->c->shard_params && rt->rank != 0 && k < rt->nslices; k++) {
+        const rt_slice *sl = &rt->slices[k];
+        float *from = stub_replica_at(rt, 0, sl), *to = rt->final_params[sl->param]->data.data + sl->offset;
+        if (from != to)
+            memcpy(to, from, sl->len * sizeof *to);
+    }
 }

@@ -108,7 +108,7 @@ int singa_job_create_worker(singa_job **out, const singa_conf *conf, const singa
         job->test.steps = job->validate.steps = 0;
         if (!job->dist) /* distributed, every worker checkpoints its own state */
             job->checkpoint.freq = 0;
-        if (id)
+        if (id && job->cluster.replicas < 2) /* with replicas any worker of group 0 may lead it yet */
             job->disp.freq = 0;
     }
     if (create_nets(job, reg, err) < 0 || share_pool(job, err) < 0)
