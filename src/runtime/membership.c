@@ -125,6 +125,7 @@ void stub_shrink(rt_stub *s, int r, const char *why)
 {
     rt_ctx *rt = s->rt;
     bool coordinated = rt_coordinator(rt) == r;
+    stub_drop_lost_tmp(s, r);
     atomic_fetch_or(&rt->shrunk, 1ULL << r);
     uint64_t moved = move_holders(rt);
     log_group(s, r, why);

@@ -154,11 +154,8 @@ static void send_record(rt_worker *w, const singa_record *r, bool step)
 }
 
 /* Results go to every process's log, and to rank 0's host (from other processes as messages). */
-static void hook_record(void *ud, const singa_record *r)
+static void record_lead(rt_worker *w, const singa_record *r)
 {
-    rt_worker *w = ud;
-    if (!rt_leads(w->rt, w->group, w->id)) /* a group that may shrink: any of its workers may lead it yet */
-        return;
     if (w->rt->log) {
         char line[512];
         int n = snprintf(line, sizeof line, "step %d %s, group %d:", r->step, singa_phase_name(r->phase), r->group);
@@ -171,6 +168,17 @@ static void hook_record(void *ud, const singa_record *r)
         send_record(w, r, false);
     else
         rt_record(w->rt, r, false);
+}
+
+static void hook_record(void *ud, const singa_record *r)
+{
+    rt_worker *w = ud;
+    const singa_record *first;
+    if (!rt_lead_record(w, r, &first)) /* a group that may shrink: any of its workers may lead it yet */
+        return;
+    if (first)
+        record_lead(w, first);
+    record_lead(w, r);
 }
 
 /* Every step of a group leader; from another process at most 20 a second, enough for a plot. */

@@ -101,6 +101,11 @@ typedef struct rt_worker {
     double step_began, sending;
     singa_trace_buf *trace; /* this thread's, or NULL */
     int floor;            /* cluster.staleness: every live group finished this step (staleness.c) */
+    /* A group that may shrink (cluster.replicas): a worker's last training record while another
+     * led, which it reports first once it leads, the lost leader may not have (takeover.c). */
+    singa_record kept;
+    singa_metrics kept_metrics;
+    bool led;
 } rt_worker;
 
 typedef struct rt_server rt_server;
@@ -274,6 +279,9 @@ void *rt_worker_main(void *arg);
 int rt_worker_link(rt_worker *w, singa_err *err);
 /* The coordinator's result at the end: its leader's of group 0 (takeover.c). */
 singa_result rt_lead_result(const rt_ctx *rt);
+/* Whether worker w reports record r (it leads its group), and *first, a record it kept to report
+ * before r, or NULL (takeover.c). */
+bool rt_lead_record(rt_worker *w, const singa_record *r, const singa_record **first);
 
 /* Writes c (entries added by the caller) as the file of thread (kind, group, id) of checkpoint
  * `step`, adding the topology, the number of files of the step ("files": those of the groups not

@@ -95,6 +95,9 @@ bool stub_majority_left(const rt_stub *s, int r, rt_loss why, singa_err *e);
 void stub_take_over(rt_stub *s, int was);
 /* The coordinator's leader's final values, to the script's params when they are not its (takeover.c). */
 void stub_final_here(rt_stub *s);
+/* The checkpoint files lost process r was writing (its workers', the servers it held), which it
+ * never will finish: before the holders move (takeover.c). */
+void stub_drop_lost_tmp(rt_stub *s, int r);
 static inline msg_addr stub_lead_addr(const rt_ctx *rt)
 {
     int id = rt_lead_id(rt, 0);
