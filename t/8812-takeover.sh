@@ -79,6 +79,23 @@ timeout 30 "$SINGA_TUI" --ckpt-info "$tmp/ck-lead" >"$tmp/lead.info" 2>&1 && gre
     find "$tmp/ck-lead" -name '*.tmp*' | sed 's/^/left behind: /' >>"$tmp/lead.info" && ! grep -q "^left behind" "$tmp/lead.info"
 report $? "rank 0 killed: the final checkpoint, written after the takeover, is whole and gathers into one model; no .tmp is left" "$tmp/lead.info"
 
+# replicas = 3: rank 0 killed, then rank 1, which took over from it: rank 2 takes over in turn and
+# trains on alone (two deaths are certain: no majority is needed).
+start twice three
+kill -9 $(rank_pid 0)
+until_ok grep -q "rank 1 coordinates now" "$tmp/twice.out"
+at=$(awk -F, '$2 == "train" { n = $1 } END { print n + 0 }' "$tmp/twice.csv")
+until_ok awk -F, -v at=$at '$2 == "train" && $1 >= at + 100 { ok = 1 } END { exit !ok }' "$tmp/twice.csv"
+kill -9 $(rank_pid 1)
+wait $launcher
+rc=$?
+echo "# rank 1 killed after step $at + 100; status $rc"
+grep -q "^rank 2 of 3: $STEPS steps$" "$tmp/twice.out" &&
+    grep -q "^rank 1, the coordinator, was lost at step [0-9]*: rank 2 coordinates now (worker 0.2 leads the group: .*)$" "$tmp/twice.out" &&
+    contiguous twice && timeout 30 "$SINGA_TUI" --ckpt-info "$tmp/ck-twice" >"$tmp/twice.info" 2>&1 &&
+    grep -q "^step $STEPS$" "$tmp/twice.info" && grep -q "^workers' states: 0.2 " "$tmp/twice.info"
+report $? "replicas = 3, rank 0 then rank 1 killed: rank 2 coordinates in turn and trains all $STEPS steps once; its final checkpoint is whole" "$tmp/twice.out"
+
 # A minority left after silences ends the job.
 start minority three
 p1=$(rank_pid 1) p2=$(rank_pid 2)
