@@ -39,7 +39,7 @@ start() {
 
 # contiguous NAME: every step 0..STEPS-1 trained once in NAME.csv.
 contiguous() {
-    awk -F, -v steps=$STEPS '$2 == "train" { if (seen[$1]++) twice++; if (NR > 2 && $1 != last + 1) skipped++; last = $1 }
+    awk -F, -v steps=$STEPS '$2 == "train" { if (seen[$1]++) twice++; if (n++ && $1 != last + 1) skipped++; last = $1 }
         END { printf "# %d steps, %d twice, %d skipped\n", length(seen), twice, skipped
               exit !(length(seen) == steps && !twice && !skipped && last == steps - 1) }' "$tmp/$1.csv"
 }
@@ -70,6 +70,10 @@ grep -q "^rank 1 of 3: $STEPS steps$" "$out" && grep -q "^rank 2 of 3: $STEPS st
 report $? "rank 0 killed: ranks 1 and 2 train all $STEPS steps and end well, rank 1 coordinating; the log says so (launcher status $rc)" "$out"
 contiguous lead
 report $? "rank 0 killed: the metrics' steps are contiguous (none twice, none skipped)" "$tmp/lead.csv"
+tests=$(awk -F, '$2 == "test" { printf "%s ", $1 }' "$tmp/lead.csv")
+echo "# tests at steps $tests"
+[ "$tests" = "$(seq -s ' ' 0 100 1400) $STEPS " ]
+report $? "rank 0 killed: the tests every 100 steps go on, run by the new leader, and the final one" "$tmp/lead.csv"
 agree lead
 report $? "rank 0 killed: the survivors' replicas of each server end bitwise equal" "$tmp/lead.digests"
 cmp -s "$tmp/lead.txt.1" "$tmp/lead.txt.2"

@@ -15,7 +15,7 @@ cluster.workspace = ws
 cluster.join_timeout = 120
 cluster.heartbeat_timeout = 1
 local r = singa.train{
-  name = "takeover", seed = 7, train_steps = steps, disp_freq = 1, test_steps = 2,
+  name = "takeover", seed = 7, train_steps = steps, disp_freq = 1, test_steps = 2, test_freq = 100,
   checkpoint_path = ckdir, checkpoint_freq = 20,
   cluster = cluster,
   updater = { type = "kSGD", momentum = 0.9, learning_rate = { type = "kFixed", base_lr = 0.05 } },

@@ -637,6 +637,9 @@ static int checkpoint_asked(void *ud, int step, singa_err *err)
 
 static bool checkpoint_due(void *ud, int step) { return host_ckpt_owed(ud, step) >= 0; }
 
+/* The leader alone tests (takeover.c: another may lead after a loss). */
+static bool evaluates(void *ud) { return rt_leads(((rt_worker *)ud)->rt, ((rt_worker *)ud)->group, ((rt_worker *)ud)->id); }
+
 void *rt_worker_main(void *arg)
 {
     rt_worker *w = arg;
@@ -651,7 +654,7 @@ void *rt_worker_main(void *arg)
                         .set_lr_scale = set_lr_scale, .stop = stop, .checkpoint_asked = checkpoint_asked,
                         .checkpoint_due = checkpoint_due,
                         .before_eval = before_eval, .save = save,
-                        .finish = finish};
+                        .finish = finish, .evaluates = evaluates};
     w->step_sent = singa_job_step(w->job); /* the others' metrics of it may come before the READY */
     w->floor = -1; /* floors may come before the READY; resume_step is final only with it (a rejoin sets it) */
     w->ckpt_done = -1;
