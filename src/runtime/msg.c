@@ -54,6 +54,7 @@ const msg_kind msg_types[MSG_NTYPES] = {
     [MSG_BACKUP] = {"backup", MSG_IX_SLICE, MSG_ARG_COUNT},
     [MSG_BACKUP_ACK] = {"backup-ack", MSG_IX_SLICE, MSG_ARG_COUNT},
     [MSG_SHRINK] = {"shrink", MSG_IX_NONE, MSG_ARG_COUNT},
+    [MSG_RECORDED] = {"recorded"},
 };
 
 const char *msg_type_name(int type)

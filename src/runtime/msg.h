@@ -104,6 +104,7 @@ typedef enum {
     MSG_BACKUP,         /* cluster.replicas: a primary server to a backup, what it applies (replicas.c) */
     MSG_BACKUP_ACK,     /* the backup applied it */
     MSG_SHRINK,         /* stub to its threads: the group goes on without a lost process (membership.c) */
+    MSG_RECORDED,       /* the coordinator's leader to the other stubs: it reports `step`'s record now (takeover.c) */
     MSG_NTYPES
 } msg_type;
 

@@ -197,6 +197,10 @@ struct rt_ctx {
      * tells the threads (MSG_SHRINK). */
     atomic_int *holder;
     _Atomic uint64_t shrunk;
+    /* A group that may shrink: the step after the last whose record the coordinator's leader
+     * reports (its word comes before it does), so one that takes over knows what it missed
+     * (takeover.c). */
+    atomic_int recorded;
 };
 /* Sandblaster in one process with kSGD and momentum: the workers' backward passes write into the
  * servers' momentum history (history.c).  Setup decides and prepares it, after the servers. */

@@ -98,6 +98,7 @@ void stub_final_here(rt_stub *s);
 /* The checkpoint files lost process r was writing (its workers', the servers it held), which it
  * never will finish: before the holders move (takeover.c). */
 void stub_drop_lost_tmp(rt_stub *s, int r);
+void stub_on_recorded(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote);
 static inline msg_addr stub_lead_addr(const rt_ctx *rt)
 {
     int id = rt_lead_id(rt, 0);

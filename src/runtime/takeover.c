@@ -99,6 +99,20 @@ void stub_final_here(rt_stub *s)
     }
 }
 
+/* The coordinator's leader is about to report `step`: the others hear it first, so one that takes
+ * over reports again only a record the lost one had not (but for a kill in the microseconds
+ * between this word's leaving and the report). */
+static void tell_recorded(rt_worker *w, int step)
+{
+    const rt_ctx *rt = w->rt;
+    for (int q = 0; q < rt->nprocs; q++)
+        if (q != rt->rank && !rt_shrunk(rt, q)) {
+            msg m = {.type = MSG_RECORDED, .src = {ENT_WORKER, (uint16_t)w->group, (uint16_t)w->id, (uint16_t)rt->rank},
+                     .dst = {ENT_STUB, 0, 0, (uint16_t)q}, .step = step};
+            rt_send(w->sock, &m, NULL, 0);
+        }
+}
+
 bool rt_lead_record(rt_worker *w, const singa_record *r, const singa_record **first)
 {
     *first = NULL;
@@ -110,10 +124,17 @@ bool rt_lead_record(rt_worker *w, const singa_record *r, const singa_record **fi
         }
         return false;
     }
-    if (!w->led && w->kept.metrics && w->kept.step < r->step) /* the metrics file leaves out a step it has */
+    if (!w->led && w->kept.metrics && w->kept.step < r->step && w->kept.step >= atomic_load(&w->rt->recorded))
         *first = &w->kept;
     w->led = true;
+    if (w->rt->holder && r->phase == SINGA_PHASE_TRAIN && w->rt->rank == rt_coordinator(w->rt))
+        tell_recorded(w, r->step);
     return true;
+}
+
+void stub_on_recorded(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
+{
+    atomic_store(&s->rt->recorded, m->step + 1);
 }
 
 /* Whether name is "step<digits>.<kind><group 0>.<id>.ckpt.tmp". */
