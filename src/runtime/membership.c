@@ -1,6 +1,7 @@
-/* A synchronous group that shrinks (cluster.replicas >= 2): when a process other than rank 0 is
- * lost, each survivor's stub, which finds the loss itself (peers_live.c: a killed process within
- * about a second), goes on without it instead of ending the job:
+/* A synchronous group that shrinks (cluster.replicas >= 2): when a process is lost (rank 0 too,
+ * takeover.c, where a silence needs a majority left), each survivor's stub, which finds the loss
+ * itself (peers_live.c: a killed process within about a second), goes on without it instead of
+ * ending the job:
  * - the holder of each server whose holder was there moves to its next live replica, the same in
  *   every survivor, as the map depends only on the processes lost (rt->holder, topology.h);
  * - the servers and workers here are told (MSG_SHRINK): a backup takes over, a step waits no more
@@ -9,11 +10,11 @@
  *   answers at once when it applied that step already (its primary had sent it), so the step in
  *   flight is applied once in every holder: with the lost worker's gradient in the slices it
  *   reached before it died, without it in the others, the same in every survivor;
- * - rank 0 asks the new holders for the shards of a checkpoint the lost holders had not written,
- *   and counts the lost process done.
+ * - the coordinator (rank 0, or the one that took over from it) asks the new holders for the
+ *   shards of a checkpoint the lost holders had not written, and counts the lost process done.
  * The lost worker's rows of each batch are not trained any more: the global batch shrinks by its
- * share, the survivors' data cursors unchanged.  Losses of rank 0, of every replica of a server,
- * or of a process of a cut net or of several groups still end the job (stub_loss.c). */
+ * share, the survivors' data cursors unchanged.  Losses of every replica of a server, or of a
+ * process of a cut net or of several groups, still end the job (stub_loss.c). */
 #include <stdio.h>
 #include <string.h>
 

@@ -1,6 +1,14 @@
-/* Who may go on after a loss in a synchronous group that shrinks (cluster.replicas >= 2): a new
- * membership needs a majority of the last one when the loss is uncertain.
+/* No single point of failure in a synchronous group that shrinks (cluster.replicas >= 2): who
+ * may go on after a loss, and who coordinates once rank 0 is lost.
  *
+ * Coordination (rank 0's until it is lost) follows group 0's leader, its lowest live worker:
+ * every survivor derives both from the processes lost alone, so they agree without a word.  The
+ * new coordinator counts the processes done (each done survivor says so again), its leader
+ * reports the records (the one it kept of the step before it led, when the lost leader had not
+ * reported it: MSG_RECORDED says which it had), runs the tests, writes the checkpoints and ends
+ * the job; the half-written checkpoint files of a lost process are removed.
+ *
+ * A new membership needs a majority of the last one when the loss is uncertain.
  * A closed connection is the kernel's word that the peer process is gone (its sockets were
  * closed, so it exited or was killed): a partition closes nothing, so the survivors of such a
  * loss cannot be one side of a split, and they go on whatever their number (so a 3-process job
