@@ -1,8 +1,10 @@
 # No single point of failure in a synchronous group that shrinks (cluster.replicas): a 3-process
 # AllReduce job with replicas = 2 whose rank 0, the coordinator, is killed (kill -9) goes on in
 # ranks 1 and 2, rank 1 coordinating: both end well with every step trained once (the metrics
-# file's steps contiguous), the log says who was lost at which step and who coordinates now, the
-# replicas end bitwise equal and the final checkpoint is whole.  A new membership needs a
+# file's steps contiguous, the tests going on), the log says who was lost at which step and who
+# coordinates now, the replicas end bitwise equal and the final checkpoint is whole; so too with
+# replicas = 3 when rank 1 is killed after it took over (rank 2 takes over in turn), and in
+# Sandblaster, whose servers' process ends with rank 1.  A new membership needs a
 # majority of the last one when the loss is a silence (which cannot tell a lost process from a
 # partition).  A 3-process AllReduce job with replicas = 3 whose ranks 1
 # and 2 are stopped (SIGSTOP) goes on 2 of 3 after the first silence, and rank 0, 1 of 2 after
@@ -22,10 +24,10 @@ STEPS=1500
 
 gen_data
 
-# start NAME MODE: the 3-process job of MODE in the background ($launcher), back once it trained
-# 100 steps.
+# start NAME MODE [JOB]: the 3-process job of MODE (of takeover-job.lua, or JOB) in the background
+# ($launcher), back once it trained 100 steps.
 start() {
-    timeout 120 "$SINGA_TUI" --procs 3 --metrics "$tmp/$1.csv" -e "$job" "$2" "$tmp/$1.txt" $STEPS "$tmp/ws-$1" \
+    timeout 120 "$SINGA_TUI" --procs 3 --metrics "$tmp/$1.csv" -e "${3:-$job}" "$2" "$tmp/$1.txt" $STEPS "$tmp/ws-$1" \
         "$tmp/ck-$1" >"$tmp/$1.out" 2>&1 &
     launcher=$!
     for _ in $(seq 3000); do
@@ -99,6 +101,16 @@ grep -q "^rank 2 of 3: $STEPS steps$" "$tmp/twice.out" &&
     contiguous twice && timeout 30 "$SINGA_TUI" --ckpt-info "$tmp/ck-twice" >"$tmp/twice.info" 2>&1 &&
     grep -q "^step $STEPS$" "$tmp/twice.info" && grep -q "^workers' states: 0.2 " "$tmp/twice.info"
 report $? "replicas = 3, rank 0 then rank 1 killed: rank 2 coordinates in turn and trains all $STEPS steps once; its final checkpoint is whole" "$tmp/twice.out"
+
+# Sandblaster (workers 0.0 in rank 0, 0.1 in rank 1, the servers in rank 2 and their backups in
+# rank 0): rank 0 killed, rank 1 coordinates, and rank 2, which holds servers alone, ends too.
+start servers sandblaster "$top_srcdir/t/replicas-job.lua"
+kill -9 $(rank_pid 0)
+wait $launcher
+grep -q "^rank 1 of 3: $STEPS steps$" "$tmp/servers.out" && grep -q "^rank 2 of 3: $STEPS steps$" "$tmp/servers.out" &&
+    grep -q "^rank 0, the coordinator, was lost at step [0-9]*: rank 1 coordinates now (worker 0.1 leads the group: .*)$" "$tmp/servers.out" &&
+    contiguous servers
+report $? "Sandblaster, rank 0 killed: rank 1 coordinates, the servers' rank ends with it, every step trained once" "$tmp/servers.out"
 
 # A minority left after silences ends the job.
 start minority three
