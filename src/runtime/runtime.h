@@ -93,6 +93,7 @@ typedef struct rt_worker {
     int metrics_due;
     bool collecting;
     bool exchanged;       /* its metrics of step_sent went (or are awaited) already */
+    int metrics_to;       /* the process of the leader they went to */
     singa_metrics early;
     int nearly;
     uint64_t metrics_from, early_from; /* the workers (bit id) whose metrics of step_sent, of the next, are in */

@@ -94,6 +94,10 @@ static void take_metrics(rt_worker *w, const msg *m, zmq_msg_t *payload)
         return;
     }
     uint64_t bit = m->src.id < 64 ? 1ULL << m->src.id : 0;
+    if (now && (w->metrics_from & bit)) { /* sent again to a leader that took over (on_shrink) */
+        singa_stats_drop(w->rt->stats);
+        return;
+    }
     if (now) {
         singa_job_merge_metrics(w->job, &got);
         w->metrics_due--;
@@ -119,12 +123,29 @@ static int workers_gone(const rt_worker *w, uint64_t *ids)
     return n;
 }
 
-/* The leader of a group that shrank waits no more for the metrics of the workers lost. */
+/* This worker's metrics of `step` to its group's leader, wherever it is now. */
+static void metrics_to_lead(rt_worker *w, int step)
+{
+    rt_ctx *rt = w->rt;
+    uint8_t buf[MSG_METRICS_MAX];
+    int lead = rt_lead_id(rt, w->group);
+    w->metrics_to = rt_worker_proc(rt, w->group, lead);
+    msg m = {.type = MSG_WORKER_METRICS, .flags = MSG_F_VALUES, .src = self(w),
+             .dst = {ENT_WORKER, (uint16_t)w->group, (uint16_t)lead, (uint16_t)w->metrics_to}, .step = step};
+    rt_send(w->sock, &m, buf, msg_metrics_encode(&singa_job_train_net(w->job)->metrics, buf));
+}
+
+/* The leader of a group that shrank waits no more for the metrics of the workers lost; a worker
+ * whose metrics of this step went to a leader lost sends them to the one that took over. */
 static int on_shrink(rt_worker *w, const msg *m, zmq_msg_t *payload, singa_err *err)
 {
     uint64_t gone;
     workers_gone(w, &gone);
-    if (m->src.proc != w->rt->rank || !rt_leads(w->rt, w->group, w->id) || !reports_to_leader(w) || !w->collecting)
+    if (m->src.proc != w->rt->rank || !reports_to_leader(w))
+        return 0;
+    if (!rt_leads(w->rt, w->group, w->id) && w->exchanged && rt_shrunk(w->rt, w->metrics_to))
+        metrics_to_lead(w, w->step_sent);
+    if (!rt_leads(w->rt, w->group, w->id) || !w->collecting)
         return 0;
     w->metrics_due -= __builtin_popcountll(gone & ~w->metrics_from & ~w->counted_gone);
     w->counted_gone |= gone;
@@ -255,13 +276,8 @@ static void exchange_metrics(rt_worker *w, int step)
     if (!reports_to_leader(w))
         return;
     w->exchanged = true;
-    int lead = rt_lead_id(rt, w->group);
-    if (w->id != lead) {
-        uint8_t buf[MSG_METRICS_MAX];
-        msg m = {.type = MSG_WORKER_METRICS, .flags = MSG_F_VALUES, .src = self(w),
-                 .dst = {ENT_WORKER, (uint16_t)w->group, (uint16_t)lead, (uint16_t)rt_worker_proc(rt, w->group, lead)},
-                 .step = step};
-        rt_send(w->sock, &m, buf, msg_metrics_encode(&singa_job_train_net(w->job)->metrics, buf));
+    if (!rt_leads(rt, w->group, w->id)) {
+        metrics_to_lead(w, step);
         return;
     }
     singa_job_merge_metrics(w->job, &w->early);
