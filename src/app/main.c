@@ -89,6 +89,7 @@ static int prepare(lua_State **L, singa_lua_opts *opts, const singa_cli *c)
             perror(c->metrics);
             return 2;
         }
+        opts->metrics_path = c->metrics;
         size_t len = strlen(c->metrics);
         opts->metrics_csv = len > 4 && strcmp(c->metrics + len - 4, ".csv") == 0;
         singa_metrics_file_header(opts->metrics, opts->metrics_csv);

@@ -114,8 +114,9 @@ static void describe(int rank, pid_t pid, int status)
                 log);
 }
 
-/* Waits for every rank: after rank 0 has ended, `grace` seconds more (after a rank ended for a
- * lost process, 3), then terminates the rest (and kills them 2 s later).  Each rank's status
+/* Waits for every rank: after rank 0 has exited, `grace` seconds more (after a rank ended for a
+ * lost process, 3), then terminates the rest (and kills them 2 s later); after rank 0 was killed
+ * the others end by themselves, as after any other rank's death (cluster.replicas: they go on).  Each rank's status
  * goes to status[rank]. */
 static int wait_all(int n, double grace, int *statuses)
 {
@@ -164,7 +165,7 @@ static int wait_all(int n, double grace, int *statuses)
                 for (int h = 0; h < nheld; h++)
                     describe(held[h].rank, held[h].pid, held[h].status);
                 nheld = 0;
-                if (!deadline)
+                if (!deadline && exited) /* killed, it may be one a job with replicas goes on without */
                     deadline = time(NULL) + (time_t)grace;
             } else if ((!exited || WEXITSTATUS(status) != 0) && rc == 0) { /* the job may have gone on without it */
                 rc = exited ? WEXITSTATUS(status) : 128 + WTERMSIG(status);

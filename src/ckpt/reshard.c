@@ -7,11 +7,12 @@
 
 #include "singa/ckpt_set.h"
 
-/* Whether the set holds a state of worker group g (its worker 0's). */
+/* Whether the set holds a state of worker group g (its worker 0's, or, once the group went on
+ * without it, cluster.replicas, another's). */
 static bool has_group(const singa_ckpt_set *s, int64_t g)
 {
     for (size_t i = 0; i < s->nworkers; i++)
-        if (s->workers[i].group == g && s->workers[i].id == 0)
+        if (s->workers[i].group == g)
             return true;
     return false;
 }
@@ -38,7 +39,7 @@ static const singa_ckpt_set_worker *state_of(const singa_ckpt_set *s, int group,
         const singa_ckpt_set_worker *w = &s->workers[i];
         if (w->group == group && w->id == id)
             return w;
-        if (w->group == group && w->id == 0)
+        if (w->group == group && (!lead || w->id < lead->id)) /* its lowest there: 0 but after a loss */
             lead = w;
     }
     *flags |= SINGA_CKPT_SET_OTHER_WORKER;

@@ -166,6 +166,16 @@ static bool has_file(const singa_ckpt_file *files, size_t n, int kind, int group
     return false;
 }
 
+/* Whether files[0, n) hold a file of some worker of group g: a group that shrank (cluster.replicas)
+ * writes the files of the workers left, which need not be worker 0 (its process lost). */
+static bool has_worker(const singa_ckpt_file *files, size_t n, int g)
+{
+    for (size_t i = 0; i < n; i++)
+        if (files[i].kind == SINGA_CKPT_WORKER && files[i].group == g)
+            return true;
+    return false;
+}
+
 /* A file's "lost": per worker group, then per server group, 1 where its writer knew the group's
  * process lost, so the step deliberately lacks that group's files; s->lost gathers every file's. */
 static int note_lost(singa_ckpt_set *s, const singa_ckpt *ck, const char *path, singa_err *err)
@@ -204,7 +214,8 @@ static int check_whole(const singa_ckpt_set *s, const char *dir, const singa_ckp
         int64_t ngroups = kind ? t[1] : t[3], per = kind ? (want == every ? t[2] : 1) : t[4];
         for (int g = 0; g < ngroups; g++)
             for (int j = 0; j < per && !lost_group(s, kind, g); j++)
-                if (!has_file(files, n, kind ? SINGA_CKPT_WORKER : SINGA_CKPT_SERVER, g, j)) {
+                if (!has_file(files, n, kind ? SINGA_CKPT_WORKER : SINGA_CKPT_SERVER, g, j) &&
+                    !(kind && per == 1 && nfiles >= 0 && has_worker(files, n, g))) {
                     char path[4096];
                     singa_ckpt_part_path(path, sizeof path, dir, files[0].step,
                                          kind ? SINGA_CKPT_WORKER : SINGA_CKPT_SERVER, g, j);

@@ -34,6 +34,29 @@ void singa_lua_report_log(void *ud, const char *line)
     fflush(stdout);
 }
 
+static int last_train(void *ud, const singa_metrics_record *r, const char **why)
+{
+    int *next = ud;
+    if (r->phase == SINGA_PHASE_TRAIN && r->group == 0 && r->step >= *next)
+        *next = r->step + 1;
+    return 0;
+}
+
+/* Whether record r is new in the metrics file f: a process that took over a job whose coordinator
+ * was lost (cluster.replicas) writes on after the records the lost one wrote to the same file
+ * (--procs: one file), leaving out the steps in it already.  f is at the end after. */
+static bool new_in_file(singa_lua_reporter *rp, FILE *f, const singa_record *r)
+{
+    long here = ftell(f);
+    if (here < 0 || fseek(f, 0, SEEK_END) != 0) /* a pipe: nobody else writes into it */
+        return true;
+    if (ftell(f) != here && rp->opts->metrics_path) {
+        singa_err err;
+        singa_metrics_file_read(rp->opts->metrics_path, last_train, &rp->others_next, &err);
+    }
+    return r->phase != SINGA_PHASE_TRAIN || r->step >= rp->others_next;
+}
+
 /* Records of every process arrive here one at a time (the runtime's lock), so the seconds,
  * on this process's clock, never decrease in the file. */
 void singa_lua_report_record(void *ud, const singa_record *rec)
@@ -59,7 +82,7 @@ void singa_lua_report_record(void *ud, const singa_record *rec)
         snprintf(line + n, sizeof line - (size_t)n, "  lr %.4g", r->lr);
     singa_lua_report_log(ud, line);
     FILE *f = rp->opts->metrics;
-    if (!f)
+    if (!f || !new_in_file(rp, f, r))
         return;
     singa_metrics_file_record(f, rp->opts->metrics_csv, r, phase, loss, acc);
     if (!rp->opts->metrics_csv && rp->stats && r->phase == SINGA_PHASE_TRAIN && r->group == 0)

@@ -12,6 +12,7 @@ typedef struct singa_lua_reporter {
     double last_draw;
     double t0;     /* when training started: records carry the seconds since */
     int line_open; /* a progress line is on screen */
+    int others_next; /* another process wrote the training steps before it to the metrics file */
 } singa_lua_reporter;
 
 /* When training started (now, again after the workbench's start) for the records' seconds. */

@@ -33,6 +33,7 @@ typedef struct singa_lua_mode {
 typedef struct singa_lua_opts {
     FILE *metrics;     /* one record per display/test/validation result, or NULL */
     int metrics_csv;   /* CSV instead of JSON lines */
+    const char *metrics_path; /* its name, read back when another process wrote it too */
     int progress_line; /* stdout is a terminal: redraw one progress line */
     singa_lua_mode mode; /* run NULL: singa.train trains */
     const char *trace, *trace_steps; /* the fields of every job singa.train runs that lacks them */

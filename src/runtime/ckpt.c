@@ -249,7 +249,7 @@ void rt_ckpt_prune(rt_ctx *rt)
 void rt_hook_checkpoint(void *ud, int step, const char *path)
 {
     rt_worker *w = ud;
-    if (w->group != 0 || w->id != 0 || w->rt->rank != 0 || !w->rt->hooks->checkpoint)
+    if (w->group != 0 || !rt_leads(w->rt, 0, w->id) || w->rt->rank != rt_coordinator(w->rt) || !w->rt->hooks->checkpoint)
         return;
     pthread_mutex_lock(&w->rt->lock);
     w->rt->hooks->checkpoint(w->rt->hooks->ud, step, path);

@@ -78,7 +78,7 @@ void rt_log_line(rt_ctx *rt, const char *line, bool show, bool all)
         fprintf(rt->log, "%s %s\n", when, line);
         fflush(rt->log);
     }
-    if (show && (all || rt->rank == 0) && rt->hooks->log)
+    if (show && (all || rt->rank == rt_coordinator(rt)) && rt->hooks->log)
         rt->hooks->log(rt->hooks->ud, line);
     pthread_mutex_unlock(&rt->lock);
 }

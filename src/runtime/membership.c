@@ -1,6 +1,7 @@
-/* A synchronous group that shrinks (cluster.replicas >= 2): when a process other than rank 0 is
- * lost, each survivor's stub, which finds the loss itself (peers_live.c: a killed process within
- * about a second), goes on without it instead of ending the job:
+/* A synchronous group that shrinks (cluster.replicas >= 2): when a process is lost (rank 0 too,
+ * takeover.c, where a silence needs a majority left), each survivor's stub, which finds the loss
+ * itself (peers_live.c: a killed process within about a second), goes on without it instead of
+ * ending the job:
  * - the holder of each server whose holder was there moves to its next live replica, the same in
  *   every survivor, as the map depends only on the processes lost (rt->holder, topology.h);
  * - the servers and workers here are told (MSG_SHRINK): a backup takes over, a step waits no more
@@ -9,12 +10,12 @@
  *   answers at once when it applied that step already (its primary had sent it), so the step in
  *   flight is applied once in every holder: with the lost worker's gradient in the slices it
  *   reached before it died, without it in the others, the same in every survivor;
- * - rank 0 asks the new holders for the shards of a checkpoint the lost holders had not written,
- *   and counts the lost process done.
+ * - the coordinator (rank 0, or the one that took over from it) asks the new holders for the
+ *   shards of a checkpoint the lost holders had not written, and counts the lost process done.
  * The lost worker's rows of each batch are trained by a survivor too (cluster.shrink = "share",
  * reshare.c), or, with "batch", not any more: the global batch shrinks by its share.  Losses of
- * rank 0, of every replica of a server, or of a process of a cut net or of several groups still
- * end the job (stub_loss.c). */
+ * every replica of a server, or of a process of a cut net or of several groups, still end the
+ * job (stub_loss.c). */
 #include <stdio.h>
 #include <string.h>
 
@@ -25,7 +26,7 @@ bool stub_may_shrink(const rt_stub *s, int r)
 {
     const rt_ctx *rt = s->rt;
     const singa_cluster *c = rt->c;
-    if (!rt->holder || r == 0 || r >= 64 || c->nworker_groups != 1 || rt->cut || c->shard_params ||
+    if (!rt->holder || r >= 64 || c->nworker_groups != 1 || rt->cut || c->shard_params ||
         s->end != END_TRAINING || rt_shrunk(rt, r) || (s->groups[0].nlocal && s->groups[0].fetch == FETCH_START))
         return false; /* before training, the backups may not hold the values yet */
     int per = c->nservers_per_group, live = 0;
@@ -119,7 +120,7 @@ static void ask_again(rt_stub *s, uint64_t moved)
     rt_ctx *rt = s->rt;
     for (int j = 0; j < rt->c->nservers_per_group && j < 64; j++)
         if (s->ckpt[j] == CKPT_ASKED && (moved >> j & 1)) {
-            msg m = {.type = MSG_CKPT, .src = {ENT_WORKER, 0, 0, 0}, .dst = stub_server_addr(rt, 0, j),
+            msg m = {.type = MSG_CKPT, .src = stub_lead_addr(rt), .dst = stub_server_addr(rt, 0, j),
                      .step = s->ckpt_step};
             stub_route(s, &m, NULL, 0);
         }
@@ -128,13 +129,17 @@ static void ask_again(rt_stub *s, uint64_t moved)
 void stub_shrink(rt_stub *s, int r, const char *why)
 {
     rt_ctx *rt = s->rt;
+    bool coordinated = rt_coordinator(rt) == r;
+    stub_drop_lost_tmp(s, r);
     atomic_fetch_or(&rt->shrunk, 1ULL << r);
     uint64_t moved = move_holders(rt);
     log_group(s, r, why);
     rt_peers_forget(s->peers, r); /* its frames lent, given back: the loans a step's end waits for */
     tell_threads(s, r);
     send_again(s, moved);
-    if (rt->rank == 0) {
+    if (coordinated) /* takeover.c */
+        stub_take_over(s, r);
+    if (rt->rank == rt_coordinator(rt)) {
         ask_again(s, moved);
         stub_proc_done(s, r);
     }

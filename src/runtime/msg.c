@@ -56,6 +56,7 @@ const msg_kind msg_types[MSG_NTYPES] = {
     [MSG_SHRINK] = {"shrink", MSG_IX_NONE, MSG_ARG_COUNT},
     [MSG_GROW] = {"grow", MSG_IX_NONE, MSG_ARG_COUNT},
     [MSG_WORKER_STATE] = {"worker-state"},
+    [MSG_RECORDED] = {"recorded"},
 };
 
 const char *msg_type_name(int type)

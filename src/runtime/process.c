@@ -149,14 +149,13 @@ static void send_record(rt_worker *w, const singa_record *r, bool step)
 {
     uint8_t buf[MSG_RECORD_MAX];
     msg m = {.type = MSG_METRIC, .src = {ENT_WORKER, (uint16_t)w->group, (uint16_t)w->id, (uint16_t)w->rt->rank},
-             .dst = {ENT_STUB, 0, 0, 0}, .of_step = step};
+             .dst = {ENT_STUB, 0, 0, (uint16_t)rt_coordinator(w->rt)}, .of_step = step};
     rt_send(w->sock, &m, buf, msg_record_encode(r, buf));
 }
 
 /* Results go to every process's log, and to rank 0's host (from other processes as messages). */
-static void hook_record(void *ud, const singa_record *r)
+static void record_lead(rt_worker *w, const singa_record *r)
 {
-    rt_worker *w = ud;
     if (w->rt->log) {
         char line[512];
         int n = snprintf(line, sizeof line, "step %d %s, group %d:", r->step, singa_phase_name(r->phase), r->group);
@@ -165,19 +164,30 @@ static void hook_record(void *ud, const singa_record *r)
                           r->metrics->sum[i] / (double)(r->metrics->count[i] ? r->metrics->count[i] : 1));
         rt_log_line(w->rt, line, false, false);
     }
-    if (w->rt->rank != 0)
+    if (w->rt->rank != rt_coordinator(w->rt))
         send_record(w, r, false);
     else
         rt_record(w->rt, r, false);
+}
+
+static void hook_record(void *ud, const singa_record *r)
+{
+    rt_worker *w = ud;
+    const singa_record *first;
+    if (!rt_lead_record(w, r, &first)) /* a group that may shrink: any of its workers may lead it yet */
+        return;
+    if (first)
+        record_lead(w, first);
+    record_lead(w, r);
 }
 
 /* Every step of a group leader; from another process at most 20 a second, enough for a plot. */
 static void hook_step(void *ud, const singa_record *r)
 {
     rt_worker *w = ud;
-    if (w->id != 0)
+    if (!rt_leads(w->rt, w->group, w->id))
         return;
-    if (w->rt->rank == 0) {
+    if (w->rt->rank == rt_coordinator(w->rt)) {
         rt_record(w->rt, r, true);
         return;
     }
@@ -462,8 +472,8 @@ static int run(rt_ctx *rt, singa_result *res, singa_err *err)
         snprintf(peak, sizeof peak, "rank %d: peak resident memory %.1f MB", rt->rank, (double)ru.ru_maxrss / 1024.0);
         rt_log_line(rt, peak, false, false);
     }
-    if (rc == 0) /* worker 0 of group 0, which tests, is always the first in rank 0 */
-        *res = rt->rank == 0 ? rt->workers[0].res : rt->final;
+    if (rc == 0) /* group 0's leader, which tests, is in the coordinator (rank 0 but after its loss) */
+        *res = rt->rank == rt_coordinator(rt) ? rt_lead_result(rt) : rt->final;
     else if (rt->lost && rt->c->elastic_min)
         rc = lost_end(rt, err);
     if (rc < 0)

@@ -40,6 +40,7 @@ enum { RT_HERE = 1, RT_OUT = 2, RT_PEER = 4 };
     X(MSG_FINISHED, RT_STUBS, RT_STUBS, RT_PEER, from_rank0, stub_on_finished)                      \
     X(MSG_FINAL_VALUES, RT_STUBS, RT_STUBS, RT_PEER, final_values_ok, stub_on_final_values)         \
     X(MSG_METRIC, RT_STUBS, RT_WORKERS, RT_PEER, at_rank0, on_metric)                               \
+    X(MSG_RECORDED, RT_STUBS, RT_WORKERS, RT_PEER, from_rank0, stub_on_recorded)                    \
     X(MSG_STOP, RT_STUBS, RT_STUBS, RT_PEER, NULL, on_stop)                                         \
     X(MSG_GROUP_STEP, RT_STUBS, RT_WORKERS, RT_HERE, group_step_ok, on_group_step)                  \
     X(MSG_GROUP_STEP, RT_STUBS, RT_STUBS, RT_PEER, group_step_ok, on_group_step)                    \

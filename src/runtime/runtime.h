@@ -92,6 +92,8 @@ typedef struct rt_worker {
      * those that came before it began to (of the step it will wait for next). */
     int metrics_due;
     bool collecting;
+    bool exchanged;       /* its metrics of step_sent went (or are awaited) already */
+    int metrics_to;       /* the process of the leader they went to */
     singa_metrics early;
     int nearly;
     uint64_t metrics_from, early_from; /* the workers (bit id) whose metrics of step_sent, of the next, are in */
@@ -102,6 +104,11 @@ typedef struct rt_worker {
     int floor;            /* cluster.staleness: every live group finished this step (staleness.c) */
     uint64_t takes;       /* the lost workers whose rows this step trains too (reshare.c) ... */
     uint64_t assigned;    /* ... of those the losses known at the step before gave it */
+    /* A group that may shrink (cluster.replicas): a worker's last training record while another
+     * led, which it reports first once it leads, the lost leader may not have (takeover.c). */
+    singa_record kept;
+    singa_metrics kept_metrics;
+    bool led;
 } rt_worker;
 
 typedef struct rt_server rt_server;
@@ -197,6 +204,10 @@ struct rt_ctx {
      * step it trains from; in it, when it was admitted. */
     atomic_int grow_rank, grow_step;
     _Atomic double grow_began;
+    /* A group that may shrink: the step after the last whose record the coordinator's leader
+     * reports (its word comes before it does), so one that takes over knows what it missed
+     * (takeover.c). */
+    atomic_int recorded;
 };
 /* Sandblaster in one process with kSGD and momentum: the workers' backward passes write into the
  * servers' momentum history (history.c).  Setup decides and prepares it, after the servers. */
@@ -277,6 +288,11 @@ void *rt_worker_main(void *arg);
 /* A worker whose net is cut among a group living in several processes: the bridges between them
  * become messages (before the worker's thread starts). */
 int rt_worker_link(rt_worker *w, singa_err *err);
+/* The coordinator's result at the end: its leader's of group 0 (takeover.c). */
+singa_result rt_lead_result(const rt_ctx *rt);
+/* Whether worker w reports record r (it leads its group), and *first, a record it kept to report
+ * before r, or NULL (takeover.c). */
+bool rt_lead_record(rt_worker *w, const singa_record *r, const singa_record **first);
 
 /* Writes c (entries added by the caller) as the file of thread (kind, group, id) of checkpoint
  * `step`, adding the topology, the number of files of the step ("files": those of the groups not

@@ -607,7 +607,7 @@ static int on_put(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload)
 static int on_checkpoint(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload, singa_err *err)
 {
     const rt_ctx *rt = s->rt;
-    if (m->src.group != 0 || m->src.id != 0 || m->src.proc != 0 || !rt->ckpt_dir || m->step < 0 ||
+    if (m->src.group != 0 || !rt_leads(rt, 0, m->src.id) || m->src.proc != rt_coordinator(rt) || !rt->ckpt_dir || m->step < 0 ||
         m->step > s->last_step + 1)
         return 1;
     double t0 = rt_now();
@@ -615,7 +615,7 @@ static int on_checkpoint(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *pa
     singa_trace_span(s->trace, "checkpoint", "checkpoint shard", t0, rt_now());
     if (written < 0)
         return -1;
-    msg r = {.type = MSG_CKPT_REPLY, .src = srv_self(s), .dst = {ENT_WORKER, 0, 0, 0}, .step = m->step,
+    msg r = {.type = MSG_CKPT_REPLY, .src = srv_self(s), .dst = m->src, .step = m->step,
              .server = s->group * rt->c->nservers_per_group + s->id % rt->c->nservers_per_group};
     rt_send(s->sock, &r, NULL, 0);
     return 0;

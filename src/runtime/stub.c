@@ -67,7 +67,7 @@ int rt_stub_create(rt_ctx *rt, singa_err *err)
          !(s->fetch_from = calloc((size_t)rt->nslices, sizeof *s->fetch_from))))
         goto oom;
     size_t nservers = (size_t)(c->nserver_groups * c->nservers_per_group);
-    if (rt->rank == 0 && !(s->ckpt = calloc(nservers, sizeof *s->ckpt)))
+    if ((rt->rank == 0 || c->replicas > 1) && !(s->ckpt = calloc(nservers, sizeof *s->ckpt)))
         goto oom;
     if (c->staleness >= 0 && !(s->bound = rt_bound_new(c->nworker_groups, rt->resume_step)))
         goto oom;
@@ -237,9 +237,9 @@ void stub_fail_everywhere(rt_stub *s, const singa_err *e, bool lost)
 /* The legs of the stub's protocol (protocol.h): the checks beyond a row's columns, then the
  * handlers, which act on a message that passed them. */
 
-static bool is_lead(const msg_addr *a)
+static bool is_lead(const rt_ctx *rt, const msg_addr *a)
 {
-    return a->kind == ENT_WORKER && a->group == 0 && a->id == 0;
+    return a->kind == ENT_WORKER && a->group == 0 && rt_leads(rt, 0, a->id);
 }
 
 /* A server or a backup of one (cluster.replicas: a backup holds it after a loss), where it lives. */
@@ -259,19 +259,20 @@ static bool server_here(const rt_stub *s, const msg *m)
     return server_exists(s->rt, &m->dst) && m->dst.proc == s->rt->rank;
 }
 
+/* Rank 0, or the process that took over from it (takeover.c). */
 static bool at_rank0(const rt_stub *s, const msg *m)
 {
-    return s->rt->rank == 0;
+    return s->rt->rank == rt_coordinator(s->rt);
 }
 
 static bool from_rank0(const rt_stub *s, const msg *m)
 {
-    return m->src.proc == 0;
+    return m->src.proc == rt_coordinator(s->rt);
 }
 
 static bool from_lead(const rt_stub *s, const msg *m)
 {
-    return is_lead(&m->src);
+    return is_lead(s->rt, &m->src);
 }
 
 static bool slice_ok(const rt_stub *s, const msg *m)
@@ -287,7 +288,7 @@ static bool reply_ok(const rt_stub *s, const msg *m)
 
 static bool final_values_ok(const rt_stub *s, const msg *m)
 {
-    return m->src.proc == 0 && slice_ok(s, m);
+    return from_rank0(s, m) && slice_ok(s, m);
 }
 
 /* A worker's gradient, by address, of a param of its group. */
@@ -300,7 +301,7 @@ static bool gradient_ok(const rt_stub *s, const msg *m)
 /* Worker 0.0's fetch for a test, once the one before is in. */
 static bool test_fetch_ok(const rt_stub *s, const msg *m)
 {
-    return is_lead(&m->src) && s->groups[0].gets_left == 0;
+    return is_lead(s->rt, &m->src) && s->groups[0].gets_left == 0;
 }
 
 static bool flush_report_ok(const rt_stub *s, const msg *m)
@@ -318,25 +319,25 @@ static bool flush_word_ok(const rt_stub *s, const msg *m)
 /* Worker 0.0's checkpoint request from rank 0, to a server here. */
 static bool ckpt_ok(const rt_stub *s, const msg *m)
 {
-    return server_here(s, m) && is_lead(&m->src) && m->src.proc == 0;
+    return server_here(s, m) && is_lead(s->rt, &m->src) && from_rank0(s, m);
 }
 
 static bool ckpt_word_ok(const rt_stub *s, const msg *m)
 {
-    return s->rt->c->nworker_groups > 1 && m->step > 0 && (m->src.kind == ENT_STUB ? m->src.proc == 0 : is_lead(&m->src));
+    return s->rt->c->nworker_groups > 1 && m->step > 0 && (m->src.kind == ENT_STUB ? m->src.proc == 0 : is_lead(s->rt, &m->src));
 }
 
 /* Rank 0: worker 0.0's checkpoint request, to a server anywhere. */
 static bool ckpt_request_ok(const rt_stub *s, const msg *m)
 {
-    return s->rt->rank == 0 && is_lead(&m->src) && server_exists(s->rt, &m->dst);
+    return at_rank0(s, m) && is_lead(s->rt, &m->src) && server_exists(s->rt, &m->dst);
 }
 
 /* Rank 0: a server's answer to the checkpoint request worker 0.0 waits for. */
 static bool ckpt_reply_ok(const rt_stub *s, const msg *m)
 {
     const rt_ctx *rt = s->rt;
-    if (rt->rank != 0 || !is_lead(&m->dst) || !server_exists(rt, &m->src))
+    if (!at_rank0(s, m) || !is_lead(rt, &m->dst) || !server_exists(rt, &m->src))
         return false;
     int i = server_index(rt, &m->src);
     return m->server == i && m->step == s->ckpt_step && s->ckpt[i] == CKPT_ASKED && !m->lost;
@@ -355,8 +356,9 @@ static bool worker_metrics_ok(const rt_stub *s, const msg *m)
 {
     const rt_ctx *rt = s->rt;
     const singa_cluster *c = rt->c;
-    return !rt->cut && m->dst.group < c->nworker_groups && m->dst.id == 0 &&
-           rt_worker_proc(rt, m->dst.group, 0) == rt->rank && m->src.group == m->dst.group && m->src.id > 0 &&
+    return !rt->cut && m->dst.group < c->nworker_groups && m->dst.id < c->nworkers_per_group &&
+           rt_worker_proc(rt, m->dst.group, m->dst.id) == rt->rank && m->src.group == m->dst.group &&
+           m->src.id != m->dst.id &&
            m->src.id < c->nworkers_per_group && m->src.proc == rt_worker_proc(rt, m->src.group, m->src.id);
 }
 

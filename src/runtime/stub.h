@@ -90,6 +90,21 @@ void stub_send_update(rt_stub *s, int g, int idx);
  * (membership.c). */
 bool stub_may_shrink(const rt_stub *s, int r);
 void stub_shrink(rt_stub *s, int r, const char *why);
+/* Whether the processes left after losing r (for `why`) may go on: else e says why not (takeover.c). */
+bool stub_majority_left(const rt_stub *s, int r, rt_loss why, singa_err *e);
+/* The coordinator, rank `was`, was lost and the group goes on: the next takes over (takeover.c). */
+void stub_take_over(rt_stub *s, int was);
+/* The coordinator's leader's final values, to the script's params when they are not its (takeover.c). */
+void stub_final_here(rt_stub *s);
+/* The checkpoint files lost process r was writing (its workers', the servers it held), which it
+ * never will finish: before the holders move (takeover.c). */
+void stub_drop_lost_tmp(rt_stub *s, int r);
+void stub_on_recorded(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote);
+static inline msg_addr stub_lead_addr(const rt_ctx *rt)
+{
+    int id = rt_lead_id(rt, 0);
+    return (msg_addr){ENT_WORKER, 0, (uint16_t)id, (uint16_t)rt_worker_proc(rt, 0, id)};
+}
 void stub_on_update_reply(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote);
 void stub_on_get_reply(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote);
 

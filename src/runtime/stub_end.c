@@ -152,10 +152,11 @@ void stub_proc_done(rt_stub *s, int r)
 /* Every worker here trained (or none lives here). */
 void stub_local_done(rt_stub *s)
 {
-    if (s->rt->rank == 0)
-        stub_proc_done(s, 0);
+    int to = rt_coordinator(s->rt);
+    if (s->rt->rank == to)
+        stub_proc_done(s, to);
     else
-        stub_route(s, &(msg){.type = MSG_DONE, .src = stub_addr(s, 0), .dst = {ENT_STUB, 0, 0, 0}}, NULL, 0);
+        stub_route(s, &(msg){.type = MSG_DONE, .src = stub_addr(s, 0), .dst = {ENT_STUB, 0, 0, (uint16_t)to}}, NULL, 0);
 }
 
 void stub_on_worker_done(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
@@ -179,8 +180,10 @@ void stub_on_finished(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
     for (int k = 0; !remote && !rt->c->shard_params && k < rt->nslices; k++) /* sharded: no process holds them all */
         stub_to_peers(s, (msg){.type = MSG_FINAL_VALUES, .flags = MSG_F_VALUES, .src = stub_addr(s, 0), .slice = k},
                  stub_replica_at(rt, 0, &rt->slices[k]), rt->slices[k].len * sizeof(float));
-    if (!remote)
+    if (!remote) {
+        stub_final_here(s);
         stub_to_peers(s, (msg){.type = MSG_FINISHED, .src = stub_addr(s, 0)}, result, len);
+    }
     else if (msg_result_decode(&s->rt->final, result, len) < 0) {
         singa_err e;
         singa_err_set(&e, "rank 0 sent a malformed result at the end of the job");

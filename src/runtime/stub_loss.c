@@ -16,7 +16,7 @@
 void stub_ckpt_lost(rt_stub *s, int i)
 {
     s->ckpt[i] = CKPT_IDLE;
-    msg m = {.type = MSG_CKPT_REPLY, .src = stub_addr(s, 0), .dst = {ENT_WORKER, 0, 0, 0}, .step = s->ckpt_step,
+    msg m = {.type = MSG_CKPT_REPLY, .src = stub_addr(s, 0), .dst = stub_lead_addr(s->rt), .step = s->ckpt_step,
              .server = i, .lost = true};
     stub_route(s, &m, NULL, 0);
 }
@@ -41,7 +41,10 @@ void stub_on_lost(rt_stub *s, int r, rt_loss why)
         singa_err_set(&e, "rank %d (%s) at %s sent nothing for %g s (heartbeat_timeout): it died, hung or was stopped",
                       r, role, rt_peers_endpoint(s->peers, r), rt->c->heartbeat_timeout);
     if (stub_may_shrink(s, r)) { /* cluster.replicas: the synchronous group goes on (membership.c) */
-        stub_shrink(s, r, e.msg);
+        if (stub_majority_left(s, r, why, &e)) /* takeover.c */
+            stub_shrink(s, r, e.msg);
+        else
+            stub_fail_everywhere(s, &e, true);
         return;
     }
     if (rt_loss_ends_job(rt, r)) {

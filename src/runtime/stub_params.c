@@ -220,7 +220,8 @@ void stub_on_get_reply(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote
     }
     if (--sg->gets_left > 0)
         return;
-    msg ready = {.type = MSG_READY, .src = stub_addr(s, g), .dst = {ENT_WORKER, (uint16_t)g, 0, (uint16_t)s->rt->rank}};
+    msg ready = {.type = MSG_READY, .src = stub_addr(s, g),
+                 .dst = {ENT_WORKER, (uint16_t)g, (uint16_t)rt_lead_id(s->rt, g), (uint16_t)s->rt->rank}};
     if (sg->fetch == FETCH_START)
         stub_to_workers(s, g, ready);
     else

@@ -35,6 +35,13 @@ int rt_server_proc(const rt_ctx *rt, int group, int id);
  * (cluster.replicas, membership.c); whether process r is one a synchronous group went on without. */
 int rt_holder_id(const rt_ctx *rt, int j);
 bool rt_shrunk(const rt_ctx *rt, int r);
+/* Who leads after losses (takeover.c): group g's leader is worker g.<rt_lead_id>, its lowest
+ * worker left (0 but after a synchronous group lost its process), and the coordinator, which
+ * counts the processes done, ends the job and writes the log and metrics, is that leader's
+ * process: rank 0 until it is lost. */
+int rt_lead_id(const rt_ctx *rt, int group);
+bool rt_leads(const rt_ctx *rt, int group, int id);
+int rt_coordinator(const rt_ctx *rt);
 /* Whether worker (group, id) trains a job of its own and sends gradients: every worker, or, when
  * the net is cut among a group's workers, the first of the group in each process (its job computes
  * the parts of the others there, and its gradients are the process's part of the group's, which

@@ -87,13 +87,19 @@ static void take_metrics(rt_worker *w, const msg *m, zmq_msg_t *payload)
 {
     singa_metrics got;
     bool now = w->collecting && m->step == w->step_sent && w->metrics_due > 0;
-    bool next = w->collecting ? m->step == w->step_sent + 1 : m->step == w->step_sent;
-    if (w->id != 0 || !reports_to_leader(w) || (!now && !next) ||
+    /* A worker that may lead yet (takeover.c) keeps what it is sent: it exchanged its own of
+     * step_sent already when the others, who knew of the loss first, sent theirs of the next. */
+    bool next = w->exchanged ? m->step == w->step_sent + 1 : m->step == w->step_sent;
+    if (!reports_to_leader(w) || (!now && !next) ||
         msg_metrics_decode(&got, zmq_msg_data(payload), zmq_msg_size(payload)) < 0) {
         singa_stats_drop(w->rt->stats);
         return;
     }
     uint64_t bit = m->src.id < 64 ? 1ULL << m->src.id : 0;
+    if (now && (w->metrics_from & bit)) { /* sent again to a leader that took over (on_shrink) */
+        singa_stats_drop(w->rt->stats);
+        return;
+    }
     if (now) {
         singa_job_merge_metrics(w->job, &got);
         w->metrics_due--;
@@ -112,20 +118,37 @@ static int workers_gone(const rt_worker *w, int step, uint64_t *ids)
     const rt_ctx *rt = w->rt;
     int n = 0;
     *ids = 0;
-    for (int j = 1; j < rt->c->nworkers_per_group && j < 64; j++)
-        if (rt_absent(rt, rt_worker_proc(rt, w->group, j), step)) {
+    for (int j = 0; j < rt->c->nworkers_per_group && j < 64; j++)
+        if (j != w->id && rt_absent(rt, rt_worker_proc(rt, w->group, j), step)) {
             *ids |= 1ULL << j;
             n++;
         }
     return n;
 }
 
-/* The leader of a group that shrank waits no more for the metrics of the workers lost. */
+/* This worker's metrics of `step` to its group's leader, wherever it is now. */
+static void metrics_to_lead(rt_worker *w, int step)
+{
+    rt_ctx *rt = w->rt;
+    uint8_t buf[MSG_METRICS_MAX];
+    int lead = rt_lead_id(rt, w->group);
+    w->metrics_to = rt_worker_proc(rt, w->group, lead);
+    msg m = {.type = MSG_WORKER_METRICS, .flags = MSG_F_VALUES, .src = self(w),
+             .dst = {ENT_WORKER, (uint16_t)w->group, (uint16_t)lead, (uint16_t)w->metrics_to}, .step = step};
+    rt_send(w->sock, &m, buf, msg_metrics_encode(&singa_job_train_net(w->job)->metrics, buf));
+}
+
+/* The leader of a group that shrank waits no more for the metrics of the workers lost; a worker
+ * whose metrics of this step went to a leader lost sends them to the one that took over. */
 static int on_shrink(rt_worker *w, const msg *m, zmq_msg_t *payload, singa_err *err)
 {
     uint64_t gone;
     workers_gone(w, w->step_sent, &gone);
-    if (m->src.proc != w->rt->rank || w->id != 0 || !reports_to_leader(w) || !w->collecting)
+    if (m->src.proc != w->rt->rank || !reports_to_leader(w))
+        return 0;
+    if (!rt_leads(w->rt, w->group, w->id) && w->exchanged && rt_shrunk(w->rt, w->metrics_to))
+        metrics_to_lead(w, w->step_sent);
+    if (!rt_leads(w->rt, w->group, w->id) || !w->collecting)
         return 0;
     w->metrics_due -= __builtin_popcountll(gone & ~w->metrics_from & ~w->counted_gone);
     w->counted_gone |= gone;
@@ -256,11 +279,9 @@ static void exchange_metrics(rt_worker *w, int step)
     rt_ctx *rt = w->rt;
     if (!reports_to_leader(w))
         return;
-    if (w->id != 0) {
-        uint8_t buf[MSG_METRICS_MAX];
-        msg m = {.type = MSG_WORKER_METRICS, .flags = MSG_F_VALUES, .src = self(w),
-                 .dst = {ENT_WORKER, (uint16_t)w->group, 0, (uint16_t)rt_worker_proc(rt, w->group, 0)}, .step = step};
-        rt_send(w->sock, &m, buf, msg_metrics_encode(&singa_job_train_net(w->job)->metrics, buf));
+    w->exchanged = true;
+    if (!rt_leads(rt, w->group, w->id)) {
+        metrics_to_lead(w, step);
         return;
     }
     singa_job_merge_metrics(w->job, &w->early);
@@ -310,6 +331,7 @@ static int after_backward(void *ud, int step, singa_err *err)
     }
     int rc = collect(w, -1, w->lazy && w->nstale ? w->nstale - 1 : 0, err);
     w->collecting = false;
+    w->exchanged = false;
     char peer[32];
     snprintf(peer, sizeof peer, "worker %d.%d", w->group, w->id);
     singa_stats_count(w->rt->stats, msg_type_name(MSG_UPDATE_REPLY), peer, true, 0, 0, w->waited);
@@ -434,6 +456,23 @@ static float lr(void *ud, int step) { return singa_updater_lr(((rt_worker *)ud)-
 
 static void set_lr_scale(void *ud, float scale) { singa_updater_set_lr_scale(((rt_worker *)ud)->rates, scale); }
 
+/* After its DONE, a worker of group 0 that may lead it yet waits for the job's end, the stub's
+ * stop, or for the final values, which come to it once the coordinator was lost and it leads. */
+static int wait_end(rt_worker *w, singa_err *err)
+{
+    for (;;) {
+        msg m;
+        zmq_msg_t payload;
+        int rc = receive(w, &m, &payload, err);
+        bool ended = rc < 0 && w->stopped && zmq_msg_size(&payload) == 0; /* the job ended well */
+        zmq_msg_close(&payload);
+        if (rc < 0)
+            return ended ? 0 : -1;
+        if (m.type == MSG_READY)
+            return 0;
+    }
+}
+
 /* Every worker says it is done; worker 0 of group 0 then waits for the newest values, which the
  * stub fetches once every worker is done. */
 static int after_training(rt_worker *w, singa_err *err)
@@ -443,7 +482,11 @@ static int after_training(rt_worker *w, singa_err *err)
     report_step(w, INT_MAX);
     msg m = {.type = MSG_DONE, .src = self(w), .dst = {ENT_STUB, 0, 0, (uint16_t)w->rt->rank}};
     rt_send(w->sock, &m, NULL, 0);
-    return w->group == 0 && w->id == 0 ? wait_for(w, MSG_READY, &one, err) : 0;
+    if (w->group != 0)
+        return 0;
+    if (w->rt->holder && !rt_leads(w->rt, 0, w->id)) /* it may lead yet (takeover.c) */
+        return wait_end(w, err);
+    return rt_leads(w->rt, 0, w->id) ? wait_for(w, MSG_READY, &one, err) : 0;
 }
 
 /* Before a test during training: every value of the last step; and worker 0.0 of a cut group,
@@ -527,7 +570,7 @@ static int save_parts(rt_worker *w, int step, int parts, singa_err *err)
             return -1;
         singa_job_ckpt_written(w->job, step, path); /* every worker: whichever sees a bad loss names it */
     }
-    if (!(parts & CKPT_SERVERS) || w->group != 0 || w->id != 0)
+    if (!(parts & CKPT_SERVERS) || w->group != 0 || !rt_leads(w->rt, 0, w->id))
         return 0;
     if (save_servers(w, step, &complete, err) < 0)
         return -1;
@@ -629,6 +672,9 @@ static int wait_state(rt_worker *w)
     return wait_for(w, MSG_WORKER_STATE, &one, &w->err);
 }
 
+/* The leader alone tests (takeover.c: another may lead after a loss). */
+static bool evaluates(void *ud) { return rt_leads(((rt_worker *)ud)->rt, ((rt_worker *)ud)->group, ((rt_worker *)ud)->id); }
+
 void *rt_worker_main(void *arg)
 {
     rt_worker *w = arg;
@@ -643,7 +689,7 @@ void *rt_worker_main(void *arg)
                         .set_lr_scale = set_lr_scale, .stop = stop, .checkpoint_asked = checkpoint_asked,
                         .checkpoint_due = checkpoint_due,
                         .before_eval = before_eval, .save = save,
-                        .finish = finish};
+                        .finish = finish, .evaluates = evaluates};
     w->step_sent = singa_job_step(w->job); /* the others' metrics of it may come before the READY */
     w->floor = -1; /* floors may come before the READY; resume_step is final only with it (a rejoin sets it) */
     w->ckpt_done = -1;
@@ -666,7 +712,7 @@ void *rt_worker_main(void *arg)
         if (w->rc < 0 && !w->stopped) { /* the stub stops everyone, then it is done */
             rt_send(w->sock, &m, w->err.msg, strlen(w->err.msg));
             wait_for(w, 0, &one, &(singa_err){{0}}); /* type 0 never comes: until the stub stops all */
-        } else if (w->rc == 0 && w->group == 0 && w->id == 0) { /* with the result, which every process returns */
+        } else if (w->rc == 0 && w->group == 0 && rt_leads(rt, 0, w->id)) { /* with the result, which every process returns */
             uint8_t result[MSG_RESULT_MAX];
             m.type = MSG_FINISHED;
             rt_send(w->sock, &m, result, msg_result_encode(&w->res, result));

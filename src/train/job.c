@@ -104,11 +104,13 @@ int singa_job_create_worker(singa_job **out, const singa_conf *conf, const singa
         singa_err_set(err, "out of memory");
         goto fail;
     }
+    bool may_lead = !group && job->dist && job->cluster.replicas > 1; /* its leader's process may be lost */
     if (group || id) { /* worker 0 of group 0 tests and validates; group leaders display */
-        job->test.steps = job->validate.steps = 0;
+        if (!may_lead)
+            job->test.steps = job->validate.steps = 0;
         if (!job->dist) /* distributed, every worker checkpoints its own state */
             job->checkpoint.freq = 0;
-        if (id)
+        if (id && !may_lead)
             job->disp.freq = 0;
     }
     if (create_nets(job, reg, err) < 0 || share_pool(job, err) < 0)

@@ -173,7 +173,8 @@ static int evaluations(run *r, int s, singa_err *err)
 {
     singa_job *job = r->job;
     singa_result *res = r->res;
-    bool val = job->val_net && job_fires(&job->validate, s), test = job->test_net && job_fires(&job->test, s);
+    bool mine = !r->x->evaluates || r->x->evaluates(r->x->ud);
+    bool val = mine && job->val_net && job_fires(&job->validate, s), test = mine && job->test_net && job_fires(&job->test, s);
     if ((val || test) && r->x->before_eval && r->x->before_eval(r->x->ud, err) < 0)
         return singa_err_prefix(err, "before the evaluation at step %d: ", s);
     if (val) {
@@ -268,7 +269,7 @@ static int finish(run *r, singa_err *err)
         return -1;
     if (final)
         singa_trace_span(job->train->trace, "checkpoint", "finish (final checkpoint)", t0, now());
-    if (!r->stopped && job->test_net && r->last_test != job->step) {
+    if (!r->stopped && job->test_net && r->last_test != job->step && (!r->x->evaluates || r->x->evaluates(r->x->ud))) {
         if (evaluate(r, job->test_net, job->test.steps, job->step, &res->test, err) < 0)
             return singa_err_prefix(err, "final test: ");
         res->has_test = true;

@@ -65,6 +65,9 @@ typedef struct singa_exchange {
     /* After the last step, before the final test: the final checkpoint (of `step`; -1: none)
      * and, distributed, the newest values for the test. */
     int (*finish)(void *ud, int step, singa_err *err);
+    /* Whether this replica runs the tests and validations its job has nets for (NULL: it does):
+     * in a group that may lose its leader, every worker that may lead it has them. */
+    bool (*evaluates)(void *ud);
 } singa_exchange;
 
 /* The training loop from the job's current step. */
