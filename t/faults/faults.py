@@ -44,9 +44,11 @@ class Layout:
     faults leave the fault-free run's params (to 1e-5; BITWISE: bit for bit, as
     docs/05-checkpoints.md promises for a synchronous job of 2 workers)."""
 
-    def __init__(self, job, procs, loss, exact=False, bitwise=False, elastic=None, netns=False, rejoin=(), ref=None):
+    def __init__(self, job, procs, loss, exact=False, bitwise=False, elastic=None, netns=False, rejoin=(), ref=None,
+                 sync=False):
         self.job, self.procs, self.loss, self.exact, self.bitwise = job, procs, loss, exact, bitwise
         self.elastic, self.netns, self.rejoin = elastic, netns, rejoin
+        self.sync = sync  # a rejoin copies its state from live peers (synchronous, replicas), no checkpoint
         self.ref = ref  # the layout whose fault-free run is this one's reference
 
 
@@ -66,8 +68,8 @@ LAYOUTS = {
     # asynchronous, a server group per process: rank 1 can be lost and rejoin
     "hogwild2": Layout("hogwild2", 2, lambda r: "goes_on" if r == 1 else "ends", rejoin=(1,)),
     # synchronous with cluster.replicas = 2: the group goes on without any lost rank (rank 0's
-    # coordination taken over by rank 1)
-    "allreduce3-replicas": Layout("allreduce3r", 3, lambda r: "goes_on", exact=True),
+    # coordination taken over by rank 1), and a lost rank but 0 rejoins it from the live peers
+    "allreduce3-replicas": Layout("allreduce3r", 3, lambda r: "goes_on", exact=True, rejoin=(1, 2), sync=True),
     # ranks 0 and 1 in one network namespace, rank 2 (the servers) in another, a veth between
     "sandblaster3-netns": Layout("sandblaster3", 3, ends, exact=True, bitwise=True, netns=True, ref="sandblaster3"),
 }
@@ -469,6 +471,14 @@ def inv_outcome(run):
         return two_lost(run, e[1])
     rank = e[1]
     named = re.search(rf"rank {rank} \([^)]*\) at tcp://\S+ (died|sent nothing|hung)", out)
+    if e[0] == "rejoin" and lay.sync:
+        # from live peers at a step rank 0 picks, or refused too near the job's end, the job going on
+        rc = run.extra_rcs[p["proc"]]
+        said = "\n".join(tail(os.path.join(run.dir, f"rejoin{p['proc']}.out")))
+        back = rc == 0 and re.search(rf"rank {rank} \(.*\) rejoins the synchronous group: from step", out)
+        late = rc != 0 and re.search(r"too near its end", said)
+        ok = run.rc == 137 and finished(run) and (back or late)
+        return None if ok else f"status {run.rc}, the rejoined rank's {rc}: a synchronous rejoin that ends well expected"
     if e[0] == "rejoin" and p["ckpt_before"] < 0:
         # it takes its groups' state from a whole checkpoint the job wrote before it was lost
         said = "\n".join(tail(os.path.join(run.dir, f"rejoin{p['proc']}.out")))
@@ -843,7 +853,7 @@ TMP = "t/faults.tmp"
 
 # The short fixed set of make check (t/8800-faults.sh, --fixed), none needing root: stops and
 # garbage that change nothing, a loss that ends a job, one that restarts an elastic job (rank 0),
-# one a job with replicas goes on without,
+# one a job with replicas goes on without, and that rank rejoining it,
 # a Hogwild rank lost and rejoined, a rejoin refused.  Explicit, so new table entries leave it be.
 FIXED = [
     ("sandblaster3", [(100, "stop", {"rank": 2, "secs": 0.6}),
@@ -851,6 +861,7 @@ FIXED = [
     ("sandblaster3", [(120, "kill", {"rank": 1})]),
     ("allreduce3-elastic", [(120, "kill", {"rank": 0})]),
     ("allreduce3-replicas", [(120, "kill", {"rank": 2})]),
+    ("allreduce3-replicas", [(100, "rejoin", {"rank": 1})]),
     ("hogwild2", [(150, "rejoin", {"rank": 1})]),
     ("downpour3", [(80, "rejoin", {"rank": 0}), (160, "stop", {"rank": 1, "secs": 0.3})]),
     # the two launcher bugs the suite found: a stalled rank that comes back, two losses at once
