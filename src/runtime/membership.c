@@ -130,8 +130,11 @@ void stub_shrink(rt_stub *s, int r, const char *why)
 {
     rt_ctx *rt = s->rt;
     bool coordinated = rt_coordinator(rt) == r;
-    stub_drop_lost_tmp(s, r);
     atomic_fetch_or(&rt->shrunk, 1ULL << r);
+    /* Only the coordinator, and before it asks a new holder for the shard: a backup that took over
+     * writes the lost primary's file names, which another survivor's removal would pull away. */
+    if (rt->rank == rt_coordinator(rt))
+        stub_drop_lost_tmp(s, r);
     uint64_t moved = move_holders(rt);
     log_group(s, r, why);
     rt_peers_forget(s->peers, r); /* its frames lent, given back: the loans a step's end waits for */
