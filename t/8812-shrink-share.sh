@@ -20,30 +20,18 @@ STEPS=600
 
 gen_data
 
+. "$top_srcdir/t/shrink.sh"
 # kill_at NAME MODE: the 3-process job of MODE, rank 2 killed once it trained 100 steps; its
 # output in NAME.out, its status in $rc.
 kill_at() {
-    timeout 120 "$SINGA_TUI" --procs 3 --metrics "$tmp/$1.csv" -e "$job" "$2" "$tmp/$1.txt" $STEPS "$tmp/ck-$1" \
-        "$tmp/ws-$1" >"$tmp/$1.out" 2>&1 &
-    launcher=$!
-    for _ in $(seq 3000); do
-        at=$(awk -F, '$2 == "train" { n = $1 } END { print n + 0 }' "$tmp/$1.csv" 2>/dev/null)
-        [ "${at:-0}" -ge 100 ] && break
-        kill -0 $launcher 2>/dev/null || break
-        sleep 0.01
-    done
-    vpid=$(sed -n "s/^rank 2 of 3 (pid \([0-9]*\),.*/\1/p" "$tmp/$1.out" | tail -1)
-    [ -n "$vpid" ] && kill -9 "$vpid"
-    wait $launcher
-    rc=$?
-    echo "# $2: killed rank 2 (pid $vpid) after step $at; status $rc"
+    start "$1" "$job" "$2" "$tmp/$1.txt" $STEPS "$tmp/ck-$1" "$tmp/ws-$1"
+    kill_wait "$1" 2
 }
 # goes_on NAME WORDS: both survivors trained every step once, and the log says WORDS.
 goes_on() {
     grep -q "^rank 0 of 3: $STEPS steps$" "$tmp/$1.out" && grep -q "^rank 1 of 3: $STEPS steps$" "$tmp/$1.out" &&
         grep -q "the job goes on without it (cluster.replicas): from step [0-9]* the group is workers 0.0, 0.1 (2 of 3: $2); servers" "$tmp/$1.out" &&
-        awk -F, -v steps=$STEPS '$2 == "train" { if (seen[$1]++) bad++; if (n++ && $1 != last + 1) bad++; last = $1 }
-            END { exit !(length(seen) == steps && !bad) }' "$tmp/$1.csv"
+        contiguous "$1"
 }
 # against_plain NAME: the relative difference of NAME's final params from those of a plain
 # one-process job resumed from NAME's first checkpoint at least 10 steps after the loss.

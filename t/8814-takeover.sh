@@ -24,40 +24,17 @@ STEPS=1500
 
 gen_data
 
-# start NAME MODE [JOB]: the 3-process job of MODE (of takeover-job.lua, or JOB) in the background
+. "$top_srcdir/t/shrink.sh"
+# begin NAME MODE [JOB]: the 3-process job of MODE (of takeover-job.lua, or JOB) in the background
 # ($launcher), back once it trained 100 steps.
-start() {
-    timeout 120 "$SINGA_TUI" --procs 3 --metrics "$tmp/$1.csv" -e "${3:-$job}" "$2" "$tmp/$1.txt" $STEPS "$tmp/ws-$1" \
-        "$tmp/ck-$1" >"$tmp/$1.out" 2>&1 &
-    launcher=$!
-    for _ in $(seq 3000); do
-        at=$(awk -F, '$2 == "train" { n = $1 } END { print n + 0 }' "$tmp/$1.csv" 2>/dev/null)
-        [ "${at:-0}" -ge 100 ] && break
-        kill -0 $launcher 2>/dev/null || break
-        sleep 0.01
-    done
+begin() {
+    start "$1" "${3:-$job}" "$2" "$tmp/$1.txt" $STEPS "$tmp/ws-$1" "$tmp/ck-$1"
     echo "# $1: at step $at"
-}
-
-# contiguous NAME: every step 0..STEPS-1 trained once in NAME.csv.
-contiguous() {
-    awk -F, -v steps=$STEPS '$2 == "train" { if (seen[$1]++) twice++; if (n++ && $1 != last + 1) skipped++; last = $1 }
-        END { printf "# %d steps, %d twice, %d skipped\n", length(seen), twice, skipped
-              exit !(length(seen) == steps && !twice && !skipped && last == steps - 1) }' "$tmp/$1.csv"
-}
-# agree NAME: per server, the digests of its replicas in the survivors' logs are equal, at the last
-# step's version, and at least one server has two.
-agree() {
-    sed -n 's/.*replica \([0-9]*\) of server \([0-9.]*\) (rank \([0-9]*\)): [0-9]* slices* at version \([0-9]*\), digest \([0-9a-f]*\) .*/\2 \1 \3 \4 \5/p' \
-        "$tmp/ws-$1"/rank*.log | sort >"$tmp/$1.digests"
-    sed 's/^/# /' "$tmp/$1.digests"
-    awk -v version=$STEPS '{ n[$1]++; if ($4 != version) bad = 1; if ($1 in d && d[$1] != $5) bad = 1; d[$1] = $5 }
-        END { for (s in n) { k++; if (n[s] > 1) two++ }; exit bad || k != 3 || !two }' "$tmp/$1.digests"
 }
 
 # Rank 0, the coordinator, killed: rank 1 takes over.  Its files half written (as a kill in the
 # middle of a checkpoint leaves them) are removed.
-start lead two
+begin lead two
 touch "$tmp/ck-lead/step000000099.w0.0.ckpt.tmp" "$tmp/ck-lead/step000000099.s0.0.ckpt.tmp"
 vpid=$(rank_pid 0)
 kill -9 $vpid
@@ -87,7 +64,7 @@ report $? "rank 0 killed: the final checkpoint, written after the takeover, is w
 
 # replicas = 3: rank 0 killed, then rank 1, which took over from it: rank 2 takes over in turn and
 # trains on alone (two deaths are certain: no majority is needed).
-start twice three
+begin twice three
 kill -9 $(rank_pid 0)
 until_ok grep -q "rank 1 coordinates now" "$tmp/twice.out"
 at=$(awk -F, '$2 == "train" { n = $1 } END { print n + 0 }' "$tmp/twice.csv")
@@ -104,7 +81,7 @@ report $? "replicas = 3, rank 0 then rank 1 killed: rank 2 coordinates in turn a
 
 # Sandblaster (workers 0.0 in rank 0, 0.1 in rank 1, the servers in rank 2 and their backups in
 # rank 0): rank 0 killed, rank 1 coordinates, and rank 2, which holds servers alone, ends too.
-start servers sandblaster "$top_srcdir/t/replicas-job.lua"
+begin servers sandblaster "$top_srcdir/t/replicas-job.lua"
 kill -9 $(rank_pid 0)
 wait $launcher
 grep -q "^rank 1 of 3: $STEPS steps$" "$tmp/servers.out" && grep -q "^rank 2 of 3: $STEPS steps$" "$tmp/servers.out" &&
@@ -113,7 +90,7 @@ grep -q "^rank 1 of 3: $STEPS steps$" "$tmp/servers.out" && grep -q "^rank 2 of 
 report $? "Sandblaster, rank 0 killed: rank 1 coordinates, the servers' rank ends with it, every step trained once" "$tmp/servers.out"
 
 # A minority left after silences ends the job.
-start minority three
+begin minority three
 p1=$(rank_pid 1) p2=$(rank_pid 2)
 kill -STOP $p1 $p2
 t0=$(date +%s)

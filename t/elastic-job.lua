@@ -5,7 +5,6 @@
 local singa = require "singa"
 local td = require "testdata"
 local mode, out, steps, ckdir, resume = arg[1], arg[2], tonumber(arg[3]), arg[4], arg[5] == "resume"
-local dir = out:match("^(.*)/")
 local clusters = {
   three = singa.cluster.allreduce{ workers = 3, procs = 3 },
   two = singa.cluster.allreduce{ workers = 2, procs = 2 },
@@ -24,17 +23,8 @@ local cluster = assert(clusters[mode], mode)
 cluster.heartbeat_timeout = 5
 -- Under a sanitizer beside the suite's other jobs a rank can take over the default 30 s to start.
 cluster.join_timeout = 120
-local r = singa.train{
-  name = "elastic", seed = 7, train_steps = steps, disp_freq = 1000, test_steps = 2,
+td.train_mlp(singa, {
+  name = "elastic", train_steps = steps, disp_freq = 1000, test_steps = 2,
   checkpoint_path = ckdir, checkpoint_freq = ckdir and (tonumber(arg[6]) or 10) or nil, resume = resume,
   cluster = cluster,
-  updater = { type = "kSGD", momentum = 0.9, learning_rate = { type = "kFixed", base_lr = 0.05 } },
-  neuralnet = td.mlp(dir .. "/data/images-idx3-ubyte", dir .. "/data/labels-idx1-ubyte"),
-}
-local rank, size = singa.rank()
-if rank == 0 then
-  local f = assert(io.open(out, "w"))
-  td.write_params(f, r.params)
-  f:close()
-end
-print(string.format("rank %d of %d: %d steps", rank, size, r.steps))
+}, out)

@@ -5,7 +5,6 @@
 local singa = require "singa"
 local td = require "testdata"
 local mode, out, steps, ws, ckdir = arg[1], arg[2], tonumber(arg[3]), arg[4], arg[5]
-local dir = out:match("^(.*)/")
 local clusters = {
   none = singa.cluster.allreduce{ workers = 3, procs = 3 },
   one = singa.cluster.allreduce{ workers = 3, procs = 3, replicas = 1 },
@@ -22,17 +21,8 @@ local clusters = {
 local cluster = assert(clusters[mode], mode)
 cluster.workspace = ws
 cluster.join_timeout = 120
-local r = singa.train{
-  name = "replicas", seed = 7, train_steps = steps, disp_freq = ckdir and 1 or 1000, test_steps = 2,
+td.train_mlp(singa, {
+  name = "replicas", train_steps = steps, disp_freq = ckdir and 1 or 1000, test_steps = 2,
   checkpoint_path = ckdir, checkpoint_freq = ckdir and 20 or nil,
   cluster = cluster,
-  updater = { type = "kSGD", momentum = 0.9, learning_rate = { type = "kFixed", base_lr = 0.05 } },
-  neuralnet = td.mlp(dir .. "/data/images-idx3-ubyte", dir .. "/data/labels-idx1-ubyte"),
-}
-local rank, size = singa.rank()
-if rank == 0 then
-  local f = assert(io.open(out, "w"))
-  td.write_params(f, r.params)
-  f:close()
-end
-print(string.format("rank %d of %d: %d steps", rank, size, r.steps))
+}, out)

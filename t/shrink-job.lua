@@ -6,7 +6,6 @@
 local singa = require "singa"
 local td = require "testdata"
 local mode, out, steps, ckdir, ws = arg[1], arg[2], tonumber(arg[3]), arg[4], arg[5]
-local dir = out:match("^(.*)/")
 local cluster
 if mode ~= "plain" then
   cluster = singa.cluster.allreduce{ workers = 3, procs = 3, replicas = 2,
@@ -14,17 +13,8 @@ if mode ~= "plain" then
   cluster.workspace = ws
   cluster.join_timeout = 120
 end
-local r = singa.train{
-  name = "shrink", seed = 7, train_steps = steps, disp_freq = 1, resume = mode == "plain",
+td.train_mlp(singa, {
+  name = "shrink", train_steps = steps, disp_freq = 1, resume = mode == "plain",
   checkpoint_path = ckdir, checkpoint_freq = 10, checkpoint_keep = 1000,
   cluster = cluster,
-  updater = { type = "kSGD", momentum = 0.9, learning_rate = { type = "kFixed", base_lr = 0.05 } },
-  neuralnet = td.mlp(dir .. "/data/images-idx3-ubyte", dir .. "/data/labels-idx1-ubyte"),
-}
-local rank, size = singa.rank()
-if rank == 0 then
-  local f = assert(io.open(out, "w"))
-  td.write_params(f, r.params)
-  f:close()
-end
-print(string.format("rank %d of %d: %d steps", rank, size, r.steps))
+}, out)

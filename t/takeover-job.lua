@@ -5,7 +5,6 @@
 local singa = require "singa"
 local td = require "testdata"
 local mode, out, steps, ws, ckdir = arg[1], arg[2], tonumber(arg[3]), arg[4], arg[5]
-local dir = out:match("^(.*)/")
 local clusters = {
   two = singa.cluster.allreduce{ workers = 3, procs = 3, replicas = 2 },
   three = singa.cluster.allreduce{ workers = 3, procs = 3, replicas = 3 },
@@ -14,15 +13,8 @@ local cluster = assert(clusters[mode], mode)
 cluster.workspace = ws
 cluster.join_timeout = 120
 cluster.heartbeat_timeout = 1
-local r = singa.train{
-  name = "takeover", seed = 7, train_steps = steps, disp_freq = 1, test_steps = 2, test_freq = 100,
+td.train_mlp(singa, {
+  name = "takeover", train_steps = steps, disp_freq = 1, test_steps = 2, test_freq = 100,
   checkpoint_path = ckdir, checkpoint_freq = 20,
   cluster = cluster,
-  updater = { type = "kSGD", momentum = 0.9, learning_rate = { type = "kFixed", base_lr = 0.05 } },
-  neuralnet = td.mlp(dir .. "/data/images-idx3-ubyte", dir .. "/data/labels-idx1-ubyte"),
-}
-local rank, size = singa.rank()
-local f = assert(io.open(out .. "." .. rank, "w"))
-td.write_params(f, r.params)
-f:close()
-print(string.format("rank %d of %d: %d steps", rank, size, r.steps))
+}, out, true)

@@ -107,6 +107,26 @@ function M.write_params(f, params)
   end
 end
 
+-- The multi-process tests' jobs (t/*-job.lua): trains `job` (seed 7, kSGD with momentum 0.9 and
+-- lr 0.05, mlp() on the data in OUT's folder, procs.sh's gen_data, unless it says otherwise);
+-- then rank 0 writes the params to OUT (every rank to OUT.<rank> when `each`), and every rank
+-- prints "rank R of N: S steps".
+function M.train_mlp(singa, job, out, each)
+  local dir = out:match("^(.*)/")
+  job.seed = job.seed or 7
+  job.updater = job.updater or { type = "kSGD", momentum = 0.9, learning_rate = { type = "kFixed", base_lr = 0.05 } }
+  job.neuralnet = job.neuralnet or M.mlp(dir .. "/data/images-idx3-ubyte", dir .. "/data/labels-idx1-ubyte")
+  local r = singa.train(job)
+  local rank, size = singa.rank()
+  if rank == 0 or each then
+    local f = assert(io.open(each and out .. "." .. rank or out, "w"))
+    M.write_params(f, r.params)
+    f:close()
+  end
+  print(string.format("rank %d of %d: %d steps", rank, size, r.steps))
+  return r
+end
+
 -- The name of a job's checkpoint at `step` in directory d.
 function M.ckpt(d, step) return string.format("%s/step%09d.ckpt", d, step) end
 
