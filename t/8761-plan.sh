@@ -2,7 +2,8 @@
 # --simulate's rows with the term that dominates each, cluster.plan = "auto" in one process and
 # over 2 (the "plan: " line, then training with the choice), and bad input: a net that admits
 # no distributed configuration (kBM), a profile that cannot run (no data), --hosts repeated or
-# unreachable, a plan other than "auto".  Prints TAP.
+# unreachable, fewer --procs than hosts, a plan other than "auto"; and --procs 4 spread over 2
+# --hosts.  Prints TAP.
 
 : "${SINGA_TUI:?SINGA_TUI is not set}"
 tmp=t/8761-plan.tmp
@@ -109,6 +110,16 @@ timeout 60 "$SINGA_TUI" --plan --hosts localhost,127.0.0.1,localhost "$tmp/job.l
 rc=$?
 [ $rc = 2 ] && grep -q "^singa-tui: --hosts names 'localhost' twice" "$tmp/dup.out"
 report $? "--hosts naming a host twice is refused, status 2 (got $rc)" "$tmp/dup.out"
+timeout 120 "$SINGA_TUI" --plan --procs 4 --hosts localhost,127.0.0.1 --plan-cores 1 "$tmp/job.lua" "$tmp/data" >"$tmp/spread.out" 2>&1
+rc=$?
+grep -q '^plan for 4 processes, link 1gbit' "$tmp/spread.out" &&
+    grep -q '^2 processes a host over 2 hosts (--hosts), 1 core a host; within a host link local' "$tmp/spread.out" &&
+    grep -q 'workers = 4, procs = 4' "$tmp/spread.out"
+report $(( rc != 0 || $? )) "--procs 4 --hosts A,B --plan-cores 1 plans 4 processes, 2 a host of 1 core" "$tmp/spread.out"
+timeout 60 "$SINGA_TUI" --plan --procs 1 --hosts localhost,127.0.0.1 "$tmp/job.lua" "$tmp/data" >"$tmp/few.out" 2>&1
+rc=$?
+[ $rc = 2 ] && grep -q "^singa-tui: --plan --procs 1 over 2 hosts (--hosts 'localhost,127.0.0.1'): fewer processes than hosts" "$tmp/few.out"
+report $? "--procs fewer than the --hosts is refused, status 2 (got $rc)" "$tmp/few.out"
 timeout 60 "$SINGA_TUI" --plan --hosts localhost,nosuchhost.invalid "$tmp/job.lua" "$tmp/data" >"$tmp/unreach.out" 2>&1
 rc=$?
 [ $rc = 2 ] && grep -q "^singa-tui: --hosts: host 'nosuchhost.invalid' is unreachable" "$tmp/unreach.out"

@@ -68,6 +68,12 @@ typedef struct singa_plan_link {
      * receiver): over a network too, where no one-core process hides them. */
     double copy;
     int per_host;           /* processes on one machine, sharing its cores and memory (0: one) */
+    /* Processes behind one end of the link, a host's network interface (--procs N --hosts ...):
+     * their messages to each other go over the local link below, theirs to other hosts share the
+     * interface (0 or 1: each process its own end). */
+    int per_nic;
+    double local_bandwidth, local_latency; /* between the processes of one host (per_nic > 1) */
+    int cores;              /* each host's cores when not this machine's (--plan-cores; 0: this machine's) */
 } singa_plan_link;
 
 /* CPU seconds per float encoded and decoded once (PowerSGD: per element of a 2-D gradient). */
@@ -121,6 +127,8 @@ void singa_plan_machine_measure(singa_plan_machine *m);
 /* spec: "local" (measured over a Unix socket pair), "1gbit", "10gbit", "<N>mbit" or "<N>gbit",
  * optionally ",<latency>us". */
 int singa_plan_link_parse(singa_plan_link *l, const char *spec, singa_err *err);
+/* l's per_nic = per_nic, and with more than one its local link measured as "local" is. */
+void singa_plan_link_hosts(singa_plan_link *l, int per_nic);
 /* The model: the prediction for one configuration. */
 void singa_plan_predict(const singa_plan_profile *p, const singa_plan_link *l, const singa_plan_codec *c,
                         const singa_plan_config *cfg, singa_plan_prediction *out);

@@ -135,6 +135,15 @@ static int opt_plan(singa_cli *c, int i)
     return GO_ON;
 }
 
+static int opt_plan_cores(singa_cli *c, int i)
+{
+    if (!(c->plan_args.cores = count(c->argv[i + 1]))) {
+        fprintf(stderr, "singa-tui: --plan-cores needs each host's cores (1..1024), got '%s'\n", c->argv[i + 1]);
+        return 2;
+    }
+    return GO_ON;
+}
+
 static int opt_simulate(singa_cli *c, int i)
 {
     if (!(c->plan_args.simulate = count(c->argv[i + 1])) || c->plan_args.simulate < 2) {
@@ -190,11 +199,17 @@ static const option options[] = {
     {"--plan", NULL, NULL, opt_plan, 0,
      "do not train: profile the script's first singa.train(job) on this\n"
      "machine (a few steps on its data) and print the configurations its net\n"
-     "allows over --procs N processes (default 2) or one per --hosts host,\n"
+     "allows over --procs N processes (default 2) or one per --hosts host\n"
+     "(--procs N --hosts: N processes spread over the hosts),\n"
      "ranked by predicted images/s, with the Lua to put in the job"},
     {"--hosts", NULL, "HOSTS", NULL, offsetof(singa_cli, plan_args.hosts),
      "with --plan: plan for one process on each host of HOSTS, a comma-\n"
-     "separated list (H1,H2,...), over a 1 Gbit/s link"},
+     "separated list (H1,H2,...), over a 1 Gbit/s link; with --procs N, N\n"
+     "processes spread over them (the first hosts one more when N does not\n"
+     "divide), the processes of a host over the local link and its cores"},
+    {"--plan-cores", NULL, "C", opt_plan_cores, 0,
+     "with --plan: each host has C cores (default: this machine's), which its\n"
+     "processes share"},
     {"--plan-out", NULL, "FILE", NULL, offsetof(singa_cli, plan_args.out),
      "with --plan: write the table as JSON lines to FILE, one record per\n"
      "configuration (cluster, images_per_sec, step_seconds, wire_bytes,\n"
@@ -311,12 +326,9 @@ static int check_options(const singa_cli *c)
         fprintf(stderr, "singa-tui: --listen is for a job run headless: singa-tui --listen %s -e FILE\n", c->listen);
         return 2;
     }
-    if (!c->plan && (c->plan_args.hosts || c->plan_args.out || c->plan_args.link || c->plan_args.simulate)) {
-        fprintf(stderr, "singa-tui: --hosts, --plan-out, --plan-link and --simulate go with --plan\n");
-        return 2;
-    }
-    if (c->plan && c->plan_args.hosts && c->procs) {
-        fprintf(stderr, "singa-tui: --plan takes --procs N or --hosts H1,H2,..., not both\n");
+    if (!c->plan && (c->plan_args.hosts || c->plan_args.out || c->plan_args.link || c->plan_args.simulate ||
+                     c->plan_args.cores)) {
+        fprintf(stderr, "singa-tui: --hosts, --plan-out, --plan-link, --plan-cores and --simulate go with --plan\n");
         return 2;
     }
     singa_err err; /* a trace that cannot be written is refused before any training */
@@ -370,7 +382,7 @@ static int plan_options(singa_cli *c)
         c->first_arg = c->tui.first_arg;
     }
     if (!c->script) {
-        fprintf(stderr, "singa-tui: --plan needs the job's FILE (singa-tui --plan [--procs N | --hosts H1,H2] FILE)\n");
+        fprintf(stderr, "singa-tui: --plan needs the job's FILE (singa-tui --plan [--procs N] [--hosts H1,H2] FILE)\n");
         return 2;
     }
     return singa_tui_plan_check(&c->plan_args) ? 2 : -1;

@@ -1,5 +1,5 @@
 /* singa-tui --plan (plan_cli.h): the job's net profiled on this machine, the configurations of
- * --procs N processes (or one per --hosts host) ranked, the table printed and --plan-out
+ * --procs N processes (or one per --hosts host, or N spread over the hosts) ranked, the table printed and --plan-out
  * written; --simulate N ranks them again for N processes on the same measurements. */
 #include <lauxlib.h>
 #include <netdb.h>
@@ -31,7 +31,8 @@ int singa_tui_plan_check(const singa_tui_plan_args *a)
         size_t len = strlen(h);
         for (again = strstr(again + len, h); again; again = strstr(again + 1, h))
             if ((again == a->hosts || again[-1] == ',') && (again[len] == ',' || !again[len])) {
-                fprintf(stderr, "singa-tui: --hosts names '%s' twice: one process per host\n", h);
+                fprintf(stderr, "singa-tui: --hosts names '%s' twice: name a host once (--procs N spreads N "
+                                "processes over the hosts)\n", h);
                 rc = 2;
                 break;
             }
@@ -49,6 +50,11 @@ int singa_tui_plan_check(const singa_tui_plan_args *a)
         rc = 2;
     }
     free(list);
+    if (rc == 0 && a->procs && a->procs < count_hosts(a->hosts)) {
+        fprintf(stderr, "singa-tui: --plan --procs %d over %d hosts (--hosts '%s'): fewer processes than hosts\n",
+                a->procs, count_hosts(a->hosts), a->hosts);
+        rc = 2;
+    }
     return rc;
 }
 
@@ -67,12 +73,15 @@ void singa_tui_mode_plan(lua_State *L, const char *arg)
     const singa_tui_plan_args *a = (const singa_tui_plan_args *)(const void *)arg;
     singa_registry *reg;
     singa_conf *conf = singa_lua_job_conf(L, 1, &reg);
-    int n = a->hosts ? count_hosts(a->hosts) : a->procs ? a->procs : 2;
+    int hosts = a->hosts ? count_hosts(a->hosts) : 0, n = a->procs ? a->procs : hosts ? hosts : 2;
     singa_plan_link link;
     singa_plan plan = {0};
     singa_err err = {{0}};
     int rc = singa_plan_link_parse(&link, a->link ? a->link : a->hosts ? "1gbit" : "local", &err);
-    link.per_host = a->hosts ? 1 : n; /* --procs: all on this machine */
+    link.per_host = hosts ? (n + hosts - 1) / hosts : n; /* --procs alone: all on this machine */
+    link.cores = a->cores;
+    if (hosts && rc == 0)
+        singa_plan_link_hosts(&link, link.per_host);
     pthread_mutex_t *lock = singa_lua_get_opts(L)->lock; /* the profile is a job: a kLua updater takes it */
     if (lock)
         pthread_mutex_unlock(lock);

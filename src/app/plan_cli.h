@@ -6,11 +6,12 @@
 #include <lua.h>
 
 typedef struct singa_tui_plan_args {
-    int procs;         /* --procs N (0: 2, or one per host) */
+    int procs;         /* --procs N (0: 2, or one per host; with hosts spread over them) */
     const char *hosts; /* --hosts H1,H2,... or NULL */
     const char *out;   /* --plan-out FILE.jsonl or NULL */
     const char *link;  /* --plan-link SPEC or NULL (local on one host, 1gbit with --hosts) */
     int simulate;      /* --simulate N or 0 */
+    int cores;         /* --plan-cores C or 0 (this machine's) */
 } singa_tui_plan_args;
 
 /* Checks the hosts (each resolvable, none twice); 0, or 2 with the message on stderr. */

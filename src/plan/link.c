@@ -126,3 +126,12 @@ int singa_plan_link_parse(singa_plan_link *l, const char *spec, singa_err *err)
     snprintf(l->name, sizeof l->name, "%.*s", (int)(strchr(spec, ',') ? strchr(spec, ',') - spec : (long)strlen(spec)), spec);
     return 0;
 }
+
+void singa_plan_link_hosts(singa_plan_link *l, int per_nic)
+{
+    l->per_nic = per_nic;
+    if (per_nic > 1) {
+        singa_plan_link in = local();
+        l->local_bandwidth = in.bandwidth, l->local_latency = in.latency;
+    }
+}

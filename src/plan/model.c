@@ -6,11 +6,13 @@
  * core's L2 and the codecs' passes over them stream through at once, and its cores, which a
  * process with fewer of them than busy threads (worker, stub, server) shares with its stub and
  * server: their messages and copies come out of the worker's time, and no round hides behind its
- * compute. */
+ * compute; and a machine with fewer cores than processes runs each process's CPU terms that much
+ * longer.  Processes spread over hosts (hosts.c) exchange over the local link within a host and
+ * share the host's interface to the others. */
 #include <math.h>
 #include <stddef.h>
 
-#include "singa/plan.h"
+#include "plan/plan.h"
 
 /* Passes over a param's floats a step streams from memory: the forward's, the data gradient's and
  * the weight gradient's products and the update; a codec's per float it codes (fp16, bf16, top-k,
@@ -57,6 +59,14 @@ static double contention(const singa_plan_profile *p, const singa_plan_link *l, 
     if (k < 2 || m->memory <= 0 || 4 * size <= m->cache)
         return 0;
     return (k - 1) * 4 * streamed / m->memory;
+}
+
+/* The processes of a machine with fewer cores than processes take turns on them: each of its CPU
+ * terms (and on one host its copies) takes processes / cores as long. */
+static double crowding(const singa_plan_profile *p, const singa_plan_link *l, int n)
+{
+    int k = sharing(l, n), cores = p->machine.cores;
+    return cores > 0 && k > cores ? (double)k / cores : 1;
 }
 
 /* A process has fewer cores than busy threads: its stub and server run on its worker's. */
@@ -136,7 +146,7 @@ static void data_parallel(const singa_plan_profile *p, const singa_plan_link *l,
     dense_wire(cfg, c, s, &g, &v, &rounds, &o->codec, &streamed);
     if (cfg->scheme == SINGA_PLAN_SANDBLASTER) { /* workers in n - 1 processes, the servers' in the last */
         o->compute = s->C / (n - 1) + p->update;
-        double t = (n - 1) * fmax(g, v) / l->bandwidth + 2 * rounds * l->latency;
+        double t = (n - 1) * fmax(g, v) / plan_link_bandwidth(l, n) + 2 * rounds * plan_link_latency(l, n);
         o->transfer = l->copies ? t : fmax(t - s->bwd / (n - 1), t * s->first_P / s->P);
         o->wire_bytes = (n - 1) * (g + v);
         o->memory_bytes = 4 * (3 * s->P) + 4 * 2 * s->A / (n - 1);
@@ -151,7 +161,7 @@ static void data_parallel(const singa_plan_profile *p, const singa_plan_link *l,
      * the forward needs them: all but the first layer's round hide behind the backward of the
      * layers below, when the process has a core for its stub.  On one host the copies take the
      * cores the compute needs. */
-    double t = share * (g + v) / l->bandwidth + 2 * rounds * l->latency;
+    double t = plan_wire_seconds(l, n, g + v) + 2 * rounds * plan_link_latency(l, n);
     o->transfer = l->copies || serial(p, l, n) ? t : fmax(t - (at.bwd - at.first_bwd), t * s->first_P / s->P);
     /* between processes, per round: each param's n - 1 slices to other processes' servers and
      * back, and as many from the others to this process's server and back */
@@ -169,17 +179,18 @@ static void feature(const singa_plan_profile *p, const singa_plan_link *l, const
                     const sums *s, singa_plan_prediction *o)
 {
     int n = cfg->nprocs, bridges = 0;
-    double bytes = 0, share = (double)(n - 1) / n;
+    double full = 0, share = (double)(n - 1) / n;
     for (int i = 0; i < p->nlayers; i++) {
         const singa_plan_layer *a = &p->layers[i];
         if (a->src < 0)
             continue;
         const singa_plan_layer *src = &p->layers[a->src];
         if ((a->dim == 1 && a->param_floats > 0) || (a->dim == 0 && src->dim == 1))
-            bytes += 2 * share * 4 * src->out_floats, bridges++;
+            full += 2 * 4 * src->out_floats, bridges++;
     }
+    double bytes = share * full;
     o->compute = s->C / n + p->update / n + contention(p, l, n, s->P / n, PARAM_PASSES * s->P / n);
-    o->transfer = bytes / l->bandwidth + 2 * bridges * l->latency;
+    o->transfer = plan_wire_seconds(l, n, full) + 2 * bridges * plan_link_latency(l, n);
     /* a bridge's part out and the others' in, forward and backward (each param's rows go to a
      * server in this process) */
     o->stub = stub_cpu(p, l, n, 4.0 * bridges, 2 * bytes);
@@ -231,7 +242,7 @@ static void pipeline(const singa_plan_profile *p, const singa_plan_link *l, cons
     }
     for (int k = 0; k < n; k++)
         tau = fmax(tau, stage[k]), last = fmax(last, once[k]), memory = fmax(memory, 4 * (3 * params[k] + 2 * feats[k]));
-    double hop = cross / m / l->bandwidth + l->latency, slot = fmax(tau, hop);
+    double hop = cross / m / plan_link_bandwidth(l, n) + plan_link_latency(l, n), slot = fmax(tau, hop);
     o->compute = m * tau + last;
     o->transfer = m * (slot - tau) + 2 * (n - 1) * hop;
     o->bubble = (n - 1) * slot;
@@ -245,9 +256,9 @@ static void hogwild(const singa_plan_profile *p, const singa_plan_link *l, const
 {
     int n = cfg->nprocs;
     bool half = cfg->compress.kind == SINGA_COMPRESS_FP16 || cfg->compress.kind == SINGA_COMPRESS_BF16;
-    double share = (double)(n - 1) / n, bytes = share * s->P * (half ? 2 : 4) * 2, h = cfg->sync_freq;
+    double share = (double)(n - 1) / n, full = s->P * (half ? 2 : 4) * 2, bytes = share * full, h = cfg->sync_freq;
     o->compute = s->C + p->update + contention(p, l, n, s->P, PARAM_PASSES * s->P);
-    o->transfer = (bytes / l->bandwidth + 2 * l->latency) / h;
+    o->transfer = (plan_wire_seconds(l, n, full) + 2 * plan_link_latency(l, n)) / h;
     o->stub = stub_cpu(p, l, n, 4.0 * (n - 1) * s->params / h, bytes / h);
     o->codec = half ? 2 * c->fp16 * s->P / h : 0;
     o->wire_bytes = 2 * bytes / h;
@@ -271,6 +282,11 @@ void singa_plan_predict(const singa_plan_profile *p, const singa_plan_link *l, c
     case SINGA_PLAN_HOGWILD: hogwild(p, l, c, cfg, &s, out); break;
     }
     out->transfer = fmax(0, out->transfer);
+    if (cfg->scheme != SINGA_PLAN_ONE) {
+        double f = crowding(p, l, cfg->nprocs);
+        out->compute *= f, out->codec *= f, out->stub *= f;
+        out->transfer *= l->copies ? f : 1;
+    }
     out->step = out->compute + out->transfer + out->bubble + out->codec + out->stub;
     double images = cfg->scheme == SINGA_PLAN_HOGWILD ? (double)cfg->nprocs * p->batch : p->batch;
     out->images_per_sec = out->step > 0 ? images / out->step : 0;

@@ -69,6 +69,8 @@ int singa_plan_make(singa_plan *plan, const singa_conf *conf, const singa_regist
         return -1;
     singa_plan_codec_measure(&plan->codec);
     singa_plan_machine_measure(&plan->profile.machine);
+    if (link->cores > 0) /* the hosts planned for are not this machine */
+        plan->profile.machine.cores = link->cores;
     return singa_plan_rank(plan, conf, reg, nprocs, err);
 }
 

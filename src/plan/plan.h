@@ -19,6 +19,14 @@ char *plan_lua(const singa_plan_profile *p, const singa_plan_config *c);
 /* c's cluster as a conf table; NULL for one process (no cluster) or out of memory. */
 singa_conf *plan_cluster_conf(const singa_plan_config *c);
 
+/* The link between n processes spread per_nic to a host (hosts.c): seconds of an exchange in
+ * which each process sends `bytes` in equal shares to every process (its own share staying), on
+ * the busier of the hosts' interface and the local link; the slowest link's latency; the
+ * bandwidth of a message that may cross hosts. */
+double plan_wire_seconds(const singa_plan_link *l, int n, double bytes);
+double plan_link_latency(const singa_plan_link *l, int n);
+double plan_link_bandwidth(const singa_plan_link *l, int n);
+
 /* cluster.plan = "auto" over size processes (handoff.c), at the coordinator's address at: rank 0
  * gives its choice c (NULL: none) to the others' asks of the same key (the job and run) within
  * wait seconds, and closes the address; the others take it (*name "-": none). -1 with err. */

@@ -11,6 +11,11 @@ int singa_plan_print(const singa_plan *plan, FILE *f)
             "over %d steps in one process\n", plan->nprocs, plan->nprocs == 1 ? "" : "es", plan->link.name,
             plan->link.bandwidth / 1e6, plan->link.latency * 1e6, plan->link.measured ? ", measured" : "", p->batch,
             p->nlayers, 1e3 * p->step, p->steps);
+    const singa_plan_link *l = &plan->link;
+    if (l->per_nic > 1)
+        fprintf(f, "%d processes a host over %d hosts (--hosts), %d core%s a host; within a host link local (%.1f MB/s, "
+                "%.0f us)\n", l->per_nic, (plan->nprocs + l->per_nic - 1) / l->per_nic, p->machine.cores,
+                p->machine.cores == 1 ? "" : "s", l->local_bandwidth / 1e6, l->local_latency * 1e6);
     if (plan->why_none[0])
         fprintf(f, "no distributed configuration: %s\n", plan->why_none);
     fprintf(f, "\n%-4s %-26s %9s %10s %12s %11s %9s\n", "rank", "configuration", "step ms", "images/s", "wire MB/step",
