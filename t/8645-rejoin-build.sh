@@ -27,8 +27,10 @@ last=$(tail -c 1 "$tmp/note" | od -An -tu1 | tr -d ' ')
 objcopy --update-section .note.gnu.build-id="$tmp/note2" "$libs/libsinga.so.0" "$tmp/other/libsinga.so.0" &&
     objcopy --remove-section .note.gnu.build-id "$libs/libsinga.so.0" "$tmp/noid/libsinga.so.0"
 report $? "copies of libsinga with another build-id and with none"
-ours=$(od -An -tx1 -j $((size - 20)) "$tmp/note" | tr -d ' \n')
-other=$(od -An -tx1 -j $((size - 20)) "$tmp/note2" | tr -d ' \n')
+# the note: its name's and descriptor's sizes, its type, "GNU\0", the descriptor (the id)
+idlen=$(od -An -tu4 -j 4 -N 4 "$tmp/note" | tr -d ' ')
+ours=$(od -An -tx1 -j $((size - idlen)) "$tmp/note" | tr -d ' \n')
+other=$(od -An -tx1 -j $((size - idlen)) "$tmp/note2" | tr -d ' \n')
 echo "# build-ids: ours $ours, the copy's $other"
 
 cat >"$tmp/job.lua" <<'EOF'

@@ -24,17 +24,29 @@ struct search {
 };
 
 /* The note's descriptor, in hex, when n is GNU's NT_GNU_BUILD_ID. */
-static bool build_id(const ElfW(Nhdr) *n, char *buf, size_t len)
+static bool build_id(const ElfW(Nhdr) *n, const unsigned char *desc, char *buf, size_t len)
 {
-    const char *name = (const char *)(n + 1);
-    const unsigned char *desc = (const unsigned char *)name + ((n->n_namesz + 3) & ~3u);
-    if (n->n_type != NT_GNU_BUILD_ID || n->n_namesz != 4 || memcmp(name, "GNU", 4) != 0 || n->n_descsz == 0 ||
+    if (n->n_type != NT_GNU_BUILD_ID || n->n_namesz != 4 || memcmp(n + 1, "GNU", 4) != 0 || n->n_descsz == 0 ||
         len < 4 + 2 * (size_t)n->n_descsz)
         return false;
     size_t at = (size_t)snprintf(buf, len, "id:");
     for (ElfW(Word) i = 0; i < n->n_descsz; i++)
         at += (size_t)snprintf(buf + at, len - at, "%02x", desc[i]);
     return true;
+}
+
+/* The build-id among the notes of a PT_NOTE segment at base, if there is one, to s->buf. */
+static void find_note(struct search *s, const unsigned char *base, size_t size, size_t align)
+{
+    size_t pad = align == 8 ? 7 : 3; /* a segment of 8-aligned notes pads them to 8 */
+    for (size_t at = 0; !s->found && at + sizeof(ElfW(Nhdr)) <= size;) {
+        const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)(const void *)(base + at);
+        size_t desc = (at + sizeof *n + n->n_namesz + pad) & ~pad, next = (desc + n->n_descsz + pad) & ~pad;
+        if (next > size)
+            return;
+        s->found = build_id(n, base + desc, s->buf, s->len);
+        at = next;
+    }
 }
 
 /* Whether the object holds s->here; if so, its build-id (if it has one) goes to s->buf. */
@@ -50,12 +62,8 @@ static int each_object(struct dl_phdr_info *info, size_t size, void *data)
     }
     for (int i = 0; ours && i < info->dlpi_phnum && !s->found; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        const char *at = (const char *)(info->dlpi_addr + ph->p_vaddr), *end = at + ph->p_memsz;
-        while (ph->p_type == PT_NOTE && !s->found && at + sizeof(ElfW(Nhdr)) <= end) {
-            const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)(const void *)at;
-            s->found = build_id(n, s->buf, s->len);
-            at += sizeof *n + ((n->n_namesz + 3) & ~3u) + ((n->n_descsz + 3) & ~3u);
-        }
+        if (ph->p_type == PT_NOTE)
+            find_note(s, (const unsigned char *)(info->dlpi_addr + ph->p_vaddr), ph->p_memsz, ph->p_align);
     }
     return ours; /* stops the walk at ours */
 }
