@@ -2,8 +2,8 @@
  * to each of theirs, the meeting at the coordinator (rank 0), and heartbeats.
  *
  * The meeting: every other process binds its ROUTER (an ephemeral port by default) and sends the
- * coordinator a join with its rank, the job's size, its endpoint, its CURVE public key and the
- * job's fingerprint (the configuration's digest and the loaded plugins).  The coordinator refuses a process whose
+ * coordinator a join with its rank, the job's size, its endpoint, its CURVE public key, its build
+ * (build.c) and the job's fingerprint (the configuration's digest and the loaded plugins).  The coordinator refuses a process whose
  * answers differ from its own, and once all have joined hands every process the list of
  * endpoints.  From then on any message counts as a sign of life; a heartbeat goes to every peer
  * each fifth of the timeout, so a process silent for the whole timeout is dead (or stopped).
@@ -33,6 +33,7 @@
 #include "runtime/replica_update.h"
 #include "runtime/runtime.h"
 #include "runtime/bridge.h"
+#include "runtime/build.h"
 #include "runtime/peers.h"
 
 /* Seconds a connection to the coordinator may stay without a ZeroMQ handshake before the address
@@ -253,7 +254,8 @@ static bool id_of(const char *id, int rank)
     return strncmp(id, first, (size_t)n) == 0 && (id[n] == 0 || id[n] == '-');
 }
 
-/* A join's payload: "<rank> <size> <fingerprint> <endpoint> <public key>\n<plugins>".  Returns the rank;
+/* A join's payload: "<rank> <size> <fingerprint> <endpoint> <public key> <build>\n<plugins>" (a
+ * build before build checks sends none: it is refused as another build).  Returns the rank;
  * -1 with the reason in err when a process of ours must be refused; -2 for what no process of
  * ours sends (a malformed join, or one whose rank is not its connection's), dropped like any
  * garbage, since without CURVE anyone may connect. */
@@ -261,10 +263,17 @@ static int check_join(rt_peers *p, const char *id, const char *text, const bool 
 {
     const rt_ctx *rt = p->rt;
     int rank, size, used = 0;
-    char fp[32], mine[32], ep[sizeof(endpoint)], pub[sizeof(key)];
-    if (sscanf(text, "%d %d %31s %127s %40s%n", &rank, &size, fp, ep, pub, &used) != 5 || text[used] != '\n')
+    char fp[32], mine[32], ep[sizeof(endpoint)], pub[sizeof(key)], build[RT_BUILD_MAX] = "";
+    if (sscanf(text, "%d %d %31s %127s %40s%n", &rank, &size, fp, ep, pub, &used) != 5)
         return -2;
-    const char *plugins = text + used + 1;
+    const char *rest = text + used;
+    size_t blen = 0;
+    if (*rest == ' ')
+        blen = strcspn(++rest, "\n");
+    if (blen >= sizeof build || rest[blen] != '\n')
+        return -2;
+    memcpy(build, rest, blen);
+    const char *plugins = rest + blen + 1;
     fingerprint(rt, mine, sizeof mine);
     if (!id_of(id, rank) || strlen(id) >= sizeof(ident))
         return -2;
@@ -275,6 +284,8 @@ static int check_join(rt_peers *p, const char *id, const char *text, const bool 
     if (size != rt->nprocs)
         return singa_err_set(err, "rank %d was launched as one of %d processes, but rank 0 as one of %d", rank, size,
                              rt->nprocs);
+    if (rt_build_check(rank, build, !joined, err) < 0)
+        return -1;
     if (strcmp(plugins, rt->plugins) != 0)
         return singa_err_set(err, "rank %d loaded the plugins [%s], but rank 0 loaded [%s]: every process must load "
                                   "the same plugins",
@@ -497,10 +508,11 @@ static int meet_as_member(rt_peers *p, singa_err *err)
     snprintf(p->keys[0], sizeof(key), "%s", p->curve ? rt_curve_coordinator(p->curve) : "-");
     if (connect_to(p, 0, true, err) < 0)
         return -1;
-    char text[sizeof(endpoint) + sizeof(key) + 4096], fp[32];
+    char text[sizeof(endpoint) + sizeof(key) + RT_BUILD_MAX + 4096], fp[32], build[RT_BUILD_MAX];
     fingerprint(rt, fp, sizeof fp);
-    int n = snprintf(text, sizeof text, "%d %d %s %s %s\n%s", rt->rank, rt->nprocs, fp, p->endpoints[rt->rank],
-                     p->keys[rt->rank], rt->plugins);
+    rt_build(build, sizeof build);
+    int n = snprintf(text, sizeof text, "%d %d %s %s %s %s\n%s", rt->rank, rt->nprocs, fp, p->endpoints[rt->rank],
+                     p->keys[rt->rank], build, rt->plugins);
     /* a process that rejoins says the step its groups go on from; the coordinator answers with
      * the one the job's puts and gets carry */
     msg join = {.type = MSG_JOIN, .src = {ENT_STUB, 0, 0, (uint16_t)rt->rank}, .dst = {ENT_STUB, 0, 0, 0},
