@@ -93,5 +93,45 @@ echo "# both ranks ended $took s after the link went down"
     grep -q "rank 0 (workers 0.0) at tcp://$net.1:5555 sent nothing for 2 s" "$tmp/rank1.out"
 report $? "the link down: each side finds the other silent within the bound and ends, naming it" "$tmp/rank0.out"
 
+# The end of a job over a slow link: rank 0 hands its final values (2.4 MB) to each process, which
+# take about a second to cross 20 Mbit/s; rank 1, beside rank 0, has them at once and closes.
+# Rank 2 must not count that close, nor rank 0's before its values are in, as a loss.
+ip -n "$a" link set "va$$" up &&
+    tc -n "$a" qdisc add dev "va$$" root tbf rate 20mbit burst 32kb latency 400ms &&
+    tc -n "$b" qdisc add dev "vb$$" root tbf rate 20mbit burst 32kb latency 400ms
+report $? "the link up again, shaped to 20 Mbit/s with tbf"
+cat >"$tmp/wide.lua" <<'EOF'
+local singa = require "singa"
+local td = require "testdata"
+local dir = arg[1]
+local r = singa.train{
+  name = "wide", seed = 7, train_steps = 2, disp_freq = 1,
+  cluster = singa.cluster.allreduce{ workers = 3, procs = 3, heartbeat_timeout = 30, join_timeout = 20 },
+  neuralnet = td.mlp(dir .. "/data/images-idx3-ubyte", dir .. "/data/labels-idx1-ubyte", 4000),
+  updater = { type = "kSGD", learning_rate = { type = "kFixed", base_lr = 0.05 } },
+}
+print(string.format("rank %d: %d steps", singa.rank(), r.steps))
+EOF
+# wide R: rank R of 3, ranks 0 and 1 in one namespace, 2 in the other.
+wide() {
+    ns=$a host=1
+    [ "$1" -eq 2 ] && ns=$b host=2
+    ip netns exec "$ns" env SINGA_RANK="$1" SINGA_SIZE=3 SINGA_COORDINATOR="tcp://$net.1:5556" SINGA_BIND="$net.$host" \
+        timeout 90 "$SINGA_TUI" -e "$tmp/wide.lua" "$tmp" >"$tmp/wide$1.out" 2>&1
+}
+wide 1 &
+w1=$!
+wide 2 &
+w2=$!
+wide 0
+rc0=$?
+wait $w1
+rc1=$?
+wait $w2
+rc2=$?
+echo "# statuses $rc0 $rc1 $rc2"
+[ $rc0 -eq 0 ] && [ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && grep -q "^rank 2: 2 steps$" "$tmp/wide2.out"
+report $? "over 20 Mbit/s, the final values reach the far process though its neighbour closed first: all end 0" "$tmp/wide2.out"
+
 [ "$failed" -eq 0 ] && rm -rf "$tmp"
 done_testing

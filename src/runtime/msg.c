@@ -57,6 +57,7 @@ const msg_kind msg_types[MSG_NTYPES] = {
     [MSG_GROW] = {"grow", MSG_IX_NONE, MSG_ARG_COUNT},
     [MSG_WORKER_STATE] = {"worker-state"},
     [MSG_RECORDED] = {"recorded"},
+    [MSG_BYE] = {"bye"},
 };
 
 const char *msg_type_name(int type)

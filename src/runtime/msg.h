@@ -110,6 +110,7 @@ typedef enum {
     MSG_GROW,           /* rank 0 to every stub: process `count` rejoins from `step`; each server's holder (rejoin_sync.c) */
     MSG_WORKER_STATE,   /* rank 0's worker 0.0 to a rejoined worker: its state of `step` (a checkpoint file) */
     MSG_RECORDED,       /* the coordinator's leader to the other stubs: it reports `step`'s record now (takeover.c) */
+    MSG_BYE,            /* a stub to the coordinator: the job's end (FINISHED) reached it, so the coordinator may close */
     MSG_NTYPES
 } msg_type;
 

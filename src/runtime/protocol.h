@@ -39,6 +39,7 @@ enum { RT_HERE = 1, RT_OUT = 2, RT_PEER = 4 };
     X(MSG_FINISHED, RT_STUBS, RT_WORKERS, RT_HERE, from_lead, stub_on_finished)                     \
     X(MSG_FINISHED, RT_STUBS, RT_STUBS, RT_PEER, from_rank0, stub_on_finished)                      \
     X(MSG_FINAL_VALUES, RT_STUBS, RT_STUBS, RT_PEER, final_values_ok, stub_on_final_values)         \
+    X(MSG_BYE, RT_STUBS, RT_STUBS, RT_PEER, at_rank0, stub_on_bye)                                  \
     X(MSG_METRIC, RT_STUBS, RT_WORKERS, RT_PEER, at_rank0, on_metric)                               \
     X(MSG_RECORDED, RT_STUBS, RT_WORKERS, RT_PEER, from_rank0, stub_on_recorded)                    \
     X(MSG_STOP, RT_STUBS, RT_STUBS, RT_PEER, NULL, on_stop)                                         \

@@ -198,7 +198,7 @@ void stub_to_servers(rt_stub *s, msg m, const void *payload, size_t nbytes)
             }
 }
 
-void stub_stop_all(rt_stub *s, const char *why)
+void stub_stop_threads(rt_stub *s, const char *why)
 {
     msg m = {.type = MSG_STOP, .src = stub_addr(s, 0)};
     size_t n = why ? strlen(why) : 0;
@@ -211,6 +211,11 @@ void stub_stop_all(rt_stub *s, const char *why)
             singa_parts_abort(parts, why);
     }
     stub_to_servers(s, m, why, n);
+}
+
+void stub_stop_all(rt_stub *s, const char *why)
+{
+    stub_stop_threads(s, why);
     s->stop = true;
 }
 

@@ -41,6 +41,11 @@ struct rt_stub {
     int procs_done;
     stub_end end;
     bool stop;
+    /* The job ended well: the coordinator that hands this process its final values.  The others,
+     * which have them already, may close first (over a slow link the values take a while). */
+    bool ending;
+    int ender;
+    int byes_due;          /* the coordinator, after FINISHED: the live processes it has not reached */
     /* Rank 0, several server groups: the final flush. */
     uint64_t *flush_live;  /* per server id: the server groups taking part and not lost */
     bool *flush_wait;      /* per server (group * nservers_per_group + id): its report is awaited */
@@ -71,8 +76,10 @@ void stub_route(rt_stub *s, const msg *m, const void *payload, size_t nbytes);
 void stub_to_workers(rt_stub *s, int g, msg m);
 void stub_to_servers(rt_stub *s, msg m, const void *payload, size_t nbytes);
 void stub_to_peers(rt_stub *s, msg m, const void *payload, size_t nbytes);
-/* Stops every thread here (why: the failure, or NULL at a good end). */
+/* Stops every thread here (why: the failure, or NULL at a good end), and this stub ... */
 void stub_stop_all(rt_stub *s, const char *why);
+/* ... or the threads alone. */
+void stub_stop_threads(rt_stub *s, const char *why);
 /* A failure here ends the job everywhere, each process naming where it began. */
 void stub_fail_everywhere(rt_stub *s, const singa_err *e, bool lost);
 /* Group g finished `step` (INT_MAX: it left the bound); the workers here hear when the floor rises. */
@@ -124,6 +131,7 @@ void stub_on_worker_done(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remo
 void stub_on_proc_done(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote);
 void stub_on_finished(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote);
 void stub_on_final_values(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote);
+void stub_on_bye(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote);
 
 /* Losses and rejoins (stub_loss.c). */
 void stub_ckpt_lost(rt_stub *s, int i);

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/peers.h"
 #include "runtime/stub.h"
 
 bool stub_proc_lost(const rt_stub *s, int r)
@@ -170,6 +171,20 @@ void stub_on_proc_done(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote
     stub_proc_done(s, m->src.proc);
 }
 
+/* The coordinator's threads stop, and it stays until every live process said its FINISHED came
+ * (MSG_BYE): closing at once, it would cut off the final values still on a slow link, and a
+ * process found lost meanwhile counts as reached (stub_loss.c). */
+static void await_byes(rt_stub *s)
+{
+    s->ending = true;
+    s->ender = s->rt->rank;
+    s->byes_due = 0;
+    for (int r = 0; s->peers && r < s->rt->nprocs; r++)
+        s->byes_due += r != s->rt->rank && !s->peers->dead[r];
+    stub_stop_threads(s, NULL);
+    s->stop = s->byes_due == 0;
+}
+
 /* The job ended well: rank 0 hands the final values, slice by slice, and its result (the
  * payload) to every other process, whose script then sees what rank 0's sees. */
 void stub_on_finished(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
@@ -183,18 +198,33 @@ void stub_on_finished(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
     if (!remote) {
         stub_final_here(s);
         stub_to_peers(s, (msg){.type = MSG_FINISHED, .src = stub_addr(s, 0)}, result, len);
+        await_byes(s);
+        return;
     }
-    else if (msg_result_decode(&s->rt->final, result, len) < 0) {
+    if (msg_result_decode(&s->rt->final, result, len) < 0) {
         singa_err e;
         singa_err_set(&e, "rank 0 sent a malformed result at the end of the job");
         rt_fail(s->rt, &e);
     }
+    stub_route(s, &(msg){.type = MSG_BYE, .src = stub_addr(s, 0), .dst = {ENT_STUB, 0, 0, (uint16_t)m->src.proc}}, NULL, 0);
     stub_stop_all(s, NULL);
+}
+
+void stub_on_bye(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
+{
+    int r = m->src.proc;
+    if (!s->ending || s->peers->dead[r])
+        return;
+    s->peers->dead[r] = true; /* gone by design: its connection's close is no loss */
+    if (--s->byes_due <= 0)
+        s->stop = true;
 }
 
 void stub_on_final_values(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
 {
     const rt_slice *sl = &s->rt->slices[m->slice];
+    s->ending = true;
+    s->ender = m->src.proc;
     size_t len = zmq_msg_size(payload);
     if (len == sl->len * sizeof(float))
         memcpy(s->rt->final_params[sl->param]->data.data + sl->offset, zmq_msg_data(payload), len);
