@@ -13,6 +13,7 @@ local clusters = {
   three = singa.cluster.allreduce{ workers = 3, procs = 3, replicas = 3 },
   sandblaster = singa.cluster.sandblaster{ workers = 2, servers = 2, procs = 3, replicas = 2 },
   downpour = singa.cluster.downpour{ groups = 2, procs = 3, replicas = 2 },
+  lua = singa.cluster.allreduce{ workers = 3, procs = 3, replicas = 2 }, -- with a kLua updater
   -- refused
   zero = singa.cluster.allreduce{ workers = 3, procs = 3, replicas = 0 },
   half = singa.cluster.allreduce{ workers = 3, procs = 3, replicas = 1.5 },
@@ -20,13 +21,18 @@ local clusters = {
   hogwild = singa.cluster.hogwild{ groups = 3, procs = 3, replicas = 2 },
 }
 local cluster = assert(clusters[mode], mode)
+local updater = { type = "kSGD", momentum = 0.9, learning_rate = { type = "kFixed", base_lr = 0.05 } }
+if mode == "lua" then -- kSGD with momentum; it is given its gradient scaled in place
+  updater = { type = "kLua", state = { "history" }, learning_rate = { type = "kFixed", base_lr = 0.05 },
+              update = function(_, w, g, state, lr) state.history:scale(0.9):axpy(-lr, g); w:add(state.history) end }
+end
 cluster.workspace = ws
 cluster.join_timeout = 120
 local r = singa.train{
   name = "replicas", seed = 7, train_steps = steps, disp_freq = ckdir and 1 or 1000, test_steps = 2,
   checkpoint_path = ckdir, checkpoint_freq = ckdir and 20 or nil,
   cluster = cluster,
-  updater = { type = "kSGD", momentum = 0.9, learning_rate = { type = "kFixed", base_lr = 0.05 } },
+  updater = updater,
   neuralnet = td.mlp(dir .. "/data/images-idx3-ubyte", dir .. "/data/labels-idx1-ubyte"),
 }
 local rank, size = singa.rank()
