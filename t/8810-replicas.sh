@@ -2,7 +2,8 @@
 # servers in one process, Downpour's asynchronous groups; replicas 2 and 3) every backup of a
 # server ends with bitwise its primary's values and updater state (the digests each replica
 # writes to its log at the end agree, at the last step's version), and the job trains what it
-# trains without backups; replicas = 1 is the job without the field (no backups, no digests).
+# trains without backups (with a kLua updater, which writes its gradient, too); replicas = 1 is
+# the job without the field (no backups, no digests).
 # Bad values are refused naming the field.  Prints TAP.
 
 : "${SINGA_TUI:?SINGA_TUI is not set}"
@@ -54,6 +55,10 @@ report $? "Sandblaster (servers in rank 2), replicas = 2: the backups in rank 0 
 run downpour && agree downpour 1 2 $((2 * STEPS))
 report $? "Downpour (2 asynchronous groups), replicas = 2: the backup bitwise its primary" "$tmp/downpour.out"
 
+# The primary lends its summed gradient to the backup's message, but not to kLua, which scales it
+# in place while the message may still be on its way.
+run lua && agree lua 3 2 $STEPS
+report $? "AllReduce, replicas = 2, a kLua updater: every backup bitwise its primary" "$tmp/lua.out"
 # refused NAME PATTERN: the job of mode NAME ends with status 1, saying PATTERN.
 refused() {
     timeout 60 "$SINGA_TUI" --procs 3 -e "$job" "$1" "$tmp/$1.txt" $STEPS >"$tmp/$1.out" 2>&1

@@ -12,6 +12,7 @@ local clusters = {
   three = singa.cluster.allreduce{ workers = 3, procs = 3, replicas = 3 },
   sandblaster = singa.cluster.sandblaster{ workers = 2, servers = 2, procs = 3, replicas = 2 },
   downpour = singa.cluster.downpour{ groups = 2, procs = 3, replicas = 2 },
+  lua = singa.cluster.allreduce{ workers = 3, procs = 3, replicas = 2 }, -- with a kLua updater
   -- refused
   zero = singa.cluster.allreduce{ workers = 3, procs = 3, replicas = 0 },
   half = singa.cluster.allreduce{ workers = 3, procs = 3, replicas = 1.5 },
@@ -19,10 +20,16 @@ local clusters = {
   hogwild = singa.cluster.hogwild{ groups = 3, procs = 3, replicas = 2 },
 }
 local cluster = assert(clusters[mode], mode)
+local updater -- train_mlp's kSGD with momentum 0.9
+if mode == "lua" then -- kSGD with momentum; it is given its gradient scaled in place
+  updater = { type = "kLua", state = { "history" }, learning_rate = { type = "kFixed", base_lr = 0.05 },
+              update = function(_, w, g, state, lr) state.history:scale(0.9):axpy(-lr, g); w:add(state.history) end }
+end
 cluster.workspace = ws
 cluster.join_timeout = 120
 td.train_mlp(singa, {
   name = "replicas", train_steps = steps, disp_freq = ckdir and 1 or 1000, test_steps = 2,
   checkpoint_path = ckdir, checkpoint_freq = ckdir and 20 or nil,
   cluster = cluster,
+  updater = updater,
 }, out)

@@ -52,7 +52,8 @@
  *   backup           S => S (primary to backup) slice, count   floats: a step's summed gradient, its
  *                                                              scale and lr scale; MSG_F_EXACT: the
  *                                                              slice's values (count: worker group)
- *   backup-ack       S => S (backup to primary) slice, count   - (applied: the primary may answer)
+ *   backup-ack       S => S (backup to primary) slice, count   - (received, applied before anything
+ *                                                              else: the primary may answer)
  *   shrink           stub -> W, S                count          - (the synchronous group goes on
  *                                                              without process `count`)
  *   grow             0 => stub                   count          int32s: each server's holder id
@@ -105,7 +106,7 @@ typedef enum {
     MSG_GROUP_STEP,     /* cluster.staleness: a group finished `step`; stub to worker: the floor */
     MSG_LOST,           /* stub to its servers, in a process that rejoined: another process is lost */
     MSG_BACKUP,         /* cluster.replicas: a primary server to a backup, what it applies (replicas.c) */
-    MSG_BACKUP_ACK,     /* the backup applied it */
+    MSG_BACKUP_ACK,     /* the backup has it (and applies it before anything else) */
     MSG_SHRINK,         /* stub to its threads: the group goes on without a lost process (membership.c) */
     MSG_GROW,           /* rank 0 to every stub: process `count` rejoins from `step`; each server's holder (rejoin_sync.c) */
     MSG_WORKER_STATE,   /* rank 0's worker 0.0 to a rejoined worker: its state of `step` (a checkpoint file) */

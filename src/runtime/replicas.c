@@ -4,9 +4,10 @@
  *
  * The primary sends each backup the step's summed gradient, its scale and the lr scale it applies
  * with, before it applies it itself; a backup applies the same with the same updater code, so its
- * values and updater state stay bitwise the primary's, and answers.  The primary answers the
- * step's workers only once every backup did: no worker reads a step's values that a backup does
- * not hold.  The gradient, not the new values and state, crosses: one slice's floats a step, where
+ * values and updater state stay bitwise the primary's.  It acks the step on receipt, before it
+ * applies it, and the primary answers the step's workers only once every backup acked: no worker
+ * reads a step's values that a backup does not hold, as a backup's thread applies what it acked
+ * before it handles anything else (a takeover among them).  The gradient, not the new values and state, crosses: one slice's floats a step, where
  * values and momentum would be two or more.  A backup's first values are its primary's, sent once
  * they are in (from the put, or the checkpoint resumed, which every holder loads alike). */
 #include <string.h>
@@ -63,11 +64,14 @@ void srv_backup_values(rt_server *s, srv_slice *x)
     to_backups(s, x, (msg){.type = MSG_BACKUP, .flags = MSG_F_EXACT, .step = x->version}, x->data);
 }
 
+/* The sum buffer is lent, not copied, when the updater only reads its gradient: the buffer is
+ * written again only by the group's next step (sum_buffer waits for the loan first). */
 void srv_backup_step(rt_server *s, srv_slice *x, int g, const float *grad, float scale, float lr)
 {
     pending *p = &x->pend[g - s->first_group];
+    bool lend = grad == p->acc && singa_updater_elementwise(s->upd);
     p->acks = to_backups(s, x, (msg){.type = MSG_BACKUP, .step = p->step, .count = (uint32_t)g,
-                                     .offset = pack_scales(scale, lr)}, grad);
+                                     .offset = pack_scales(scale, lr), .loan = lend ? &p->lent : NULL}, grad);
 }
 
 /* Whether m comes from another replica of backup s's server: its primary, or the one that holds
@@ -109,12 +113,14 @@ int srv_on_backup(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload, 
         return 1;
     float scale, lr;
     unpack_scales(m->offset, &scale, &lr);
-    if (srv_apply_grad_as(s, x, m->step, zmq_msg_data(payload), NULL, scale, lr, err) < 0)
-        return -1;
-    x->version++;
+    /* Acked on receipt, then applied: this thread applies it before it handles anything else
+     * (a takeover, a worker's message), so the primary's answer need not wait for the apply. */
     msg ack = {.type = MSG_BACKUP_ACK, .src = srv_self(s), .dst = m->src, .slice = x->slice, .step = m->step,
                .count = (uint32_t)g};
     rt_send(s->sock, &ack, NULL, 0);
+    if (srv_apply_grad_as(s, x, m->step, zmq_msg_data(payload), NULL, scale, lr, err) < 0)
+        return -1;
+    x->version++;
     return 0;
 }
 

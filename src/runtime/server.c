@@ -351,8 +351,10 @@ static bool last_update(const rt_server *s, int g, int step)
     return step >= s->last_step || rt_last_step(s->rt, g, step);
 }
 
+/* The step's sum buffer, once no message to a backup still reads it. */
 static float *sum_buffer(pending *p, size_t n)
 {
+    msg_loan_wait(&p->lent);
     return p->acc ? p->acc : (p->acc = malloc(n * sizeof(float)));
 }
 

@@ -18,7 +18,8 @@ typedef struct pending {
     float *acc;    /* the group's own: groups' contributions to a slice interleave (Downpour) */
     uint8_t flags; /* MSG_F_STEP flags any contribution carried, for the answers */
     size_t (*span)[2]; /* per process: the elements its contribution covers, which it gets back */
-    uint32_t acks; /* cluster.replicas: the backups (bit r: replica r) yet to apply the step before it is answered */
+    uint32_t acks; /* cluster.replicas: the backups (bit r: replica r) yet to ack the step before it is answered */
+    msg_loan lent; /* cluster.replicas: `acc` lent to the messages to the backups */
     uint64_t from; /* the processes whose contributions are in (bit p) */
 } pending;
 
