@@ -16,10 +16,12 @@ trap kill_ours EXIT
 libs=$(dirname "$SINGA_TUI")/.libs
 bin=$libs/singa-tui
 if [ ! -x "$bin" ] || [ ! -f "$libs/libsinga.so.0" ] || ! command -v objcopy >/dev/null ||
-    ! objcopy --dump-section .note.gnu.build-id="$tmp/note" "$libs/libsinga.so.0" 2>/dev/null; then
+    ! objcopy --dump-section .note.gnu.build-id="$tmp/note" "$libs/libsinga.so.0" "$tmp/probe.so" 2>/dev/null; then
     echo "1..0 # SKIP no shared libsinga with a build-id and objcopy here"
     exit 0
 fi
+# Every objcopy here writes a copy: given one file, it rewrites that file in place, and the
+# processes of the tests running beside this one that map the built libsinga would fault.
 # other/: the same library with the build-id's last byte changed; noid/: without a build-id
 size=$(wc -c <"$tmp/note")
 last=$(tail -c 1 "$tmp/note" | od -An -tu1 | tr -d ' ')
