@@ -6,7 +6,7 @@
 start() {
     s_name=$1 s_job=$2
     shift 2
-    timeout 120 "$SINGA_TUI" --procs 3 --metrics "$tmp/$s_name.csv" -e "$s_job" "$@" >"$tmp/$s_name.out" 2>&1 &
+    timeout 300 "$SINGA_TUI" --procs 3 --metrics "$tmp/$s_name.csv" -e "$s_job" "$@" >"$tmp/$s_name.out" 2>&1 &
     launcher=$!
     for _ in $(seq 3000); do
         at=$(awk -F, '$2 == "train" { n = $1 } END { print n + 0 }' "$tmp/$s_name.csv" 2>/dev/null)
