@@ -18,10 +18,7 @@ local td = require "testdata"
 local dir = "t/8641-rejoin-hogwild.tmp"
 -- every group's worker sleeps 4 ms a step, so the job lasts long enough for a rejoin however fast
 -- or loaded the machine is
-singa.load_plugin(os.getenv("SLOW_SO"))
-local net = td.mlp(dir .. "/data/images-idx3-ubyte", dir .. "/data/labels-idx1-ubyte")
-for _, l in ipairs(net.layer) do if l.name == "fc2" then l.srclayer = "slow" end end
-table.insert(net.layer, { name = "slow", type = "kSlow", srclayer = "act", sleep_ms = 4, group = -1 })
+local net = td.slow_mlp(singa, dir .. "/data")
 local cluster = singa.cluster.hogwild{ groups = 2, procs = 2, sync_freq = 1000 }
 cluster.heartbeat_timeout, cluster.join_timeout = 2, 10
 local r = singa.train{

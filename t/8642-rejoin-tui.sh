@@ -18,10 +18,7 @@ cat >"$tmp/job.lua" <<'EOF'
 -- every worker sleeps 4 ms a step, so it trains slowly enough for the kill and the rejoin
 local singa = require "singa"
 local td = require "testdata"
-singa.load_plugin(os.getenv("SLOW_SO"))
-local net = td.mlp(os.getenv("DATA") .. "/images-idx3-ubyte", os.getenv("DATA") .. "/labels-idx1-ubyte")
-for _, l in ipairs(net.layer) do if l.name == "fc2" then l.srclayer = "slow" end end
-table.insert(net.layer, { name = "slow", type = "kSlow", srclayer = "act", sleep_ms = 4, group = -1 })
+local net = td.slow_mlp(singa, os.getenv("DATA"))
 local cluster = singa.cluster.hogwild{ groups = 2, procs = 2, sync_freq = 10 }
 cluster.heartbeat_timeout, cluster.join_timeout = 2, 10
 singa.train{

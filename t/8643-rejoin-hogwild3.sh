@@ -18,10 +18,7 @@ cat >"$tmp/job.lua" <<'EOF'
 local singa = require "singa"
 local td = require "testdata"
 local dir = "t/8643-rejoin-hogwild3.tmp"
-singa.load_plugin(os.getenv("SLOW_SO"))
-local net = td.mlp(dir .. "/data/images-idx3-ubyte", dir .. "/data/labels-idx1-ubyte")
-for _, l in ipairs(net.layer) do if l.name == "fc2" then l.srclayer = "slow" end end
-table.insert(net.layer, { name = "slow", type = "kSlow", srclayer = "act", sleep_ms = 4, group = -1 })
+local net = td.slow_mlp(singa, dir .. "/data")
 local cluster = singa.cluster.hogwild{ groups = 3, procs = 3, sync_freq = 10 }
 cluster.heartbeat_timeout, cluster.join_timeout = tonumber(arg[3]), 10
 cluster.workspace = dir .. "/ws-" .. arg[1]

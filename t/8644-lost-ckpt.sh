@@ -18,10 +18,7 @@ local singa = require "singa"
 local td = require "testdata"
 local mode, steps, resume = arg[1], tonumber(arg[2] or 600), arg[3] == "resume"
 local dir = "t/8644-lost-ckpt.tmp"
-singa.load_plugin(os.getenv("SLOW_SO"))
-local net = td.mlp(dir .. "/data/images-idx3-ubyte", dir .. "/data/labels-idx1-ubyte")
-for _, l in ipairs(net.layer) do if l.name == "fc2" then l.srclayer = "slow" end end
-table.insert(net.layer, { name = "slow", type = "kSlow", srclayer = "act", sleep_ms = 4, group = -1 })
+local net = td.slow_mlp(singa, dir .. "/data")
 local cluster = mode == "downpour" and singa.cluster.downpour{ groups = 2, procs = 3 }
                 or singa.cluster.hogwild{ groups = 2, procs = 2 }
 cluster.heartbeat_timeout, cluster.join_timeout = 2, 10

@@ -9,20 +9,11 @@
 #include <string.h>
 
 #include "singa/plan.h"
+#include "plan-fixture.h"
 #include "tap.h"
 
-static singa_plan_layer layers[3] = {
-    {.name = "data", .type = "kIDXData", .fwd = 0.001, .out_floats = 100, .src = -1, .dim = 0},
-    {.name = "fc1", .type = "kInnerProduct", .fwd = 0.004, .bwd = 0.006, .param_floats = 1010, .params = 2,
-     .matrix_floats = 1000, .factor_floats = 110, .out_floats = 100, .src = 0, .dim = 1},
-    {.name = "loss", .type = "kSoftmaxLoss", .fwd = 0.001, .bwd = 0.003, .param_floats = 1010, .params = 2,
-     .matrix_floats = 1000, .factor_floats = 110, .out_floats = 10, .src = 1, .dim = 0},
-};
-static const singa_plan_codec codec = {.fp16 = 1e-8, .bf16 = 1e-8, .topk = 3e-8, .int8 = 4e-8, .powersgd = 2e-8};
 /* 2 cores, memory at 1 MB/s, an L2 of 1000 bytes (the 8080 bytes of params do not fit), 10 us a message */
 static const singa_plan_machine two_cores = {.cores = 2, .memory = 1e6, .cache = 1000, .message = 1e-5};
-
-static bool near(double a, double b) { return fabs(a - b) <= 1e-9 + 1e-9 * fabs(b); }
 
 static singa_plan_prediction predict(singa_plan_machine m, singa_plan_link l, singa_plan_scheme s,
                                      singa_compress_kind k)

@@ -92,6 +92,17 @@ function M.mlp(images, labels, hidden)
   } }
 end
 
+-- The rejoin tests' net (t/8640-t/8645): mlp() on idx()'s files in `data` with a kSlow layer (the
+-- plugin at $SLOW_SO, loaded here) of `sleep_ms` 4 before fc2, so a job lasts long enough to be
+-- killed and rejoined in.
+function M.slow_mlp(singa, data)
+  singa.load_plugin(os.getenv("SLOW_SO"))
+  local net = M.mlp(data .. "/images-idx3-ubyte", data .. "/labels-idx1-ubyte")
+  for _, l in ipairs(net.layer) do if l.name == "fc2" then l.srclayer = "slow" end end
+  table.insert(net.layer, { name = "slow", type = "kSlow", srclayer = "act", sleep_ms = 4, group = -1 })
+  return net
+end
+
 -- Writes a job result's params (r.params) to file f as "name value" lines, names in order (the
 -- format t/paramdiff.lua compares).
 function M.write_params(f, params)

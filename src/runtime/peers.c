@@ -501,6 +501,21 @@ static void take_clock(rt_ctx *rt, const char *data, size_t len)
         }
 }
 
+/* The join (check_join reads it).  A process that rejoins says the step its groups go on from;
+ * the coordinator answers with the one the job's puts and gets carry. */
+static void send_join(rt_peers *p)
+{
+    const rt_ctx *rt = p->rt;
+    char text[sizeof(endpoint) + sizeof(key) + RT_BUILD_MAX + 4096], fp[32], build[RT_BUILD_MAX];
+    fingerprint(rt, fp, sizeof fp);
+    rt_build(build, sizeof build);
+    int n = snprintf(text, sizeof text, "%d %d %s %s %s %s\n%s", rt->rank, rt->nprocs, fp, p->endpoints[rt->rank],
+                     p->keys[rt->rank], build, rt->plugins);
+    msg join = {.type = MSG_JOIN, .src = {ENT_STUB, 0, 0, (uint16_t)rt->rank}, .dst = {ENT_STUB, 0, 0, 0},
+                .step = rt->launch.rejoin ? rt->resume_step : -1};
+    msg_send(p->dealer[0], NULL, &join, text, (size_t)n);
+}
+
 static int meet_as_member(rt_peers *p, singa_err *err)
 {
     rt_ctx *rt = p->rt;
@@ -508,16 +523,7 @@ static int meet_as_member(rt_peers *p, singa_err *err)
     snprintf(p->keys[0], sizeof(key), "%s", p->curve ? rt_curve_coordinator(p->curve) : "-");
     if (connect_to(p, 0, true, err) < 0)
         return -1;
-    char text[sizeof(endpoint) + sizeof(key) + RT_BUILD_MAX + 4096], fp[32], build[RT_BUILD_MAX];
-    fingerprint(rt, fp, sizeof fp);
-    rt_build(build, sizeof build);
-    int n = snprintf(text, sizeof text, "%d %d %s %s %s %s\n%s", rt->rank, rt->nprocs, fp, p->endpoints[rt->rank],
-                     p->keys[rt->rank], build, rt->plugins);
-    /* a process that rejoins says the step its groups go on from; the coordinator answers with
-     * the one the job's puts and gets carry */
-    msg join = {.type = MSG_JOIN, .src = {ENT_STUB, 0, 0, (uint16_t)rt->rank}, .dst = {ENT_STUB, 0, 0, 0},
-                .step = rt->launch.rejoin ? rt->resume_step : -1};
-    msg_send(p->dealer[0], NULL, &join, text, (size_t)n);
+    send_join(p);
     double deadline = rt_now() + rt->c->join_timeout, since = 0;
     for (;;) {
         double until = since > 0 && since + HANDSHAKE_WAIT < deadline ? since + HANDSHAKE_WAIT : deadline;
