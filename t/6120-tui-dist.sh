@@ -127,8 +127,9 @@ rank_pid() {
     done
 }
 start_tui TMPDIR="$PWD/$tmp" -- --procs 3 --run dist.lua 100000000 procs # the ranks' logs stay in $tmp
-wait_for 'process 2 on ' 30 && grep -q 'process 1 on ' "$tmp/screen.txt" &&
-    grep -q 'worker 0, group 1: running' "$tmp/screen.txt" && grep -q 'server 0, group 0: running' "$tmp/screen.txt"
+# Each waited for in turn: under ASan rank 2 may be listed before group 1's worker runs.
+wait_for 'process 2 on ' 30 && wait_for 'process 1 on ' 10 && wait_for 'worker 0, group 1: running' 30 &&
+    wait_for 'server 0, group 0: running' 10
 report $? "--procs 3: the topology shows the three processes and what each holds" "$tmp/screen.txt"
 wait_for 'train g0 [0-9][^ ]*  .*train g1 [0-9]' 20
 report $? "... and the loss panel plots group 1, led in rank 1, too" "$tmp/screen.txt"

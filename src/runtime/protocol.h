@@ -30,7 +30,7 @@ enum { RT_HERE = 1, RT_OUT = 2, RT_PEER = 4 };
     X(MSG_HELLO, RT_STUBS, RT_WORKERS | RT_SERVERS, RT_HERE, NULL, on_hello)                        \
     X(MSG_ABORT, RT_STUBS, RT_ANYONE, RT_HERE, NULL, on_abort)                                      \
     X(MSG_DONE, RT_STUBS, RT_WORKERS, RT_HERE, NULL, stub_on_worker_done)                           \
-    X(MSG_DONE, RT_STUBS, RT_STUBS, RT_PEER, at_rank0, stub_on_proc_done)                           \
+    X(MSG_DONE, RT_STUBS, RT_STUBS, RT_PEER, done_ok, stub_on_proc_done)                            \
     X(MSG_UPDATE, RT_STUBS, RT_WORKERS, RT_HERE, gradient_ok, stub_on_worker_update)                \
     X(MSG_GET, RT_STUBS, RT_WORKERS, RT_HERE, test_fetch_ok, on_test_fetch)                         \
     X(MSG_UPDATE_REPLY, RT_STUBS, RT_SERVERS, RT_HERE | RT_PEER, reply_ok, stub_on_update_reply)    \

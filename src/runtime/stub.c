@@ -270,6 +270,14 @@ static bool at_rank0(const rt_stub *s, const msg *m)
     return s->rt->rank == rt_coordinator(s->rt);
 }
 
+/* A process's word that its workers are done, to the coordinator it sees: one that saw rank 0's
+ * loss first may tell the next coordinator before that one knows it takes over, so it is counted
+ * here anyway (only a coordinator's count ends the job: takeover.c). */
+static bool done_ok(const rt_stub *s, const msg *m)
+{
+    return m->dst.proc == s->rt->rank && m->src.proc != s->rt->rank;
+}
+
 static bool from_rank0(const rt_stub *s, const msg *m)
 {
     return m->src.proc == rt_coordinator(s->rt);
@@ -348,7 +356,6 @@ static bool ckpt_reply_ok(const rt_stub *s, const msg *m)
     return m->server == i && m->step == s->ckpt_step && s->ckpt[i] == CKPT_ASKED && !m->lost;
 }
 
-/* The metrics of a worker to the leader here of a group training whole copies. */
 /* Rank 0's worker 0.0's state, to a worker of group 0 here, which rejoined (rejoin_sync.c). */
 static bool worker_state_ok(const rt_stub *s, const msg *m)
 {
@@ -357,6 +364,7 @@ static bool worker_state_ok(const rt_stub *s, const msg *m)
            m->dst.id < rt->c->nworkers_per_group && rt_worker_proc(rt, 0, m->dst.id) == rt->rank;
 }
 
+/* The metrics of a worker to the leader here of a group training whole copies. */
 static bool worker_metrics_ok(const rt_stub *s, const msg *m)
 {
     const rt_ctx *rt = s->rt;
