@@ -7,9 +7,19 @@
  * values and updater state stay bitwise the primary's.  It acks the step on receipt, before it
  * applies it, and the primary answers the step's workers only once every backup acked: no worker
  * reads a step's values that a backup does not hold, as a backup's thread applies what it acked
- * before it handles anything else (a takeover among them).  The gradient, not the new values and state, crosses: one slice's floats a step, where
- * values and momentum would be two or more.  A backup's first values are its primary's, sent once
- * they are in (from the put, or the checkpoint resumed, which every holder loads alike). */
+ * before it handles anything else (a takeover among them).  The gradient, not the new values and
+ * state, crosses: one slice's floats a step, where values and momentum would be two or more.  A
+ * backup's first values are its primary's, sent once they are in (from the put, or the checkpoint
+ * resumed, which every holder loads alike).
+ *
+ * With two replicas, in a synchronous group whose values go back whole (no codec, no cut, no
+ * shards), the backup's own process hears of the step from the backup once it applied it, not
+ * from the primary: the values it copies are bitwise the primary's, and one slice's values a step
+ * no longer cross to it.  That process's next contribution reaches the primary after the ack
+ * (both go its stub's one way there), so the primary has answered the step before the next
+ * begins.  With three, one backup's process could run ahead of the other backup's ack, so the
+ * primary answers all.  A loss changes nothing: what the backup answered it holds, and as a
+ * holder it answers a step asked again from what it applied (srv_answer_again). */
 #include <string.h>
 
 #include "runtime/rejoin_sync.h"
@@ -59,6 +69,24 @@ static uint32_t to_backups(rt_server *s, srv_slice *x, msg m, const float *data)
     return sent;
 }
 
+/* Whether a backup answers its own process (see above): the same in every process. */
+static bool answers_here(const rt_ctx *rt)
+{
+    const singa_cluster *c = rt->c;
+    return c->replicas == 2 && c->nworker_groups == 1 && c->compress.kind == SINGA_COMPRESS_NONE &&
+           !rt->self_update && !rt->cut && !c->shard_params;
+}
+
+bool srv_backup_answers(const rt_server *s, const pending *pd, int p)
+{
+    const rt_ctx *rt = s->rt;
+    int per = rt->c->nservers_per_group;
+    for (int r = 0; pd->backed && answers_here(rt) && r < rt->c->replicas; r++)
+        if ((pd->backed >> r & 1) && rt_server_proc(rt, s->group, r * per + s->id % per) == p)
+            return true;
+    return false;
+}
+
 void srv_backup_values(rt_server *s, srv_slice *x)
 {
     to_backups(s, x, (msg){.type = MSG_BACKUP, .flags = MSG_F_EXACT, .step = x->version}, x->data);
@@ -70,8 +98,10 @@ void srv_backup_step(rt_server *s, srv_slice *x, int g, const float *grad, float
 {
     pending *p = &x->pend[g - s->first_group];
     bool lend = grad == p->acc && singa_updater_elementwise(s->upd);
-    p->acks = to_backups(s, x, (msg){.type = MSG_BACKUP, .step = p->step, .count = (uint32_t)g,
-                                     .offset = pack_scales(scale, lr), .loan = lend ? &p->lent : NULL}, grad);
+    p->acks = to_backups(s, x, (msg){.type = MSG_BACKUP, .flags = p->flags & MSG_F_STEP, .step = p->step,
+                                     .count = (uint32_t)g, .offset = pack_scales(scale, lr),
+                                     .loan = lend ? &p->lent : NULL}, grad);
+    p->backed = p->acks;
 }
 
 /* Whether m comes from another replica of backup s's server: its primary, or the one that holds
@@ -88,6 +118,7 @@ static bool from_holder(const rt_server *s, const msg *m)
 static int take_state(rt_server *s, srv_slice *x, const msg *m, const float *data, size_t n)
 {
     if (m->count == 0) {
+        msg_loan_wait(&x->lent); /* its answer here may still be read */
         memcpy(x->data, data, n * sizeof(float));
         x->version = m->step;
         x->ready = true;
@@ -121,6 +152,8 @@ int srv_on_backup(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload, 
     if (srv_apply_grad_as(s, x, m->step, zmq_msg_data(payload), NULL, scale, lr, err) < 0)
         return -1;
     x->version++;
+    if (answers_here(s->rt) && s->rt->replica && s->rt->replica[g]) /* group g has workers here */
+        srv_answer(s, x, MSG_UPDATE_REPLY, g, s->rt->rank, x->version, 0, n, m->flags & MSG_F_STEP);
     return 0;
 }
 

@@ -339,7 +339,9 @@ void srv_answer_update(rt_server *s, srv_slice *x, int g)
     for (int j = 0; j < rt->c->nworkers_per_group; j++) {
         int p = rt_worker_proc(rt, g, j);
         const size_t *span = pd->span[p];
-        if (j == 0 || rt_worker_proc(rt, g, j - 1) != p) /* a process holds consecutive workers */
+        if (j > 0 && rt_worker_proc(rt, g, j - 1) == p) /* a process holds consecutive workers */
+            continue;
+        if (!srv_backup_answers(s, pd, p))
             srv_answer(s, x, MSG_UPDATE_REPLY, g, p, pd->step + 1, span[0], span[1] - span[0], pd->flags);
     }
 }

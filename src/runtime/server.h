@@ -19,6 +19,7 @@ typedef struct pending {
     uint8_t flags; /* MSG_F_STEP flags any contribution carried, for the answers */
     size_t (*span)[2]; /* per process: the elements its contribution covers, which it gets back */
     uint32_t acks; /* cluster.replicas: the backups (bit r: replica r) yet to ack the step before it is answered */
+    uint32_t backed; /* cluster.replicas: the backups sent the step, which answer their own process */
     msg_loan lent; /* cluster.replicas: `acc` lent to the messages to the backups */
     uint64_t from; /* the processes whose contributions are in (bit p) */
 } pending;
@@ -135,6 +136,9 @@ void srv_backup_step(rt_server *s, srv_slice *x, int g, const float *grad, float
  * it answer the step). */
 int srv_on_backup(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload, singa_err *err);
 int srv_on_backup_ack(rt_server *s, srv_slice *x, const msg *m, zmq_msg_t *payload, singa_err *err);
+/* Whether process p hears of group g's step of x from a backup there rather than from the
+ * primary (srv_answer_update skips it). */
+bool srv_backup_answers(const rt_server *s, const pending *pd, int p);
 /* At the end: a digest of the slices' values and updater state in the log, the same in every
  * replica of a server. */
 void srv_log_digest(rt_server *s);
