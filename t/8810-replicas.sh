@@ -50,6 +50,14 @@ run two && grep -q "^rank 0 of 3 .*: workers 0.0; servers 0.0; backups of server
 report $? "AllReduce, replicas = 2: every backup bitwise its primary after $STEPS steps, the same training" "$tmp/two.out"
 run three && agree three 3 3 $STEPS && params_close "$tmp/three.txt" "$tmp/none.txt"
 report $? "AllReduce, replicas = 3: both backups bitwise the primary" "$tmp/three.out"
+# With 2 replicas each backup's process takes its values from the backup, so the processes
+# receive what they did without replicas (the values of one remote server fewer, the gradient
+# forwarded to its backup more); with 3 the primaries send both the values and two forwards.
+received() { awk '/^rank [0-9]* received [0-9]* bytes$/ { n += $4 } END { print n + 0 }' "$tmp/$1.out"; }
+one=$(received one) two=$(received two) three=$(received three)
+echo "# bytes the 3 processes received: replicas = 1 $one, 2 $two, 3 $three"
+awk -v a="$one" -v b="$two" -v c="$three" 'BEGIN { exit !(a > 0 && b <= 1.05 * a && c >= 1.3 * a) }'
+report $? "AllReduce, replicas = 2: the processes receive no more than with replicas = 1 (3: the values and the forwards, 1.3x or more)" "$tmp/two.out"
 run sandblaster && agree sandblaster 2 2 $STEPS
 report $? "Sandblaster (servers in rank 2), replicas = 2: the backups in rank 0 bitwise the primaries" "$tmp/sandblaster.out"
 run downpour && agree downpour 1 2 $((2 * STEPS))

@@ -1,7 +1,7 @@
 -- The jobs of t/8810-replicas.sh and t/8811-shrink.sh.  replicas-job.lua MODE OUT STEPS
 -- [WORKSPACE [CKDIR]]: trains on the data in OUT's folder (procs.sh's gen_data) with the cluster
 -- of MODE, every process's log in WORKSPACE, a checkpoint every 20 steps in CKDIR; rank 0 writes
--- every param value to OUT.
+-- every param value to OUT, and every process says how many bytes the others sent it.
 local singa = require "singa"
 local td = require "testdata"
 local mode, out, steps, ws, ckdir = arg[1], arg[2], tonumber(arg[3]), arg[4], arg[5]
@@ -33,3 +33,8 @@ td.train_mlp(singa, {
   cluster = cluster,
   updater = updater,
 }, out)
+local rank, bytes = singa.rank(), 0
+for _, l in ipairs(singa.stats().links) do
+  if l.rank == rank then bytes = bytes + l.bytes_received end
+end
+print(string.format("rank %d received %d bytes", rank, bytes))
