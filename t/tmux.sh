@@ -78,6 +78,27 @@ start_tui() {
 screen() { T capture-pane -p 2>/dev/null; }
 keys() { T send-keys "$@"; }
 
+# panel_text 'N Title': the text of that panel in $tmp/screen.txt, its lines joined by spaces (a
+# line the panel wrapped reads whole again).
+panel_text() {
+    python3 - "$tmp/screen.txt" "$1" <<'PY'
+import sys
+rows = open(sys.argv[1], encoding="utf-8").read().split("\n")
+top = next((i for i, r in enumerate(rows) if "┌─ " + sys.argv[2] in r), None)
+if top is None:
+    sys.exit(1)
+left = rows[top].index("┌─ " + sys.argv[2])
+right = rows[top].index("┐", left)
+text = []
+for r in rows[top + 1:]:
+    piece = r[left:right + 1]
+    if not piece.startswith("│"):
+        break
+    text.append(piece[1:-1].strip())
+print(" ".join(text))
+PY
+}
+
 # wait_for PATTERN [SECONDS]: until the screen matches the grep pattern; the last capture is
 # in $tmp/screen.txt either way.
 wait_for() {

@@ -75,6 +75,10 @@ bool singa_stats_rank_lost(const singa_stats *s, int rank);
 /* Rank 0: how many times a lost process rejoined the job (SINGA_REJOIN), and the newest rejoin's
  * rank and the step its groups went on from (both -1 before the first). */
 int singa_stats_rejoins(const singa_stats *s, int *rank, int *step);
+/* The newest change of a synchronous group (cluster.replicas), e.g. "rank 2 lost at step 209;
+ * the group: workers 0.0, 0.1; servers 0.0 in rank 0, ..." ("" when none). */
+enum { SINGA_STATS_GROUP = 256 };
+void singa_stats_group(const singa_stats *s, char *buf, size_t len);
 
 #pragma GCC visibility pop
 

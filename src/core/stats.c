@@ -27,6 +27,7 @@ struct singa_stats {
     int *lost;             /* ranks found dead */
     int nlost;
     int rejoins, rejoin_rank, rejoin_step; /* rank 0: rejoins so far, and the newest */
+    char group[SINGA_STATS_GROUP]; /* a synchronous group that changed: what it is now */
     timed *workers;        /* this process's, then (rank 0) the others' */
     int nworkers, capworkers;
     uint64_t (*link)[2];   /* per peer process: bytes sent, received */
@@ -202,6 +203,21 @@ void singa_stats_rejoined(singa_stats *s, int rank, int step)
         s->rejoin_step = step;
     }
     pthread_mutex_unlock(&s->lock);
+}
+
+void singa_stats_set_group(singa_stats *s, const char *text)
+{
+    pthread_mutex_lock(&s->lock);
+    snprintf(s->group, sizeof s->group, "%s", text);
+    pthread_mutex_unlock(&s->lock);
+}
+
+void singa_stats_group(const singa_stats *s, char *buf, size_t len)
+{
+    singa_stats *m = (singa_stats *)s;
+    pthread_mutex_lock(&m->lock);
+    snprintf(buf, len, "%s", s->group);
+    pthread_mutex_unlock(&m->lock);
 }
 
 int singa_stats_rejoins(const singa_stats *s, int *rank, int *step)

@@ -22,6 +22,9 @@ void singa_stats_lost(singa_stats *s, int rank);
 /* A lost rank rejoined the job: it counts as lost no more.  Rank 0, which admitted it, says the
  * step its groups go on from and counts the rejoin; the others pass -1. */
 void singa_stats_rejoined(singa_stats *s, int rank, int step);
+/* A synchronous group went on without a lost process, or took one back (cluster.replicas): who,
+ * at which step, and what the group is now, for the Topology panel. */
+void singa_stats_set_group(singa_stats *s, const char *text);
 /* Worker group.id of this process finished a step: its seconds of compute (the passes, bridge
  * waits included: they are taken out here), of sending and of waiting for values. */
 void singa_stats_step(singa_stats *s, int group, int id, double compute, double send, double wait);

@@ -63,34 +63,44 @@ static uint64_t move_holders(rt_ctx *rt)
     return moved;
 }
 
-/* The log's line: who was lost, and what the group is now. */
+void rt_group_describe(const rt_ctx *rt, const char *note, char *buf, size_t len)
+{
+    snprintf(buf, len, "workers");
+    for (int j = 0, live = 0; j < rt->c->nworkers_per_group; j++)
+        if (!rt_shrunk(rt, rt_worker_proc(rt, 0, j)))
+            singa_appendf(buf, len, "%s 0.%d", live++ ? "," : "", j);
+    if (note)
+        singa_appendf(buf, len, " (%s)", note);
+    singa_appendf(buf, len, "; servers");
+    for (int j = 0; j < rt->c->nservers_per_group; j++) {
+        int id = rt_holder_id(rt, j);
+        singa_appendf(buf, len, "%s 0.%d in rank %d%s", j ? "," : "", j, rt_server_proc(rt, 0, id),
+                      id == j ? "" : " (its backup)");
+    }
+}
+
+/* The log's line and the Topology panel's: who was lost, and what the group is now. */
 static void log_group(rt_stub *s, int r, const char *why)
 {
     rt_ctx *rt = s->rt;
-    char line[1024];
-    int n = 0, live = 0, all = rt->c->nworkers_per_group;
+    int live = 0, all = rt->c->nworkers_per_group;
     const stub_group *sg = &s->groups[0];
-    int step = sg->nlocal && sg->step ? sg->step[0] : -1;
-    n = snprintf(line, sizeof line, "%s; the job goes on without it (cluster.replicas): ", why);
-    if (step >= 0) /* a process of servers alone does not know the group's step */
-        n += snprintf(line + n, sizeof line - (size_t)n, "from step %d ", step);
-    n += snprintf(line + n, sizeof line - (size_t)n, "the group is workers");
-    for (int j = 0; j < all && n < (int)sizeof line; j++)
-        if (!rt_shrunk(rt, rt_worker_proc(rt, 0, j))) {
-            n += snprintf(line + n, sizeof line - (size_t)n, "%s 0.%d", live ? "," : "", j);
-            live++;
-        }
-    char rows[256];
+    int step = sg->nlocal && sg->step ? sg->step[0] : -1; /* a process of servers alone does not know it */
+    for (int j = 0; j < all; j++)
+        live += !rt_shrunk(rt, rt_worker_proc(rt, 0, j));
+    char rows[256], note[320], group[768], from[32] = "", at[32] = "", line[1200];
     rt_reshare_describe(rt, 0, rows, sizeof rows);
-    if (live < all)
-        singa_appendf(line, sizeof line, " (%d of %d: %s)", live, all, rows);
-    singa_appendf(line, sizeof line, "; servers");
-    for (int j = 0; j < rt->c->nservers_per_group; j++) {
-        int id = rt_holder_id(rt, j);
-        singa_appendf(line, sizeof line, "%s 0.%d in rank %d%s", j ? "," : "", j, rt_server_proc(rt, 0, id),
-                      id == j ? "" : " (its backup)");
+    snprintf(note, sizeof note, "%d of %d: %s", live, all, rows);
+    if (step >= 0) {
+        snprintf(from, sizeof from, "from step %d ", step);
+        snprintf(at, sizeof at, " at step %d", step);
     }
+    rt_group_describe(rt, live < all ? note : NULL, group, sizeof group);
+    snprintf(line, sizeof line, "%s; the job goes on without it (cluster.replicas): %sthe group is %s", why, from, group);
     rt_log_line(rt, line, true, true);
+    rt_group_describe(rt, NULL, group, sizeof group);
+    snprintf(line, sizeof line, "rank %d lost%s; the group: %s", r, at, group);
+    singa_stats_set_group(rt->stats, line);
 }
 
 /* The threads here: a MSG_SHRINK to each server (backups too) and each worker. */

@@ -112,24 +112,17 @@ int rt_rejoin_sync_admit(rt_stub *s, int r, singa_err *err)
     return 0;
 }
 
-/* The log's line: who rejoined, from which step, and the group then. */
+/* The log's line and the Topology panel's: who rejoined, from which step, and the group then. */
 static void log_grown(rt_ctx *rt, int r, int S)
 {
-    char line[1024], role[160];
+    char line[1200], role[160], group[768];
     rt_role(rt, r, role, sizeof role);
-    int n = snprintf(line, sizeof line, "rank %d (%s) rejoins the synchronous group: from step %d the group is workers",
-                     r, role, S);
-    for (int j = 0, live = 0; j < rt->c->nworkers_per_group && n < (int)sizeof line; j++)
-        if (!rt_shrunk(rt, rt_worker_proc(rt, 0, j)))
-            n += snprintf(line + n, sizeof line - (size_t)n, "%s 0.%d", live++ ? "," : "", j);
-    singa_appendf(line, sizeof line, "; servers");
-    for (int j = 0; j < rt->c->nservers_per_group; j++) {
-        int id = rt_holder_id(rt, j);
-        singa_appendf(line, sizeof line, "%s 0.%d in rank %d%s", j ? "," : "", j, rt_server_proc(rt, 0, id),
-                      id == j ? "" : " (its backup)");
-    }
-    singa_appendf(line, sizeof line, ", each with its replicas in rank %d again", r);
+    rt_group_describe(rt, NULL, group, sizeof group);
+    snprintf(line, sizeof line, "rank %d (%s) rejoins the synchronous group: from step %d the group is %s, each with "
+             "its replicas in rank %d again", r, role, S, group, r);
     rt_log_line(rt, line, true, true);
+    snprintf(line, sizeof line, "rank %d rejoined at step %d; the group: %s", r, S, group);
+    singa_stats_set_group(rt->stats, line);
 }
 
 /* The rejoined process takes the word: the holders the others went on with (no other process is

@@ -97,6 +97,9 @@ void stub_send_update(rt_stub *s, int g, int idx);
  * (membership.c). */
 bool stub_may_shrink(const rt_stub *s, int r);
 void stub_shrink(rt_stub *s, int r, const char *why);
+/* What a synchronous group is now, for the log and the Topology panel: "workers 0.0, 0.1[ (note)];
+ * servers 0.0 in rank 0, ..., 0.2 in rank 0 (its backup)". */
+void rt_group_describe(const rt_ctx *rt, const char *note, char *buf, size_t len);
 /* Whether the processes left after losing r (for `why`) may go on: else e says why not (takeover.c). */
 bool stub_majority_left(const rt_stub *s, int r, rt_loss why, singa_err *e);
 /* The coordinator, rank `was`, was lost and the group goes on: the next takes over (takeover.c). */

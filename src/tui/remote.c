@@ -41,6 +41,7 @@ static void tidy_stats(void *msg, size_t len)
     }
     st->nlinks = st->nlinks < 0 ? 0 : st->nlinks < TUI_MAX_LINKS ? st->nlinks : TUI_MAX_LINKS;
     st->rejoins.lost[sizeof st->rejoins.lost - 1] = 0;
+    st->rejoins.group[sizeof st->rejoins.group - 1] = 0;
 }
 
 typedef struct row {

@@ -97,6 +97,7 @@ static tui_rejoins read_rejoins(const singa_stats *st)
 {
     tui_rejoins r = {0};
     r.count = singa_stats_rejoins(st, &r.rank, &r.step);
+    singa_stats_group(st, r.group, sizeof r.group);
     for (int p = 1, n = nprocs(); p < n; p++)
         if (singa_stats_rank_lost(st, p))
             singa_appendf(r.lost, sizeof r.lost, "%s%d", r.lost[0] ? ", " : "", p);

@@ -48,6 +48,7 @@ typedef struct tui_rejoins {
     char lost[48];   /* the ranks lost now, "1" or "1, 2" ("" when none is) */
     int count;       /* rejoins so far */
     int rank, step;  /* the newest: the rank, and the step its groups went on from */
+    char group[SINGA_STATS_GROUP]; /* a synchronous group's newest change (singa_stats_group) */
 } tui_rejoins;
 
 typedef struct tui_stats {

@@ -57,9 +57,19 @@ static int group_step(const tui_app *a, int g)
     return -1;
 }
 
-/* Elastic notes, lost ranks and rejoins, then the processes and their nodes (they matter most
- * when room is short). */
-static void add_nodes(const tui_app *a, lines *ls)
+/* s in lines of `width` columns, the later ones indented by two. */
+static void add_wrapped(lines *ls, int role, const char *s, int width)
+{
+    int starts[8], n = tui_wrap(s, width, starts, 8);
+    for (int i = 0; i < n; i++) {
+        int end = i + 1 < n ? starts[i + 1] : (int)strlen(s);
+        add(ls, role, "%s%.*s", i ? "  " : "", end - starts[i], s + starts[i]);
+    }
+}
+
+/* Elastic notes, lost ranks and rejoins and what a synchronous group is after them, then the
+ * processes and their nodes (they matter most when room is short). */
+static void add_nodes(const tui_app *a, lines *ls, int width)
 {
     const tui_job_info *info = &a->status.info;
     for (int i = 0; i < 2 && info->elastic[i][0]; i++)
@@ -71,6 +81,8 @@ static void add_nodes(const tui_app *a, lines *ls)
     if (rj->count)
         add(ls, TUI_R_WARN, "rank %d rejoined at step %d (%d rejoin%s)", rj->rank, rj->step, rj->count,
             rj->count == 1 ? "" : "s");
+    if (rj->group[0])
+        add_wrapped(ls, TUI_R_WARN, rj->group, width);
     int kept = a->nnodes < TUI_MAX_NODES ? a->nnodes : TUI_MAX_NODES;
     for (int i = 0; i < kept; i++) {
         const tui_node *nd = &a->nodes[i];
@@ -123,7 +135,7 @@ static void draw(tui_app *a, tui_rect r)
     lines ls = {calloc(MAXL, sizeof *ls.l), 0};
     if (!ls.l)
         return;
-    add_nodes(a, &ls);
+    add_nodes(a, &ls, in.w);
     add_job(a, &ls);
     if (a->topo_scroll > ls.n - in.h)
         a->topo_scroll = ls.n - in.h > 0 ? ls.n - in.h : 0;
