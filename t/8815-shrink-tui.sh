@@ -45,8 +45,10 @@ kill2() { for p in $(descendants $r2); do kill -9 "$p"; done; wait $r2 2>/dev/nu
 start_tui SINGA_RANK=0 -- --run "$job" "$ws"
 rank 1 "$tmp/r1.out"; r1=$rp
 rank 2 "$tmp/r2.out"; r2=$rp
-wait_for 'worker 2, group 0: running' 30 && ! grep -q 'lost' "$tmp/screen.txt"
-report $? "the workbench on rank 0 shows rank 2's worker running, nothing lost" "$tmp/screen.txt"
+# trained past step 10 before the kill: a loss before training starts ends the job
+wait_for 'worker 2, group 0: running' 30 && until_ok grep -q ' step [1-9][0-9]* kTrain' "$ws/rank0.log" &&
+    wait_for 'worker 2, group 0: running' 5 && ! grep -q 'lost' "$tmp/screen.txt"
+report $? "the workbench on rank 0 shows rank 2's worker running, the job training, nothing lost" "$tmp/screen.txt"
 
 kill2
 wait_for 'rank 2 lost at step [0-9]*; the group:' 20 && wait_for 'worker 2, group 0: dead' 5
