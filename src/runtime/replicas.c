@@ -16,8 +16,8 @@
  * shards), the backup's own process hears of the step from the backup once it applied it, not
  * from the primary: the values it copies are bitwise the primary's, and one slice's values a step
  * no longer cross to it.  That process's next contribution reaches the primary after the ack
- * (both go its stub's one way there), so the primary has answered the step before the next
- * begins.  With three, one backup's process could run ahead of the other backup's ack, so the
+ * (its stub sends both, in that order, over its one connection to the primary's process), so the
+ * primary has answered the step before the next begins.  With three, one backup's process could run ahead of the other backup's ack, so the
  * primary answers all.  A loss changes nothing: what the backup answered it holds, and as a
  * holder it answers a step asked again from what it applied (srv_answer_again). */
 #include <string.h>
