@@ -2,7 +2,10 @@
 # group is after a loss and after a rejoin: rank 2 killed, the Topology panel says rank 2 was lost
 # at the step the log says the group went on from, and which process holds each server now (server
 # 0.2 in rank 0, its backup); rank 2 started again with SINGA_REJOIN=1, the panel says it rejoined
-# at the step the log says, the group whole again (server 0.2 still held by its backup).  Prints TAP.
+# at the step the log says, the group whole again (server 0.2 still held by its backup).  Then rank
+# 2 is lost and rejoins again while rank 1 is stopped (SIGSTOP), and q y stops the job before the
+# step it was to rejoin at: every process still ends with status 0, rank 2 having trained no step
+# (rank 0 waits for it no more), and both logs say so.  Prints TAP.
 : "${SINGA_TUI:?SINGA_TUI is not set}"
 : "${top_srcdir:?top_srcdir is not set}"
 tmp=t/8815-shrink-tui.tmp
@@ -19,7 +22,8 @@ cat >"$tmp/job.lua" <<'EOF2'
 local singa = require "singa"
 local td = require "testdata"
 local cluster = singa.cluster.allreduce{ workers = 3, procs = 3, replicas = 2 }
-cluster.workspace, cluster.heartbeat_timeout, cluster.join_timeout = arg[1], 2, 10
+-- a silence of 10 s is a loss: rank 1 is stopped for a moment (a kill closes the connection at once)
+cluster.workspace, cluster.heartbeat_timeout, cluster.join_timeout = arg[1], 10, 10
 singa.train{
   name = "shrink-tui", seed = 7, train_steps = 100000000, disp_freq = 10, test_freq = 100000, test_steps = 2,
   cluster = cluster,
@@ -66,7 +70,19 @@ echo "# the log: from step ${at:-?}; the panel: $topo"
 [ -n "$at" ] && echo "$topo" | grep -q "rank 2 rejoined at step $at; the group: workers 0.0, 0.1, 0.2; servers 0.0 in rank 0, 0.1 in rank 1, 0.2 in rank 0 (its backup) " &&
     ! echo "$topo" | grep -q 'rank 2 lost'
 report $? "rank 2 started again with SINGA_REJOIN=1: the panel says it rejoined at step ${at:-?}, the group whole" "$tmp/screen.txt"
-keys q y
-restored 0 && wait $r1 && wait $r2
-report $? "q y ends the job: the workbench and ranks 1 and 2 exit 0" "$tmp/screen.txt"
+
+# The group stalls at a step k with rank 1 stopped, so rank 0 admits rank 2 for step k + 3 and the
+# workbench's stop ends the group after step k + 1 or k + 2: rank 2 trains no step.
+kill2
+wait_for 'rank 2 lost at step [0-9]*; the group:' 20
+for p in $(descendants $r1); do kill -STOP "$p"; done
+rank 2 "$tmp/r2-late.out" SINGA_REJOIN=1; r2=$rp
+admitted_again() { [ "$(grep -c ' rejoins the synchronous group' "$ws/rank0.log")" = 2 ]; }
+until_ok admitted_again && keys q y && wait_for 'stopping' 5
+stalled=$?
+for p in $(descendants $r1); do kill -CONT "$p"; done
+restored 0 && wait $r1 && wait $r2 && [ $stalled = 0 ] &&
+    grep -q 'rank 2 rejoined for step [0-9]*, but the group stopped before it (after step [0-9]*): it trained no step' "$ws/rank0.log" &&
+    grep -q 'the job ended before step [0-9]*, the step worker 0.2 was to rejoin at: it trained no step' "$tmp/r2-late.out"
+report $? "q y before the step rank 2 rejoins at: the workbench and ranks 1 and 2 exit 0, rank 2 trained no step" "$tmp/screen.txt"
 done_testing

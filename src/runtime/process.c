@@ -179,6 +179,7 @@ static void hook_record(void *ud, const singa_record *r)
     if (first)
         record_lead(w, first);
     record_lead(w, r);
+    rt_lead_recorded(w, r);
 }
 
 /* Every step of a group leader; from another process at most 20 a second, enough for a plot. */

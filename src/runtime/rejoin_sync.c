@@ -75,7 +75,23 @@ static const char *refusal(const rt_stub *s, int r, int *S, char *buf, size_t le
         snprintf(buf, len, "the job is too near its end (step %d of %d) to take it back", *S - 3, last + 1);
         return buf;
     }
+    if (atomic_load(&rt->stop_step[0]) <= *S) { /* stopped (the workbench, early_stop): it would train no step */
+        snprintf(buf, len, "the job stops before step %d", atomic_load(&rt->stop_step[0]));
+        return buf;
+    }
     return NULL;
+}
+
+int rt_rejoin_sync_missed(rt_ctx *rt)
+{
+    int r = atomic_load(&rt->grow_rank), stop = atomic_load(&rt->stop_step[0]);
+    if (!r || rt_shrunk(rt, r) || stop > atomic_load(&rt->grow_step))
+        return 0;
+    char line[200];
+    snprintf(line, sizeof line, "rank %d rejoined for step %d, but the group stopped before it (after step %d): it "
+             "trained no step, and ends with the job", r, atomic_load(&rt->grow_step), stop - 1);
+    rt_log_line(rt, line, true, true);
+    return r;
 }
 
 

@@ -15,6 +15,10 @@ int rt_rejoin_sync_check(const rt_ctx *rt, singa_err *err);
 /* Rank 0: the rank whose rejoin peers.c let through (the same job, net and plugins) is refused,
  * naming why (1), or admitted, every process told the step it trains from (0); -1 on failure. */
 int rt_rejoin_sync_admit(rt_stub *s, int r, singa_err *err);
+/* Rank 0, once its workers are done: the rank admitted for a step the group stopped before (the
+ * workbench's stop, or early_stop, came between its admission and that step), which trained no
+ * step, so the end waits for it no more (it ends at the FINISHED, as every process); 0: none. */
+int rt_rejoin_sync_missed(rt_ctx *rt);
 /* The rejoined process's stub, once every thread here said hello (it hears the others from then
  * on): its group's values are awaited from the holders, unasked. */
 void stub_rejoin_start(rt_stub *s);

@@ -293,6 +293,10 @@ singa_result rt_lead_result(const rt_ctx *rt);
 /* Whether worker w reports record r (it leads its group), and *first, a record it kept to report
  * before r, or NULL (takeover.c). */
 bool rt_lead_record(rt_worker *w, const singa_record *r, const singa_record **first);
+/* The coordinator's leader reported record r: the others hear it after it is written, so one
+ * that takes over reports again only a record the lost one may not have written (a kill between
+ * the write and this word repeats it, and the metrics file it shares leaves it out). */
+void rt_lead_recorded(rt_worker *w, const singa_record *r);
 
 /* Writes c (entries added by the caller) as the file of thread (kind, group, id) of checkpoint
  * `step`, adding the topology, the number of files of the step ("files": those of the groups not

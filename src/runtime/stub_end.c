@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "runtime/peers.h"
+#include "runtime/rejoin_sync.h"
 #include "runtime/stub.h"
 
 bool stub_proc_lost(const rt_stub *s, int r)
@@ -154,10 +155,14 @@ void stub_proc_done(rt_stub *s, int r)
 void stub_local_done(rt_stub *s)
 {
     int to = rt_coordinator(s->rt);
-    if (s->rt->rank == to)
+    if (s->rt->rank == to) {
+        int missed = rt_rejoin_sync_missed(s->rt);
+        if (missed)
+            stub_proc_done(s, missed);
         stub_proc_done(s, to);
-    else
+    } else {
         stub_route(s, &(msg){.type = MSG_DONE, .src = stub_addr(s, 0), .dst = {ENT_STUB, 0, 0, (uint16_t)to}}, NULL, 0);
+    }
 }
 
 void stub_on_worker_done(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)

@@ -107,16 +107,15 @@ void stub_final_here(rt_stub *s)
     }
 }
 
-/* The coordinator's leader is about to report `step`: the others hear it first, so one that takes
- * over reports again only a record the lost one had not (but for a kill in the microseconds
- * between this word's leaving and the report). */
-static void tell_recorded(rt_worker *w, int step)
+void rt_lead_recorded(rt_worker *w, const singa_record *r)
 {
     const rt_ctx *rt = w->rt;
+    if (!rt->holder || r->phase != SINGA_PHASE_TRAIN || rt->rank != rt_coordinator(rt))
+        return;
     for (int q = 0; q < rt->nprocs; q++)
         if (q != rt->rank && !rt_shrunk(rt, q)) {
             msg m = {.type = MSG_RECORDED, .src = {ENT_WORKER, (uint16_t)w->group, (uint16_t)w->id, (uint16_t)rt->rank},
-                     .dst = {ENT_STUB, 0, 0, (uint16_t)q}, .step = step};
+                     .dst = {ENT_STUB, 0, 0, (uint16_t)q}, .step = r->step};
             rt_send(w->sock, &m, NULL, 0);
         }
 }
@@ -135,8 +134,6 @@ bool rt_lead_record(rt_worker *w, const singa_record *r, const singa_record **fi
     if (!w->led && w->kept.metrics && w->kept.step < r->step && w->kept.step >= atomic_load(&w->rt->recorded))
         *first = &w->kept;
     w->led = true;
-    if (w->rt->holder && r->phase == SINGA_PHASE_TRAIN && w->rt->rank == rt_coordinator(w->rt))
-        tell_recorded(w, r->step);
     return true;
 }
 

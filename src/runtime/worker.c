@@ -672,6 +672,19 @@ static int wait_state(rt_worker *w)
     return wait_for(w, MSG_WORKER_STATE, &one, &w->err);
 }
 
+/* Stopped before its first step: a rejoined worker whose group stopped before the step it was to
+ * rejoin at ends with the job, no failure (rt_rejoin_sync_missed). */
+static void stopped_early(rt_worker *w)
+{
+    w->rc = -1;
+    if (!rt_rejoin_sync(w->rt) || !w->stopped || rt_failed(w->rt))
+        return;
+    char line[160];
+    snprintf(line, sizeof line, "the job ended before step %d, the step worker %d.%d was to rejoin at: it trained no "
+             "step", atomic_load(&w->rt->grow_step), w->group, w->id);
+    rt_log_line(w->rt, line, true, true);
+}
+
 /* The leader alone tests (takeover.c: another may lead after a loss). */
 static bool evaluates(void *ud) { return rt_leads(((rt_worker *)ud)->rt, ((rt_worker *)ud)->group, ((rt_worker *)ud)->id); }
 
@@ -718,7 +731,7 @@ void *rt_worker_main(void *arg)
             rt_send(w->sock, &m, result, msg_result_encode(&w->res, result));
         }
     } else {
-        w->rc = -1;
+        stopped_early(w);
     }
     zmq_close(w->sock);
     return NULL;
