@@ -60,7 +60,8 @@ for r in recs:
     assert r["images_per_sec"] > 0 and r["step_seconds"] > 0 and r["memory_bytes"] > 0, r
     assert abs(r["images_per_sec"] * r["step_seconds"] - (48 if "hogwild" in r["cluster"] else 24)) < 1e-3 * 48, r
 speeds = [r["images_per_sec"] for r in recs]
-assert speeds == sorted(speeds, reverse=True), speeds
+# ranked by speed, but for ties (within 3%), where the row that compresses less goes first
+assert all(speeds[i] >= 0.97 * speeds[j] for i in range(len(speeds)) for j in range(i + 1, len(speeds))), speeds
 assert recs[0]["link"] == "1gbit"
 print("ok", len(recs))
 EOF

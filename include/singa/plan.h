@@ -155,6 +155,10 @@ typedef struct singa_plan {
  * distributed configuration is not an error here (why_none says why). */
 int singa_plan_make(singa_plan *plan, const singa_conf *conf, const singa_registry *reg, int nprocs,
                     const singa_plan_link *link, singa_err *err);
+/* Orders rows best predicted images/s first; of rows within 3% of each other (a tie: the profile
+ * and the link's measurement move more than that from run to run), the one that compresses less
+ * (none, then fp16 or bf16, then the rest) goes first. */
+void singa_plan_order(singa_plan_row *rows, int n);
 /* Ranks again for another number of processes (--simulate) on the same measurements. */
 int singa_plan_rank(singa_plan *plan, const singa_conf *conf, const singa_registry *reg, int nprocs, singa_err *err);
 void singa_plan_free(singa_plan *plan);

@@ -250,7 +250,10 @@ static void pipeline(const singa_plan_profile *p, const singa_plan_link *l, cons
 }
 
 /* A group per process training the whole batch; every sync_freq steps each group's change goes
- * to the slices' masters and the new values come back (fp16 or bf16 when compressed so). */
+ * to the slices' masters and the new values come back (fp16 or bf16 when compressed so).  The
+ * servers sync while the workers train on, as in SINGA's Hogwild: over a network the link holds
+ * the steps up only when it needs longer than they take; on one host its copies are the cores'
+ * work. */
 static void hogwild(const singa_plan_profile *p, const singa_plan_link *l, const singa_plan_codec *c,
                     const singa_plan_config *cfg, const sums *s, singa_plan_prediction *o)
 {
@@ -258,7 +261,8 @@ static void hogwild(const singa_plan_profile *p, const singa_plan_link *l, const
     bool half = cfg->compress.kind == SINGA_COMPRESS_FP16 || cfg->compress.kind == SINGA_COMPRESS_BF16;
     double share = (double)(n - 1) / n, full = s->P * (half ? 2 : 4) * 2, bytes = share * full, h = cfg->sync_freq;
     o->compute = s->C + p->update + contention(p, l, n, s->P, PARAM_PASSES * s->P);
-    o->transfer = (plan_wire_seconds(l, n, full) + 2 * plan_link_latency(l, n)) / h;
+    double t = (plan_wire_seconds(l, n, full) + 2 * plan_link_latency(l, n)) / h;
+    o->transfer = l->copies ? t : fmax(0, t - o->compute);
     o->stub = stub_cpu(p, l, n, 4.0 * (n - 1) * s->params / h, bytes / h);
     o->codec = half ? 2 * c->fp16 * s->P / h : 0;
     o->wire_bytes = 2 * bytes / h;

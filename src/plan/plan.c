@@ -23,6 +23,36 @@ static int by_speed(const void *a, const void *b)
     return (x < y) - (x > y);
 }
 
+/* Predictions this close are a tie (singa_plan_order). */
+static const double TIE = 0.03;
+
+/* How far a row's compression moves the training from the exact sums: none, half widths, the
+ * rest (top-k, int8 values, PowerSGD). */
+static int lossiness(const singa_plan_config *c)
+{
+    switch (c->compress.kind) {
+    case SINGA_COMPRESS_NONE: return 0;
+    case SINGA_COMPRESS_FP16:
+    case SINGA_COMPRESS_BF16: return 1;
+    default: return 2;
+    }
+}
+
+/* By speed, then a row moves up past each faster one it ties with and compresses less than. */
+void singa_plan_order(singa_plan_row *rows, int n)
+{
+    qsort(rows, (size_t)n, sizeof *rows, by_speed);
+    for (int i = 1; i < n; i++)
+        for (int k = i; k > 0; k--) {
+            singa_plan_row *up = &rows[k - 1], *r = &rows[k];
+            if (lossiness(&r->cfg) >= lossiness(&up->cfg) || r->pred.images_per_sec < (1 - TIE) * up->pred.images_per_sec)
+                break;
+            singa_plan_row t = *up;
+            *up = *r;
+            *r = t;
+        }
+}
+
 /* The net profiled again at batch / divide into *at, and linked from the whole batch's profile
  * (*link); left out when it cannot run (the model then divides the whole batch's times). */
 static void profile_share(singa_plan *plan, singa_plan_profile *at, const singa_plan_profile **link,
@@ -56,7 +86,7 @@ int singa_plan_rank(singa_plan *plan, const singa_conf *conf, const singa_regist
         if (!(r->lua = plan_lua(&plan->profile, &cfg[i])))
             return singa_err_set(err, "out of memory");
     }
-    qsort(plan->rows, n, sizeof *plan->rows, by_speed);
+    singa_plan_order(plan->rows, plan->nrows);
     return 0;
 }
 
