@@ -57,14 +57,32 @@ start() {
     return 1
 }
 
+# whole_stop DIR PIDS...: stops PIDS (SIGSTOP) between two checkpoints: DIR's newest step has all
+# 6 files of 3 processes and none is being written (under load a stop may come mid-checkpoint,
+# which the survivors then finish, and the restart resumes that one).
+whole_stop() {
+    w_dir=$1
+    shift
+    for _ in $(seq 200); do
+        kill -STOP "$@"
+        w_newest=$(ls "$w_dir" | sed -n 's/^step\([0-9]*\)\..*/\1/p' | sort -n | tail -n 1)
+        [ -n "$w_newest" ] && [ "$(ls "$w_dir" | grep -c "^step$w_newest\.[sw]0\.[0-2]\.ckpt$")" = 6 ] &&
+            ! ls "$w_dir" | grep -q '\.tmp$' && return 0
+        kill -CONT "$@"
+        sleep 0.02
+    done
+    return 1
+}
+
 # 1. Rank 2 of 3 killed: the job starts again on 2 processes, from the newest whole checkpoint
-# (copied aside while every rank is stopped, so the copy is what the restart finds).
+# (copied aside while every rank is stopped between checkpoints, so the copy is what the restart
+# finds).
 STEPS=600
 start kill 3 --elastic 2 -e "$job" three "$tmp/kill.txt" $STEPS "$tmp/ck-kill" fresh
 started=$?
 pids="$(pid_of kill 0 3) $(pid_of kill 1 3) $(pid_of kill 2 3)"
 victim=$(pid_of kill 2 3)
-kill -STOP $pids && cp -r "$tmp/ck-kill" "$tmp/ck-plain" && kill -9 "$victim" && kill -CONT $pids
+whole_stop "$tmp/ck-kill" $pids && cp -r "$tmp/ck-kill" "$tmp/ck-plain" && kill -9 "$victim" && kill -CONT $pids
 wait $launcher
 rc=$?
 at=$(sed -n 's/^elastic restart 1 of 3: rank 2 lost, resuming step \([0-9]*\) on 2 processes$/\1/p' "$tmp/kill.out")
