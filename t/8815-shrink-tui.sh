@@ -12,7 +12,7 @@ tmp=t/8815-shrink-tui.tmp
 rm -rf "$tmp" && mkdir -p "$tmp" || exit 1
 . "$top_srcdir/t/tap.sh"
 . "$top_srcdir/t/procs.sh"
-TUI_TEST_SECONDS=${TUI_TEST_SECONDS:-90}
+TUI_TEST_SECONDS=${TUI_TEST_SECONDS:-180}
 . "$top_srcdir/t/tmux.sh"
 trap 'kill_ours; cleanup' EXIT
 
@@ -22,8 +22,8 @@ cat >"$tmp/job.lua" <<'EOF2'
 local singa = require "singa"
 local td = require "testdata"
 local cluster = singa.cluster.allreduce{ workers = 3, procs = 3, replicas = 2 }
--- a silence of 10 s is a loss: rank 1 is stopped for a moment (a kill closes the connection at once)
-cluster.workspace, cluster.heartbeat_timeout, cluster.join_timeout = arg[1], 10, 10
+-- a silence of 20 s is a loss: rank 1 is stopped for a moment (a kill closes the connection at once)
+cluster.workspace, cluster.heartbeat_timeout, cluster.join_timeout = arg[1], 20, 10
 singa.train{
   name = "shrink-tui", seed = 7, train_steps = 100000000, disp_freq = 10, test_freq = 100000, test_steps = 2,
   cluster = cluster,
@@ -41,7 +41,7 @@ export SINGA_COORDINATOR=tcp://127.0.0.1:$port
 rank() {
     r=$1 out=$2
     shift 2
-    env "$@" SINGA_RANK=$r timeout 60 "$SINGA_TUI" -e "$job" "$ws" >"$out" 2>&1 &
+    env "$@" SINGA_RANK=$r timeout 150 "$SINGA_TUI" -e "$job" "$ws" >"$out" 2>&1 &
     rp=$!
 }
 kill2() { for p in $(descendants $r2); do kill -9 "$p"; done; wait $r2 2>/dev/null; } # timeout and singa-tui
