@@ -75,8 +75,9 @@ static const char *refusal(const rt_stub *s, int r, int *S, char *buf, size_t le
         snprintf(buf, len, "the job is too near its end (step %d of %d) to take it back", *S - 3, last + 1);
         return buf;
     }
-    if (atomic_load(&rt->stop_step[0]) <= *S) { /* stopped (the workbench, early_stop): it would train no step */
-        snprintf(buf, len, "the job stops before step %d", atomic_load(&rt->stop_step[0]));
+    int stop = atomic_load(&rt->stop_step[0]);
+    if (stop <= *S) { /* stopped (the workbench, early_stop): it would train no step */
+        snprintf(buf, len, "the job stops before step %d", stop);
         return buf;
     }
     return NULL;

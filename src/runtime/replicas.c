@@ -17,9 +17,10 @@
  * from the primary: the values it copies are bitwise the primary's, and one slice's values a step
  * no longer cross to it.  That process's next contribution reaches the primary after the ack
  * (its stub sends both, in that order, over its one connection to the primary's process), so the
- * primary has answered the step before the next begins.  With three, one backup's process could run ahead of the other backup's ack, so the
- * primary answers all.  A loss changes nothing: what the backup answered it holds, and as a
- * holder it answers a step asked again from what it applied (srv_answer_again). */
+ * primary has answered the step before the next begins.  With three, one backup's process could
+ * run ahead of the other backup's ack, so the primary answers all.  A loss changes nothing: what
+ * the backup answered it holds, and as a holder it answers a step asked again from what it
+ * applied (srv_answer_again). */
 #include <string.h>
 
 #include "runtime/rejoin_sync.h"
