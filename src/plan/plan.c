@@ -45,7 +45,8 @@ void singa_plan_order(singa_plan_row *rows, int n)
     for (int i = 1; i < n; i++)
         for (int k = i; k > 0; k--) {
             singa_plan_row *up = &rows[k - 1], *r = &rows[k];
-            if (lossiness(&r->cfg) >= lossiness(&up->cfg) || r->pred.images_per_sec < (1 - TIE) * up->pred.images_per_sec)
+            if (lossiness(&r->cfg) >= lossiness(&up->cfg) ||
+                r->pred.images_per_sec < (1 - TIE) * up->pred.images_per_sec)
                 break;
             singa_plan_row t = *up;
             *up = *r;
