@@ -49,10 +49,16 @@ past_ckpt() {
 until_ok past_ckpt
 report $? "a 2-process Hogwild job trains group 1 (rank 1) past its first checkpoint" "$tmp/r0.out"
 
+# What a kill -9 in the middle of writing a checkpoint leaves: half-written files, never renamed
+# (of a step nobody writes, so only their removal takes them away), and one of rank 0's.
+for part in w1.0 s1.0 w0.0; do echo partial >"$tmp/ckpt/step000000950.$part.ckpt.tmp"; done
 for p in $(descendants $r1); do kill -9 "$p"; done # timeout and singa-tui
 wait $r1 2>/dev/null
 until_ok grep -q 'rank 1 (.*) at tcp://.* the job goes on without it' "$tmp/r0.out"
 report $? "rank 1 killed: the job goes on without it" "$tmp/r0.out"
+only_rank0s() { [ "$(cd "$tmp/ckpt" && echo step000000950.*.tmp)" = step000000950.w0.0.ckpt.tmp ]; }
+until_ok only_rank0s
+report $? "rank 0 removed the files rank 1 was writing (its worker's and its server's), and only those: $(cd "$tmp/ckpt" && echo *.tmp)"
 
 SINGA_REJOIN=1 rank 1 "$tmp/r1-again.out" & r1=$!
 wait $r0; rc0=$?

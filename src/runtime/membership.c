@@ -144,7 +144,7 @@ void stub_shrink(rt_stub *s, int r, const char *why)
     /* Only the coordinator, and before it asks a new holder for the shard: a backup that took over
      * writes the lost primary's file names, which another survivor's removal would pull away. */
     if (rt->rank == rt_coordinator(rt))
-        stub_drop_lost_tmp(s, r);
+        rt_ckpt_drop_lost_tmp(rt, r);
     uint64_t moved = move_holders(rt);
     log_group(s, r, why);
     rt_peers_forget(s->peers, r); /* its frames lent, given back: the loans a step's end waits for */

@@ -310,6 +310,10 @@ int rt_ckpt_lacks(const rt_ctx *rt, char *buf, size_t len);
  * groups' worker files but was written before the loss was known, so does not record it: those
  * are incomplete (ckpt_lost.c). */
 void rt_ckpt_name_incomplete(rt_ctx *rt, int r);
+/* The coordinator, process r lost from a job that goes on: removes the checkpoint files r was
+ * writing (its workers', the servers it held: "*.ckpt.tmp"), which it never will rename.  Before a
+ * backup takes over r's servers, which writes their file names (ckpt_lost.c). */
+void rt_ckpt_drop_lost_tmp(const rt_ctx *rt, int r);
 /* Worker 0.0, after every server wrote its shard of a checkpoint: removes all but the newest
  * checkpoint_keep complete checkpoints (and nothing newer than the oldest of them). */
 void rt_ckpt_prune(rt_ctx *rt);

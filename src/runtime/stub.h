@@ -106,9 +106,6 @@ bool stub_majority_left(const rt_stub *s, int r, rt_loss why, singa_err *e);
 void stub_take_over(rt_stub *s, int was);
 /* The coordinator's leader's final values, to the script's params when they are not its (takeover.c). */
 void stub_final_here(rt_stub *s);
-/* The checkpoint files lost process r was writing (its workers', the servers it held), which it
- * never will finish: before the holders move (takeover.c). */
-void stub_drop_lost_tmp(rt_stub *s, int r);
 void stub_on_recorded(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote);
 static inline msg_addr stub_lead_addr(const rt_ctx *rt)
 {

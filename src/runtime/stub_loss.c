@@ -70,6 +70,7 @@ void stub_on_lost(rt_stub *s, int r, rt_loss why)
             if (s->ckpt[i] == CKPT_ASKED && rt_server_proc(rt, i / per, i % per) == r)
                 stub_ckpt_lost(s, i);
         rt_ckpt_name_incomplete(rt, r);
+        rt_ckpt_drop_lost_tmp(rt, r);
         stub_flush_lost(s, r); /* when the flush is on; else proc_done may begin it, without r */
         stub_proc_done(s, r);
     }

@@ -16,10 +16,8 @@
  * heartbeat_timeout) or a process found hung may be either side of a partition, or of a link
  * down: the survivors go on only as a majority of the membership they had, so two sides of a
  * split can never both go on; a minority ends the job, naming why. */
-#include <dirent.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "runtime/stub.h"
 
@@ -140,31 +138,4 @@ bool rt_lead_record(rt_worker *w, const singa_record *r, const singa_record **fi
 void stub_on_recorded(rt_stub *s, const msg *m, zmq_msg_t *payload, bool remote)
 {
     atomic_store(&s->rt->recorded, m->step + 1);
-}
-
-/* Whether name is "step<digits>.<kind><group 0>.<id>.ckpt.tmp". */
-static bool tmp_of(const char *name, char kind, int id)
-{
-    char tail[48];
-    size_t n = strspn(name + 4, "0123456789");
-    snprintf(tail, sizeof tail, ".%c0.%d.ckpt.tmp", kind, id);
-    return strncmp(name, "step", 4) == 0 && n > 0 && strcmp(name + 4 + n, tail) == 0;
-}
-
-void stub_drop_lost_tmp(rt_stub *s, int r)
-{
-    const rt_ctx *rt = s->rt;
-    DIR *d = rt->ckpt_dir ? opendir(rt->ckpt_dir) : NULL;
-    for (struct dirent *e; d && (e = readdir(d));) {
-        bool lost = false;
-        for (int j = 0; j < rt->c->nworkers_per_group && !lost; j++)
-            lost = rt_worker_proc(rt, 0, j) == r && tmp_of(e->d_name, 'w', j);
-        for (int j = 0; j < rt->c->nservers_per_group && !lost; j++)
-            lost = rt_server_proc(rt, 0, rt_holder_id(rt, j)) == r && tmp_of(e->d_name, 's', j);
-        char path[4096];
-        if (lost && snprintf(path, sizeof path, "%s/%s", rt->ckpt_dir, e->d_name) < (int)sizeof path)
-            unlink(path);
-    }
-    if (d)
-        closedir(d);
 }
