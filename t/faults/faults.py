@@ -276,6 +276,30 @@ def do_kill(run, p):
     return signal_rank(run, p["rank"], signal.SIGKILL) and f"kill -9 rank {p['rank']}"
 
 
+def do_kill_write(run, p):
+    """kill -9 of a rank while it writes a checkpoint file (one it has open as *.ckpt.tmp), or, if
+    it opens none within 3 s, wherever it is then."""
+    pid = run.rank_pid(p["rank"])
+    if not pid:
+        return None
+    p["ckpt_before"] = newest_ckpt(run)
+    end, seen = time.time() + 3, False
+    while not seen and time.time() < end:  # a write takes a few ms: no sleep between looks
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            return None
+        for fd in fds:
+            try:
+                seen = os.readlink(f"/proc/{pid}/fd/{fd}").endswith(".ckpt.tmp")
+            except OSError:
+                continue
+            if seen:
+                break
+    os.kill(pid, signal.SIGKILL)  # at once: the write may be done a millisecond later
+    return f"kill -9 rank {p['rank']} " + ("while it wrote a checkpoint file" if seen else "(it wrote no checkpoint file within 3 s)")
+
+
 def do_kill_two(run, p):
     p["ckpt_before"] = newest_ckpt(run)
     pids = [run.rank_pid(r) for r in p["ranks"]]
@@ -389,6 +413,8 @@ def rank_of(rng, lay):
 
 FAULTS = {
     "kill": Fault(do_kill, lambda rng, lay: {"rank": rank_of(rng, lay)}, lambda lay, p: ("loss", p["rank"]), weight=4),
+    # in the middle of a checkpoint write: its *.ckpt.tmp files must not outlive a job that goes on
+    "kill-write": Fault(do_kill_write, lambda rng, lay: {"rank": rank_of(rng, lay)}, lambda lay, p: ("loss", p["rank"])),
     # two losses at once, in the elastic jobs: a restart on the processes left while they are at
     # least cluster.elastic.min, else the end of the job
     "kill-two": Fault(do_kill_two, lambda rng, lay: {"ranks": sorted(rng.sample(range(lay.procs), 2))},
@@ -497,7 +523,7 @@ def inv_outcome(run):
         back = f == "stop-long" and re.search(r"elastic restart 1: no process lost", out)
         ok = run.rc == 0 and finished(run) and (back or re.search(rf"elastic restart 1: rank {rank} lost", out))
         return None if ok else f"status {run.rc}: an elastic restart without rank {rank} that ends well expected"
-    if f == "kill":  # --procs exits with rank 0's status when it is not 0: 1 for a killed rank 0
+    if f in ("kill", "kill-write"):  # --procs exits with rank 0's status when it is not 0: 1 for a killed rank 0
         want = 1 if rank == 0 else 137
         ok = run.rc == want and finished(run) and named and "the job goes on without it" in out
         return None if ok else f"status {run.rc}: the job going on without rank {rank} (status {want}) expected"
@@ -612,7 +638,7 @@ def inv_no_tmp(run):
     write or resume removes it, docs/05-checkpoints.md)."""
     d = os.path.join(run.dir, "ckpt")
     tmps = [n for n in os.listdir(d) if ".tmp" in n] if os.path.isdir(d) else []
-    killed = any(f in ("kill", "rejoin") for f, _ in run.injected) or run.hung
+    killed = any(f in ("kill", "kill-write", "rejoin") for f, _ in run.injected) or run.hung
     return tmps and not (killed and run.rc != 0 and not finished(run)) and f"left behind: {tmps}"
 
 
@@ -854,7 +880,7 @@ TMP = "t/faults.tmp"
 # The short fixed set of make check (t/8800-faults.sh, --fixed), none needing root: stops and
 # garbage that change nothing, a loss that ends a job, one that restarts an elastic job (rank 0),
 # one a job with replicas goes on without, and that rank rejoining it,
-# a Hogwild rank lost and rejoined, a rejoin refused.  Explicit, so new table entries leave it be.
+# a Hogwild rank lost and rejoined, one killed while it writes a checkpoint, a rejoin refused.  Explicit, so new table entries leave it be.
 FIXED = [
     ("sandblaster3", [(100, "stop", {"rank": 2, "secs": 0.6}),
                       (200, "garbage", {"rank": 0, "bytes": 64, "conns": 5, "seed": 1})]),
@@ -863,6 +889,7 @@ FIXED = [
     ("allreduce3-replicas", [(120, "kill", {"rank": 2})]),
     ("allreduce3-replicas", [(100, "rejoin", {"rank": 1})]),
     ("hogwild2", [(150, "rejoin", {"rank": 1})]),
+    ("hogwild2", [(150, "kill-write", {"rank": 1})]),
     ("downpour3", [(80, "rejoin", {"rank": 0}), (160, "stop", {"rank": 1, "secs": 0.3})]),
     # the two launcher bugs the suite found: a stalled rank that comes back, two losses at once
     ("allreduce3-elastic", [(220, "stop-long", {"rank": 2, "secs": 3})]),
