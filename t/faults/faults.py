@@ -297,7 +297,8 @@ def do_kill_write(run, p):
             if seen:
                 break
     os.kill(pid, signal.SIGKILL)  # at once: the write may be done a millisecond later
-    return f"kill -9 rank {p['rank']} " + ("while it wrote a checkpoint file" if seen else "(it wrote no checkpoint file within 3 s)")
+    return f"kill -9 rank {p['rank']} " + ("while it wrote a checkpoint file" if seen
+                                            else "(it wrote no checkpoint file within 3 s)")
 
 
 def do_kill_two(run, p):
@@ -880,7 +881,8 @@ TMP = "t/faults.tmp"
 # The short fixed set of make check (t/8800-faults.sh, --fixed), none needing root: stops and
 # garbage that change nothing, a loss that ends a job, one that restarts an elastic job (rank 0),
 # one a job with replicas goes on without, and that rank rejoining it,
-# a Hogwild rank lost and rejoined, one killed while it writes a checkpoint, a rejoin refused.  Explicit, so new table entries leave it be.
+# a Hogwild rank lost and rejoined, one killed while it writes a checkpoint, a rejoin refused.
+# Explicit, so new table entries leave it be.
 FIXED = [
     ("sandblaster3", [(100, "stop", {"rank": 2, "secs": 0.6}),
                       (200, "garbage", {"rank": 0, "bytes": 64, "conns": 5, "seed": 1})]),
