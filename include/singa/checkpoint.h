@@ -9,6 +9,7 @@
 #ifndef SINGA_CHECKPOINT_H
 #define SINGA_CHECKPOINT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "singa/error.h"
@@ -66,6 +67,9 @@ typedef struct singa_ckpt_file {
 void singa_ckpt_part_path(char *buf, size_t len, const char *dir, uint64_t step, int kind, int group, int id);
 /* Every checkpoint file of a directory (none when it does not exist), newest step first. */
 int singa_ckpt_dir_files(const char *dir, singa_ckpt_file **files, size_t *n, singa_err *err);
+/* Removes the "*.ckpt.tmp" files a crash left whose part `which` selects (all of them when it is
+ * NULL, as singa_ckpt_dir_clean): a process lost mid-write never renames its own. */
+void singa_ckpt_dir_drop_tmp(const char *dir, bool (*which)(const singa_ckpt_file *f, void *ud), void *ud);
 int singa_mkdirs(const char *dir, singa_err *err);
 
 #pragma GCC visibility pop

@@ -93,21 +93,7 @@ int singa_ckpt_dir_prune(const char *dir, int keep, int64_t spare, singa_err *er
     return 0;
 }
 
-void singa_ckpt_dir_clean(const char *dir)
-{
-    /* A "*.ckpt.tmp" left by a crash mid-write is garbage: the rename never happened. */
-    DIR *d = opendir(dir);
-    for (struct dirent *e; d && (e = readdir(d));) {
-        size_t len = strlen(e->d_name);
-        if (strncmp(e->d_name, "step", 4) == 0 && len > 9 && strcmp(e->d_name + len - 9, ".ckpt.tmp") == 0) {
-            char path[4096];
-            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-            unlink(path);
-        }
-    }
-    if (d)
-        closedir(d);
-}
+void singa_ckpt_dir_clean(const char *dir) { singa_ckpt_dir_drop_tmp(dir, NULL, NULL); }
 
 void singa_ckpt_part_path(char *buf, size_t len, const char *dir, uint64_t step, int kind, int group, int id)
 {
@@ -140,6 +126,26 @@ static int parse_name(const char *name, void *item)
     f->group = group;
     f->id = id;
     return 0;
+}
+
+void singa_ckpt_dir_drop_tmp(const char *dir, bool (*which)(const singa_ckpt_file *f, void *ud), void *ud)
+{
+    /* A "*.ckpt.tmp" left by a crash mid-write is garbage: the rename never happened. */
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        char name[256], path[4096];
+        singa_ckpt_file f;
+        if (strncmp(e->d_name, "step", 4) != 0 || len <= 9 || strcmp(e->d_name + len - 9, ".ckpt.tmp") != 0)
+            continue;
+        snprintf(name, sizeof name, "%.*s", (int)(len - 4), e->d_name); /* without ".tmp" */
+        if (which && (parse_name(name, &f) != 0 || !which(&f, ud)))
+            continue;
+        if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < (int)sizeof path)
+            unlink(path);
+    }
+    if (d)
+        closedir(d);
 }
 
 static int cmp_files(const void *a, const void *b)

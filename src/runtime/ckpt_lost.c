@@ -5,11 +5,9 @@
  *
  * The coordinator, when any process is lost from a job that goes on: the files it was writing
  * then stay half-written ("*.ckpt.tmp"), and nobody else would remove them before the next run. */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "runtime/runtime.h"
 #include "ckpt/resume.h"
@@ -54,36 +52,26 @@ void rt_ckpt_name_incomplete(rt_ctx *rt, int r)
     free(files);
 }
 
-/* Whether name is "step<digits>.<kind><group>.<id>.ckpt.tmp", and which part. */
-static bool tmp_part(const char *name, char *kind, int *group, int *id)
-{
-    size_t digits = strncmp(name, "step", 4) == 0 ? strspn(name + 4, "0123456789") : 0;
-    int end = 0;
-    return digits > 0 && sscanf(name + 4 + digits, ".%c%d.%d.ckpt.tmp%n", kind, group, id, &end) == 3 && end > 0 &&
-           name[4 + digits + (size_t)end] == '\0' && *group >= 0 && *id >= 0;
-}
+typedef struct rt_lost_part {
+    const rt_ctx *rt;
+    int r;
+} rt_lost_part;
 
-/* Whether process r writes part kind<group>.<id>: its workers', and the servers it holds (group
- * 0's server j may be held by its backup since a loss: rt_holder_id). */
-static bool writes(const rt_ctx *rt, int r, char kind, int group, int id)
+/* Whether lost process r (ud) wrote part f: its workers', and the servers it held (group 0's
+ * server j may be held by its backup since a loss: rt_holder_id). */
+static bool written_by(const singa_ckpt_file *f, void *ud)
 {
-    const singa_cluster *c = rt->c;
-    if (kind == 'w')
-        return group < c->nworker_groups && id < c->nworkers_per_group && rt_worker_proc(rt, group, id) == r;
-    return kind == 's' && group < c->nserver_groups && id < c->nservers_per_group &&
-           rt_server_proc(rt, group, group == 0 ? rt_holder_id(rt, id) : id) == r;
+    const rt_lost_part *l = ud;
+    const singa_cluster *c = l->rt->c;
+    if (f->kind == SINGA_CKPT_WORKER)
+        return f->group < c->nworker_groups && f->id < c->nworkers_per_group &&
+               rt_worker_proc(l->rt, f->group, f->id) == l->r;
+    return f->kind == SINGA_CKPT_SERVER && f->group < c->nserver_groups && f->id < c->nservers_per_group &&
+           rt_server_proc(l->rt, f->group, f->group == 0 ? rt_holder_id(l->rt, f->id) : f->id) == l->r;
 }
 
 void rt_ckpt_drop_lost_tmp(const rt_ctx *rt, int r)
 {
-    DIR *d = rt->ckpt_dir ? opendir(rt->ckpt_dir) : NULL;
-    for (struct dirent *e; d && (e = readdir(d));) {
-        char kind, path[4096];
-        int group, id;
-        if (tmp_part(e->d_name, &kind, &group, &id) && writes(rt, r, kind, group, id) &&
-            snprintf(path, sizeof path, "%s/%s", rt->ckpt_dir, e->d_name) < (int)sizeof path)
-            unlink(path);
-    }
-    if (d)
-        closedir(d);
+    if (rt->ckpt_dir)
+        singa_ckpt_dir_drop_tmp(rt->ckpt_dir, written_by, &(rt_lost_part){rt, r});
 }
