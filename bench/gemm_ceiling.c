@@ -1,6 +1,6 @@
 /* gemm_ceiling: the images/s that the sgemm calls of one training step alone would allow.
  *
- * usage: bench/gemm_ceiling MODEL THREADS [SECONDS [WORKERS]]
+ * usage: bench/gemm_ceiling MODEL THREADS [SECONDS [WORKERS [MICRO]]]
  *   MODEL    smallmlp (784-512-256-10, batch 128) or bigmlp (784-2500-2000-1500-1000-500-10,
  *            batch 64), or a custom "BATCH:D0-D1-...-Dn" such as "64:784-2500-10"
  *   THREADS  OpenBLAS threads (openblas_set_num_threads), each worker's
@@ -17,7 +17,7 @@
  *             dX = dY W           NoTrans/NoTrans  M=batch N=in  K=out   alpha=1    beta=0 (not layer 1)
  * Nothing else (bias, activations, loss, weight update, summing the workers' gradients) is
  * timed.  Prints one line
- *   RESULT images_per_sec=<n> ms_per_step=<t> model=<m> threads=<t> workers=<w> core=<OpenBLAS core>
+ *   RESULT images_per_sec=<n> ms_per_step=<t> model=<m> threads=<t> workers=<w> micro=<m> core=<OpenBLAS core>
  */
 #include <cblas.h>
 #include <pthread.h>
@@ -92,22 +92,35 @@ typedef struct ceiling_worker {
     float *act[MAX_LAYERS + 1], *grad[MAX_LAYERS + 1], *h[MAX_LAYERS];
 } ceiling_worker;
 
-static int nl, dims[MAX_LAYERS + 1];
+static int nl, dims[MAX_LAYERS + 1], micro = 1;
 static float *w[MAX_LAYERS];
 static const float lr = 0.01f, momentum = 0.9f;
 
+static void weight_grad(ceiling_worker *k, int l)
+{
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, dims[l + 1], dims[l], k->batch, -lr, k->grad[l + 1],
+                dims[l + 1], k->act[l], dims[l], k->beta, k->h[l], dims[l]);
+}
+
 static void step(ceiling_worker *k)
 {
-    for (int l = 0; l < nl; l++)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, k->batch, dims[l + 1], dims[l], 1.0f, k->act[l],
-                    dims[l], w[l], dims[l], 1.0f, k->act[l + 1], dims[l + 1]);
-    for (int l = nl - 1; l >= 0; l--) {
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, dims[l + 1], dims[l], k->batch, -lr, k->grad[l + 1],
-                    dims[l + 1], k->act[l], dims[l], k->beta, k->h[l], dims[l]);
-        if (l > 0)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, k->batch, dims[l], dims[l + 1], 1.0f,
-                        k->grad[l + 1], dims[l + 1], w[l], dims[l], 0.0f, k->grad[l], dims[l]);
-    }
+    int rows = k->batch / micro;
+    for (int j = 0; j < micro; j++)
+        for (int l = 0; l < nl; l++)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, dims[l + 1], dims[l], 1.0f,
+                        k->act[l] + (size_t)j * rows * dims[l], dims[l], w[l], dims[l], 1.0f,
+                        k->act[l + 1] + (size_t)j * rows * dims[l + 1], dims[l + 1]);
+    for (int j = 0; j < micro; j++)
+        for (int l = nl - 1; l >= 0; l--) {
+            if (micro == 1)
+                weight_grad(k, l);
+            if (l > 0)
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, dims[l], dims[l + 1], 1.0f,
+                            k->grad[l + 1] + (size_t)j * rows * dims[l + 1], dims[l + 1], w[l], dims[l], 0.0f,
+                            k->grad[l] + (size_t)j * rows * dims[l], dims[l]);
+        }
+    for (int l = nl - 1; l >= 0 && micro > 1; l--)
+        weight_grad(k, l);
 }
 
 /* Y accumulates with beta = 1 as in the engine (where the bias is re-filled each step): reset it
@@ -170,8 +183,11 @@ int main(int argc, char **argv)
     int threads = argc >= 3 ? atoi(argv[2]) : 0;
     double seconds = argc >= 4 ? atof(argv[3]) : 3.0;
     int nworkers = argc >= 5 ? atoi(argv[4]) : 1;
-    if (ndims < 0 || threads < 1 || seconds <= 0 || nworkers < 1 || nworkers > batch) {
-        fprintf(stderr, "usage: %s {smallmlp|bigmlp|BATCH:D0-D1-...} THREADS [SECONDS [WORKERS]]\n", argv[0]);
+    micro = argc >= 6 ? atoi(argv[5]) : 1;
+    if (ndims < 0 || threads < 1 || seconds <= 0 || nworkers < 1 || nworkers > batch || micro < 1 ||
+        batch % micro != 0 || (micro > 1 && nworkers > 1)) {
+        fprintf(stderr, "usage: %s {smallmlp|bigmlp|BATCH:D0-D1-...} THREADS [SECONDS [WORKERS [MICRO]]]\n"
+                        "(MICRO divides BATCH, with WORKERS 1)\n", argv[0]);
         return 2;
     }
     nl = ndims - 1;
@@ -226,8 +242,8 @@ int main(int argc, char **argv)
     double med = ms[CHUNKS / 2];
     char *core = openblas_get_corename();
     printf("RESULT images_per_sec=%.0f ms_per_step=%.3f best_images_per_sec=%.0f model=%s threads=%d workers=%d "
-           "steps=%d core=%s\n",
-           batch / (med * 1e-3), med, batch / (ms[0] * 1e-3), argv[1], threads, nworkers, steps * CHUNKS,
+           "micro=%d steps=%d core=%s\n",
+           batch / (med * 1e-3), med, batch / (ms[0] * 1e-3), argv[1], threads, nworkers, micro, steps * CHUNKS,
            core ? core : "?");
     for (int j = 0; j < nworkers; j++) {
         for (int i = 0; i <= nl; i++) {
