@@ -47,7 +47,8 @@ local usage = "usage: singa-tui [--procs P] -e bench/dist_net.lua MODEL WORKERS 
 local function model_options(model)
   local got
   local fake = setmetatable({ run = function(o) got = o end }, { __index = common })
-  local env = setmetatable({ dofile = function() return fake end }, { __index = _G })
+  -- its own arguments none (bigmlp.lua reads a BATCH from arg[4], here our STEPS)
+  local env = setmetatable({ dofile = function() return fake end, arg = { [0] = arg[0] } }, { __index = _G })
   local chunk = loadfile(here .. "/" .. model .. ".lua", "t", env)
   if not chunk then error("unknown model '" .. tostring(model) .. "' (bigmlp, lenet)\n" .. usage, 0) end
   chunk()
