@@ -86,6 +86,14 @@ int main(void)
     /* Feature cut: two bridges (fc1 gathers the data's 100 floats, the loss fc1's), each half
      * out and half in both ways, a latency each way. */
     check("feature cut", cfg(SINGA_PLAN_FEATURE, SINGA_COMPRESS_NONE), 0.01, 800 / 1e6 + 4e-4, 0, 0, 1600, 10);
+    /* The cut timed among 2 threads (its bridges' waits in it) is its compute; timed among 3, it
+     * says nothing of 2 processes. */
+    prof.cut = 0.015, prof.cut_procs = 2;
+    check("feature cut, timed", cfg(SINGA_PLAN_FEATURE, SINGA_COMPRESS_NONE), 0.015, 800 / 1e6 + 4e-4, 0, 0, 1600, 10);
+    prof.cut_procs = 3;
+    check("feature cut, timed for 3", cfg(SINGA_PLAN_FEATURE, SINGA_COMPRESS_NONE), 0.01, 800 / 1e6 + 4e-4, 0, 0, 1600,
+          10);
+    prof.cut = 0, prof.cut_procs = 0;
     /* Pipeline, the loss alone on stage 1, m = 2: stage 0 holds 0.011 s of layers, a slot of
      * 0.0055 s a micro-batch, one slot the bubble, then the whole update (0.007) once; fc1's 400
      * bytes cross per step, 200 a micro-batch (0.0002 s + 100 us a hop), the first micro-batch's

@@ -45,6 +45,20 @@ grep -q '^plan for 2 processes, link local' "$tmp/plan.out" && grep -q '^1    ' 
     grep -q '^neuralnet.micro_batches = ' "$tmp/plan.out" && ! grep -q '^trained' "$tmp/plan.out"
 report $(( rc != 0 || $? )) "--plan --procs 2 prints the ranked configurations and their Lua, and trains nothing (status $rc)" "$tmp/plan.out"
 
+# The feature cut timed among 2 threads here (this machine has 2 cores or more), and its row's
+# step at least that: the compute its prediction starts from.
+awk '/^the feature cut timed among 2 workers of one process: [0-9.]+ ms a step$/ { cut = $(NF - 3) }
+     /^[0-9]+ +feature cut / { row = $4 }
+     END { if (cut > 0 && row >= cut) print "ok", cut, row; else { print "cut", cut, "row", row; exit 1 } }' \
+    "$tmp/plan.out" >"$tmp/cut.out" 2>&1
+report $? "--plan times the feature cut among 2 workers of one process and predicts its row from that step" "$tmp/cut.out"
+# ... also in a process a launcher started (rank 0 of cluster.plan = "auto" times it so)
+SINGA_RANK=0 SINGA_SIZE=2 SINGA_COORDINATOR=tcp://127.0.0.1:1 timeout 120 "$SINGA_TUI" --plan --procs 2 \
+    "$tmp/job.lua" "$tmp/data" >"$tmp/cutrank.out" 2>&1
+rc=$?
+grep -qE '^the feature cut timed among 2 workers of one process: [0-9.]+ ms a step$' "$tmp/cutrank.out"
+report $(( rc != 0 || $? )) "the cut is timed in this process under a launcher's rank too (status $rc)" "$tmp/cutrank.out"
+
 # --plan-out: one JSON record per row of the table, with the issue's fields.
 timeout 120 "$SINGA_TUI" --plan --plan-link 1gbit --plan-out "$tmp/plan.jsonl" -e "$tmp/job.lua" "$tmp/data" >"$tmp/out.out" 2>&1
 rc=$?
@@ -73,6 +87,8 @@ rc=$?
 grep -q '^plan for 8 processes' "$tmp/sim.out" && grep -q 'workers = 8, procs = 8' "$tmp/sim.out" &&
     [ "$(grep -cE '^[0-9]+ .* (compute|transfer|bubble|codec|stub)$' "$tmp/sim.out")" -ge 8 ]
 report $(( rc != 0 || $? )) "--simulate 8 ranks 8-process configurations, each with the term that dominates it" "$tmp/sim.out"
+[ "$(nproc)" -lt 8 ] && grep -q 'timed among 8' "$tmp/sim.out"
+report $(( $? == 0 )) "--simulate 8 on $(nproc) cores times no cut among 8 threads" "$tmp/sim.out"
 
 # cluster.plan = "auto": one process, then two processes agreeing on rank 0's choice.
 timeout 120 "$SINGA_TUI" -e "$tmp/job.lua" "$tmp/data" auto >"$tmp/auto1.out" 2>&1

@@ -78,6 +78,9 @@ void singa_job_free(singa_job *job);
  * process and may restart from its newest checkpoint on the processes left, else -1. */
 int singa_job_run(singa_job *job, const singa_job_hooks *hooks, singa_result *res, singa_err *err);
 enum { SINGA_JOB_LOST = -2 };
+/* singa_job_run with every process of the job's cluster as threads of this one, whatever
+ * launched it: how the planner times a configuration (plan/profile.c). */
+int singa_job_run_alone(singa_job *job, const singa_job_hooks *hooks, singa_result *res, singa_err *err);
 /* The exit status of a process whose job ended so (`--procs` restarts on it; sysexits' TEMPFAIL). */
 enum { SINGA_EXIT_LOST = 75 };
 /* The exit status of a process whose Lua function was interrupted because its job had failed

@@ -53,6 +53,10 @@ typedef struct singa_plan_profile {
      * data-parallel process's (batch / nprocs) and a pipeline's micro-batch; NULL when not
      * profiled (the model then divides the whole batch's times). */
     const struct singa_plan_profile *share, *micro;
+    /* The net cut on its features among cut_procs workers of this process, a thread each (the
+     * bridges between them copies in memory): its median step, 0 when not timed. */
+    double cut;
+    int cut_procs;
     singa_plan_machine machine;
 } singa_plan_profile;
 
@@ -120,6 +124,10 @@ typedef struct singa_plan_prediction {
 int singa_plan_profile_run(singa_plan_profile *p, const singa_conf *conf, const singa_registry *reg, int steps,
                            int divide, singa_err *err);
 void singa_plan_profile_free(singa_plan_profile *p);
+/* Runs the job `conf` for 1 + steps steps with its net cut on the features among n workers of
+ * this process and one server; *step: the timed steps' median seconds. */
+int singa_plan_profile_cut(double *step, const singa_conf *conf, const singa_registry *reg, int n, int steps,
+                           singa_err *err);
 /* Measures the codecs on a buffer. */
 void singa_plan_codec_measure(singa_plan_codec *c);
 /* Measures this machine: its cores, memory bandwidth, L2 and a message's cost on a busy core. */
@@ -145,16 +153,19 @@ typedef struct singa_plan {
     singa_plan_link link;
     singa_plan_codec codec;
     int nprocs;
+    bool time_cut;          /* the feature cut timed as threads of this process (singa_plan_make) */
     singa_plan_row *rows;   /* ranked, best first */
     int nrows;
     char why_none[256];     /* why the net admits no distributed configuration ("" when it does) */
 } singa_plan;
 
 /* Profiles the job and ranks the configurations of nprocs processes its net allows (with the
- * one-process run as a row).  -1 with err when the profile cannot run; a net that admits no
- * distributed configuration is not an error here (why_none says why). */
+ * one-process run as a row).  With time_cut, the feature cut among the processes is timed too,
+ * as threads of this one, when this machine has a core for each (a process that only follows
+ * another's choice leaves the cores to it).  -1 with err when the profile cannot run; a net that
+ * admits no distributed configuration is not an error here (why_none says why). */
 int singa_plan_make(singa_plan *plan, const singa_conf *conf, const singa_registry *reg, int nprocs,
-                    const singa_plan_link *link, singa_err *err);
+                    const singa_plan_link *link, bool time_cut, singa_err *err);
 /* Orders rows best predicted images/s first; of rows within 3% of each other (a tie: the profile
  * and the link's measurement move more than that from run to run), the one that compresses less
  * (none, then fp16 or bf16, then the rest) goes first. */

@@ -85,7 +85,7 @@ void singa_tui_mode_plan(lua_State *L, const char *arg)
     pthread_mutex_t *lock = singa_lua_get_opts(L)->lock; /* the profile is a job: a kLua updater takes it */
     if (lock)
         pthread_mutex_unlock(lock);
-    if (rc == 0 && (rc = singa_plan_make(&plan, conf, reg, n, &link, &err)) < 0)
+    if (rc == 0 && (rc = singa_plan_make(&plan, conf, reg, n, &link, true, &err)) < 0)
         singa_appendf(err.msg, sizeof err.msg, " (the profile trains a few steps of the job on its data)");
     if (rc == 0 && a->simulate)
         rc = singa_plan_rank(&plan, conf, reg, a->simulate, &err);

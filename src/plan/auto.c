@@ -125,7 +125,7 @@ singa_conf *singa_plan_auto(const singa_conf *conf, const singa_registry *reg, c
     const char *spec = getenv("SINGA_PLAN_LINK");
     bool linked = singa_plan_link_parse(&link, spec && *spec ? spec : "local", &err) == 0;
     link.per_host = size; /* as --procs launches them: on this machine */
-    if (!linked || singa_plan_make(&plan, conf, reg, size, &link, &err) < 0) {
+    if (!linked || singa_plan_make(&plan, conf, reg, size, &link, rank == 0, &err) < 0) {
         singa_err ignored;
         if (size > 1 && rank == 0) /* the others follow */
             plan_handoff_give(m.at, m.key, size, NULL, m.wait, &ignored);

@@ -174,7 +174,9 @@ static void data_parallel(const singa_plan_profile *p, const singa_plan_link *l,
  * backward) wherever a layer on the features reads a whole input or a layer on the batch reads
  * features; nothing hides them, each layer waits on its bridge: its latencies, its bytes and, in a
  * process whose stub shares the worker's core, its messages through both stubs and its copies on
- * both sides.  Each process streams its rows of the weights. */
+ * both sides.  Each process streams its rows of the weights.  The compute is the cut's own step
+ * when the profile timed it among n threads (the waits at its bridges included), else the
+ * layers' shares. */
 static void feature(const singa_plan_profile *p, const singa_plan_link *l, const singa_plan_config *cfg,
                     const sums *s, singa_plan_prediction *o)
 {
@@ -189,7 +191,9 @@ static void feature(const singa_plan_profile *p, const singa_plan_link *l, const
             full += 2 * 4 * src->out_floats, bridges++;
     }
     double bytes = share * full;
-    o->compute = s->C / n + p->update / n + contention(p, l, n, s->P / n, PARAM_PASSES * s->P / n);
+    o->compute = p->cut_procs == n && p->cut > 0
+                     ? p->cut
+                     : s->C / n + p->update / n + contention(p, l, n, s->P / n, PARAM_PASSES * s->P / n);
     o->transfer = plan_wire_seconds(l, n, full) + 2 * bridges * plan_link_latency(l, n);
     /* a bridge's part out and the others' in, forward and backward (each param's rows go to a
      * server in this process) */

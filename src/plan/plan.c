@@ -2,6 +2,7 @@
  * candidates of a number of processes predicted and ranked, best images/s first. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "plan/conf_edit.h"
 #include "plan/plan.h"
@@ -67,6 +68,22 @@ static void profile_share(singa_plan *plan, singa_plan_profile *at, const singa_
         *link = at;
 }
 
+/* The feature cut among n workers timed in this process into the profile, when this machine has
+ * a core for each (left out otherwise, or when it cannot run: the model then divides the whole
+ * net's times).  Its workers' layers wait on each other at every bridge, which no sum of the
+ * layers' shares shows (LeNet's cut ran at 0.4-0.5 of such a prediction). */
+static void time_cut(singa_plan *plan, const singa_conf *conf, const singa_registry *reg, int n)
+{
+    singa_err err;
+    singa_plan_profile *p = &plan->profile;
+    if (p->cut_procs == n)
+        return;
+    p->cut = 0, p->cut_procs = 0;
+    if (plan->time_cut && n <= sysconf(_SC_NPROCESSORS_ONLN) &&
+        singa_plan_profile_cut(&p->cut, conf, reg, n, PROFILE_STEPS, &err) == 0)
+        p->cut_procs = n;
+}
+
 int singa_plan_rank(singa_plan *plan, const singa_conf *conf, const singa_registry *reg, int nprocs, singa_err *err)
 {
     singa_plan_config cfg[PLAN_MAX_CANDIDATES];
@@ -78,6 +95,9 @@ int singa_plan_rank(singa_plan *plan, const singa_conf *conf, const singa_regist
     for (size_t i = 0; i < n; i++)
         if (cfg[i].scheme == SINGA_PLAN_PIPELINE)
             profile_share(plan, &plan->micro, &plan->profile.micro, conf, reg, cfg[i].micro_batches);
+    for (size_t i = 0; i < n; i++)
+        if (cfg[i].scheme == SINGA_PLAN_FEATURE)
+            time_cut(plan, conf, reg, nprocs);
     if (!(plan->rows = calloc(n, sizeof *plan->rows)))
         return singa_err_set(err, "out of memory");
     for (size_t i = 0; i < n; i++) {
@@ -92,10 +112,11 @@ int singa_plan_rank(singa_plan *plan, const singa_conf *conf, const singa_regist
 }
 
 int singa_plan_make(singa_plan *plan, const singa_conf *conf, const singa_registry *reg, int nprocs,
-                    const singa_plan_link *link, singa_err *err)
+                    const singa_plan_link *link, bool time_cut, singa_err *err)
 {
     memset(plan, 0, sizeof *plan);
     plan->link = *link;
+    plan->time_cut = time_cut;
     if (singa_plan_profile_run(&plan->profile, conf, reg, PROFILE_STEPS, 1, err) < 0)
         return -1;
     singa_plan_codec_measure(&plan->codec);

@@ -11,6 +11,8 @@ int singa_plan_print(const singa_plan *plan, FILE *f)
             "over %d steps in one process\n", plan->nprocs, plan->nprocs == 1 ? "" : "es", plan->link.name,
             plan->link.bandwidth / 1e6, plan->link.latency * 1e6, plan->link.measured ? ", measured" : "", p->batch,
             p->nlayers, 1e3 * p->step, p->steps);
+    if (p->cut_procs > 0)
+        fprintf(f, "the feature cut timed among %d workers of one process: %.2f ms a step\n", p->cut_procs, 1e3 * p->cut);
     const singa_plan_link *l = &plan->link;
     if (l->per_nic > 1)
         fprintf(f, "%d processes a host over %d hosts (--hosts), %d core%s a host; within a host link local (%.1f MB/s, "

@@ -485,12 +485,15 @@ static int run(rt_ctx *rt, singa_result *res, singa_err *err)
     return rc;
 }
 
-int singa_runtime_run(singa_job *job, const singa_job_hooks *hooks, singa_trace *trace, singa_result *res, singa_err *err)
+int singa_runtime_run(singa_job *job, const singa_job_hooks *hooks, singa_trace *trace, bool alone, singa_result *res,
+                      singa_err *err)
 {
     static const singa_job_hooks none;
     rt_ctx rt = {.job = job, .c = singa_job_cluster(job), .conf = singa_job_conf(job), .hooks = hooks ? hooks : &none,
                   .stats = singa_job_stats(job), .trace = trace};
-    if (rt_launch_read(&rt.launch, rt.c, err) < 0)
+    if (alone)
+        rt.launch = (rt_launch){.size = 1, .from = "no launcher", .bind = "127.0.0.1", .lost = ""};
+    else if (rt_launch_read(&rt.launch, rt.c, err) < 0)
         return -1;
     int rc = init_ctx(&rt, job, err) < 0 || build(&rt, job, err) < 0 ? -1 : run(&rt, res, err);
     if (rt.log)

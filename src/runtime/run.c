@@ -19,11 +19,11 @@ static int trace_of(const singa_job *job, singa_trace **out, singa_err *err)
     return (*out = singa_trace_new(path, from, to)) ? 0 : singa_err_set(err, "out of memory");
 }
 
-static int train_local(singa_job *job, const singa_job_hooks *hooks, singa_trace *trace, singa_result *res,
-                       singa_err *err)
+static int train_local(singa_job *job, const singa_job_hooks *hooks, singa_trace *trace, bool alone,
+                       singa_result *res, singa_err *err)
 {
     rt_launch launch; /* a plain job in several processes would train several times */
-    if (rt_launch_read(&launch, singa_job_cluster(job), err) < 0)
+    if (!alone && rt_launch_read(&launch, singa_job_cluster(job), err) < 0)
         return -1;
     singa_job_set_trace(job, trace, "worker 0.0");
     int rc = singa_job_train_local(job, hooks, res, err);
@@ -34,15 +34,25 @@ static int train_local(singa_job *job, const singa_job_hooks *hooks, singa_trace
     return rc;
 }
 
-int singa_job_run(singa_job *job, const singa_job_hooks *hooks, singa_result *res, singa_err *err)
+static int run(singa_job *job, const singa_job_hooks *hooks, bool alone, singa_result *res, singa_err *err)
 {
     memset(res, 0, sizeof *res);
     singa_blas_set_threads(singa_job_blas_threads(job));
     singa_trace *trace;
     if (trace_of(job, &trace, err) < 0)
         return -1;
-    int rc = singa_cluster_distributed(singa_job_cluster(job)) ? singa_runtime_run(job, hooks, trace, res, err)
-                                                               : train_local(job, hooks, trace, res, err);
+    int rc = singa_cluster_distributed(singa_job_cluster(job)) ? singa_runtime_run(job, hooks, trace, alone, res, err)
+                                                               : train_local(job, hooks, trace, alone, res, err);
     singa_trace_free(trace);
     return rc;
+}
+
+int singa_job_run(singa_job *job, const singa_job_hooks *hooks, singa_result *res, singa_err *err)
+{
+    return run(job, hooks, false, res, err);
+}
+
+int singa_job_run_alone(singa_job *job, const singa_job_hooks *hooks, singa_result *res, singa_err *err)
+{
+    return run(job, hooks, true, res, err);
 }

@@ -28,9 +28,11 @@
 #include "runtime/topology.h"
 #include "runtime/ctx.h"
 
-/* Trains `job` (whose cluster is distributed) in this process's part of the cluster. */
-/* trace: the job's timeline (singa/trace.h), or NULL. */
-int singa_runtime_run(singa_job *job, const singa_job_hooks *hooks, singa_trace *trace, singa_result *res, singa_err *err);
+/* Trains `job` (whose cluster is distributed) in this process's part of the cluster, or with
+ * `alone` all of it, whatever launched the process.  trace: the job's timeline (singa/trace.h),
+ * or NULL. */
+int singa_runtime_run(singa_job *job, const singa_job_hooks *hooks, singa_trace *trace, bool alone, singa_result *res,
+                      singa_err *err);
 
 /* A trained param's part held by one server of every server group.  Each server of a group owns
  * a contiguous, near-equal range of all the params laid end to end, so a small param lies on one
