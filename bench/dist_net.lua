@@ -135,8 +135,15 @@ for _, t in ipairs(r.stats.traffic) do
 end
 for _, p in pairs(r.params) do floats = floats + p:numel() end
 local senders = workers == 0 and 0 or (scheme == "batch" or scheme == "outer") and workers or 1
-local groups = {} -- the worker groups that trained (the plan's choice may be Hogwild's)
+-- the worker groups that trained (the plan's choice may be Hogwild's): those rank 0 heard from,
+-- as its messages' peers name them ("worker 1.0 (rank 1)"); the workers' rows of other processes
+-- come with heartbeats, which a short job may end before
+local groups = {}
 for _, w in ipairs(r.stats.workers or {}) do groups[w.group] = true end
+for _, t in ipairs(r.stats.traffic) do
+  local g = t.peer:match("^worker (%d+)%.")
+  if g then groups[tonumber(g)] = true end
+end
 local ngroups = 0
 for _ in pairs(groups) do ngroups = ngroups + 1 end
 local images = r.images_per_sec * (scheme == "outer" and workers or scheme == "auto" and math.max(ngroups, 1) or 1)

@@ -17,7 +17,7 @@
 #   feature    the net cut on the features across the 2 processes (... feature 2)
 #   hogwild-outer  a Hogwild group in each process, each training the whole batch, syncing every
 #              50 updates with cluster.outer kNesterov (DiLoCo; ... outer 2); images/s of both
-#              groups; at least 100 timed steps, so that rounds count
+#              groups; at least 100 timed steps, so that rounds count (plan-auto's too)
 #   pipeline   bigmlp cut between its layers (fc1-fc2 in one process, fc3-fc6 in the other), each
 #              batch in 8 micro-batches of a 1F1B pipeline (neuralnet.micro_batches; ... pipeline 2);
 #              lenet has no such row
@@ -91,7 +91,9 @@ measure() {
     allreduce | allreduce-* | feature | hogwild-outer | pipeline | plan-auto)
         scheme=batch compress=none
         [ "$c" = feature ] && scheme=feature
-        [ "$c" = hogwild-outer ] && scheme=outer && [ "${BENCH_QUICK:-0}" != 1 ] && [ "$s" -lt 100 ] && s=100
+        [ "$c" = hogwild-outer ] && scheme=outer
+        # Hogwild's rounds come every 50 steps (the planner's choice may be Hogwild)
+        case $c in hogwild-outer | plan-auto) [ "${BENCH_QUICK:-0}" != 1 ] && [ "$s" -lt 100 ] && s=100 ;; esac
         [ "$c" = pipeline ] && scheme=pipeline
         [ "$c" = plan-auto ] && scheme=auto
         SINGA_PLAN_LINK=local
