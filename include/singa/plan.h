@@ -125,7 +125,8 @@ int singa_plan_profile_run(singa_plan_profile *p, const singa_conf *conf, const 
                            int divide, singa_err *err);
 void singa_plan_profile_free(singa_plan_profile *p);
 /* Runs the job `conf` for 1 + steps steps with its net cut on the features among n workers of
- * this process and one server; *step: the timed steps' median seconds. */
+ * this process, a server beside each (AllReduce's placement); *step: the timed steps' median
+ * seconds. */
 int singa_plan_profile_cut(double *step, const singa_conf *conf, const singa_registry *reg, int n, int steps,
                            singa_err *err);
 /* Measures the codecs on a buffer. */
