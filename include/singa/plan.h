@@ -124,11 +124,10 @@ typedef struct singa_plan_prediction {
 int singa_plan_profile_run(singa_plan_profile *p, const singa_conf *conf, const singa_registry *reg, int steps,
                            int divide, singa_err *err);
 void singa_plan_profile_free(singa_plan_profile *p);
-/* Runs the job `conf` for 1 + steps steps with its net cut on the features among n workers of
- * this process, a server beside each (AllReduce's placement); *step: the timed steps' median
- * seconds. */
-int singa_plan_profile_cut(double *step, const singa_conf *conf, const singa_registry *reg, int n, int steps,
-                           singa_err *err);
+/* Runs the job `conf` for 1 + steps steps as `cut` (the feature cut) places it, every process
+ * of it a thread of this one; *step: the timed steps' median seconds. */
+int singa_plan_profile_cut(double *step, const singa_conf *conf, const singa_registry *reg,
+                           const singa_plan_config *cut, int steps, singa_err *err);
 /* Measures the codecs on a buffer. */
 void singa_plan_codec_measure(singa_plan_codec *c);
 /* Measures this machine: its cores, memory bandwidth, L2 and a message's cost on a busy core. */

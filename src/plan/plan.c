@@ -72,15 +72,17 @@ static void profile_share(singa_plan *plan, singa_plan_profile *at, const singa_
  * a core for each (left out otherwise, or when it cannot run: the model then divides the whole
  * net's times).  Its workers' layers wait on each other at every bridge, which no sum of the
  * layers' shares shows (LeNet's cut ran at 0.4-0.5 of such a prediction). */
-static void time_cut(singa_plan *plan, const singa_conf *conf, const singa_registry *reg, int n)
+static void time_cut(singa_plan *plan, const singa_conf *conf, const singa_registry *reg,
+                     const singa_plan_config *cut)
 {
     singa_err err;
     singa_plan_profile *p = &plan->profile;
+    int n = cut->nprocs;
     if (p->cut_procs == n)
         return;
     p->cut = 0, p->cut_procs = 0;
     if (plan->time_cut && n <= sysconf(_SC_NPROCESSORS_ONLN) &&
-        singa_plan_profile_cut(&p->cut, conf, reg, n, PROFILE_STEPS, &err) == 0)
+        singa_plan_profile_cut(&p->cut, conf, reg, cut, PROFILE_STEPS, &err) == 0)
         p->cut_procs = n;
 }
 
@@ -97,7 +99,7 @@ int singa_plan_rank(singa_plan *plan, const singa_conf *conf, const singa_regist
             profile_share(plan, &plan->micro, &plan->profile.micro, conf, reg, cfg[i].micro_batches);
     for (size_t i = 0; i < n; i++)
         if (cfg[i].scheme == SINGA_PLAN_FEATURE)
-            time_cut(plan, conf, reg, nprocs);
+            time_cut(plan, conf, reg, &cfg[i]);
     if (!(plan->rows = calloc(n, sizeof *plan->rows)))
         return singa_err_set(err, "out of memory");
     for (size_t i = 0; i < n; i++) {

@@ -17,6 +17,7 @@
 
 #include "layers/deferred.h"
 #include "plan/conf_edit.h"
+#include "plan/plan.h"
 #include "train/train.h"
 #include "singa/job.h"
 #include "singa/net.h"
@@ -208,68 +209,33 @@ int singa_plan_profile_run(singa_plan_profile *p, const singa_conf *conf, const 
     return rc < 0 ? -1 : 0;
 }
 
-/* The feature cut's watch: each step's wall-clock seconds (its workers are threads, so no one
- * thread's CPU is the step's). */
-typedef struct cut_watch {
-    int seen, cap;
-    double last, *wall;
-} cut_watch;
-
-static void on_cut_step(void *ud, const singa_record *r)
-{
-    (void)r;
-    cut_watch *w = ud;
-    double t = now(CLOCK_MONOTONIC);
-    if (w->seen > 0 && w->seen <= w->cap)
-        w->wall[w->seen - 1] = t - w->last;
-    w->last = t;
-    w->seen++;
-}
-
-/* The cluster of the job cut among n workers of this process: AllReduce's, a server beside each
- * worker, as the planner's feature cut over n processes places them. */
-static singa_conf *cut_cluster(int n)
-{
-    static const char *const counts[] = {"nworker_groups", "nworkers_per_group", "nserver_groups",
-                                         "nservers_per_group", "nworkers_per_procs", "nservers_per_procs"};
-    const int values[] = {1, n, 1, n, n, n};
-    singa_conf *t = singa_conf_new(SINGA_CONF_TABLE);
-    int rc = t ? plan_conf_set(t, "framework", singa_conf_new_str("allreduce")) : -1;
-    for (size_t i = 0; rc == 0 && i < sizeof counts / sizeof *counts; i++)
-        rc = plan_conf_set(t, counts[i], singa_conf_new_num(values[i]));
-    if (rc < 0) {
-        singa_conf_free(t);
-        return NULL;
-    }
-    return t;
-}
-
-int singa_plan_profile_cut(double *step, const singa_conf *conf, const singa_registry *reg, int n, int steps,
-                           singa_err *err)
+int singa_plan_profile_cut(double *step, const singa_conf *conf, const singa_registry *reg,
+                           const singa_plan_config *cut, int steps, singa_err *err)
 {
     *step = 0;
     singa_conf *c = profile_conf(conf, steps, 1, err);
     if (!c)
         return -1;
     singa_conf *net = (singa_conf *)singa_conf_get(c, "neuralnet");
-    if (!net || plan_conf_set(c, "cluster", cut_cluster(n)) < 0 ||
+    if (!net || plan_conf_set(c, "cluster", plan_cluster_conf(cut)) < 0 ||
         plan_conf_set(c, "profile", singa_conf_new_bool(false)) < 0 ||
         plan_conf_set(net, "partition_dim", singa_conf_new_num(1)) < 0) {
         singa_conf_free(c);
         return singa_err_set(err, net ? "out of memory" : "the job has no neuralnet");
     }
     singa_job *job = NULL;
-    cut_watch w = {.cap = steps, .wall = calloc((size_t)steps, sizeof *w.wall)};
-    singa_job_hooks hooks = {.ud = &w, .step = on_cut_step};
+    /* the step's wall clock only: the cut's workers are threads, so no one thread's CPU is it */
+    watch w = {.cap = steps, .wall = calloc((size_t)steps, sizeof *w.wall), .cpu = calloc((size_t)steps, sizeof *w.cpu)};
+    singa_job_hooks hooks = {.ud = &w, .step = on_step};
     singa_result res;
-    int rc = !w.wall ? singa_err_set(err, "out of memory") : singa_job_create(&job, c, reg, err);
-    if (rc == 0)
+    int rc = !w.wall || !w.cpu ? singa_err_set(err, "out of memory") : singa_job_create(&job, c, reg, err);
+    if (rc == 0) /* the row's own cluster, its processes as threads of this one */
         rc = singa_job_run_alone(job, &hooks, &res, err);
     if (rc == 0 && w.seen < 2)
         rc = singa_err_set(err, "the cut's profile ran no timed step (the job stopped after %d)", w.seen);
     if (rc == 0)
         *step = median(w.wall, w.seen - 1 < w.cap ? w.seen - 1 : w.cap);
-    free(w.wall);
+    free(w.wall), free(w.cpu);
     singa_job_free(job);
     singa_conf_free(c);
     return rc < 0 ? -1 : 0;

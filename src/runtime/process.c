@@ -491,9 +491,7 @@ int singa_runtime_run(singa_job *job, const singa_job_hooks *hooks, singa_trace 
     static const singa_job_hooks none;
     rt_ctx rt = {.job = job, .c = singa_job_cluster(job), .conf = singa_job_conf(job), .hooks = hooks ? hooks : &none,
                   .stats = singa_job_stats(job), .trace = trace};
-    if (alone)
-        rt.launch = (rt_launch){.size = 1, .from = "no launcher", .bind = "127.0.0.1", .lost = ""};
-    else if (rt_launch_read(&rt.launch, rt.c, err) < 0)
+    if (rt_launch_read(&rt.launch, rt.c, alone, err) < 0)
         return -1;
     int rc = init_ctx(&rt, job, err) < 0 || build(&rt, job, err) < 0 ? -1 : run(&rt, res, err);
     if (rt.log)

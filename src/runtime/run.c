@@ -23,7 +23,7 @@ static int train_local(singa_job *job, const singa_job_hooks *hooks, singa_trace
                        singa_result *res, singa_err *err)
 {
     rt_launch launch; /* a plain job in several processes would train several times */
-    if (!alone && rt_launch_read(&launch, singa_job_cluster(job), err) < 0)
+    if (rt_launch_read(&launch, singa_job_cluster(job), alone, err) < 0)
         return -1;
     singa_job_set_trace(job, trace, "worker 0.0");
     int rc = singa_job_train_local(job, hooks, res, err);

@@ -12,10 +12,11 @@
 
 #include "runtime/runtime.h"
 
-int rt_launch_read(rt_launch *l, const singa_cluster *c, singa_err *err)
+int rt_launch_read(rt_launch *l, const singa_cluster *c, bool alone, singa_err *err)
 {
-    *l = (rt_launch){0};
-    if (singa_launch_rank(&l->rank, &l->size, &l->from, err) < 0 || singa_launch_restart(&l->restart, &l->lost, err) < 0)
+    *l = (rt_launch){.rank = 0, .size = 1, .from = "no launcher", .lost = ""};
+    if (!alone && (singa_launch_rank(&l->rank, &l->size, &l->from, err) < 0 ||
+                   singa_launch_restart(&l->restart, &l->lost, err) < 0))
         return -1;
     l->bind = c->bind ? c->bind : getenv("SINGA_BIND") ? getenv("SINGA_BIND") : "127.0.0.1";
     if (l->size == 1)

@@ -24,7 +24,8 @@ typedef struct rt_launch {
     const char *lost; /* the ranks the run before lost */
 } rt_launch;
 
-int rt_launch_read(rt_launch *l, const singa_cluster *c, singa_err *err);
+/* alone: the whole cluster in this process, whatever launched it (singa_job_run_alone). */
+int rt_launch_read(rt_launch *l, const singa_cluster *c, bool alone, singa_err *err);
 
 /* Where the runtime's threads live.  Server ids from nservers_per_group on are backups
  * (cluster.replicas): id r * nservers_per_group + j is replica r of server j, r processes after
